@@ -1,0 +1,105 @@
+/**
+ * Every setting intake reads, validated once at start. Flags override the
+ * environment. A bad value is a ConfigError: one line on stderr, exit code 2.
+ */
+
+export interface Config {
+  host: string
+  port: number
+  /** Origin used in form URLs; no trailing slash. Undefined means http://localhost:<listening port>. */
+  baseUrl: string | undefined
+  dbPath: string
+  webhookTimeoutMs: number
+  webhookMaxRetries: number
+  apiKey: string | undefined
+  trustProxy: boolean
+  rateLimitPerMinute: number
+  publicRateLimitPerMinute: number
+  webhookBlockPrivate: boolean
+}
+
+export class ConfigError extends Error {}
+
+/** Values given as command-line flags (`--host`, `--port`, `--base-url`, `--db`). */
+export interface ConfigFlags {
+  host?: string
+  port?: string
+  baseUrl?: string
+  db?: string
+}
+
+export const API_KEY_PATTERN = /^svc_live_[0-9a-f]{48}$/
+
+type Env = Record<string, string | undefined>
+
+export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Config {
+  const setting = (name: string, flag?: string) => {
+    const value = flag ?? env[name]
+    return value === undefined || value.trim() === '' ? undefined : value.trim()
+  }
+  const port = integer('SERVICE_PORT (--port)', setting('SERVICE_PORT', flags.port), 8080, 0, 65535)
+  return {
+    host: setting('SERVICE_HOST', flags.host) ?? '127.0.0.1',
+    port,
+    baseUrl: baseUrl(setting('SERVICE_BASE_URL', flags.baseUrl)),
+    dbPath: setting('SERVICE_DB_PATH', flags.db) ?? './data/intake.db',
+    webhookTimeoutMs: Math.round(seconds('SERVICE_WEBHOOK_TIMEOUT', setting('SERVICE_WEBHOOK_TIMEOUT'), 10) * 1000),
+    webhookMaxRetries: integer('SERVICE_WEBHOOK_MAX_RETRIES', setting('SERVICE_WEBHOOK_MAX_RETRIES'), 3, 0, 10),
+    apiKey: apiKey(setting('SERVICE_API_KEY')),
+    trustProxy: boolean('SERVICE_TRUST_PROXY', setting('SERVICE_TRUST_PROXY'), false),
+    rateLimitPerMinute: integer('SERVICE_RATE_LIMIT', setting('SERVICE_RATE_LIMIT'), 600, 0, 1_000_000),
+    publicRateLimitPerMinute: integer('SERVICE_PUBLIC_RATE_LIMIT', setting('SERVICE_PUBLIC_RATE_LIMIT'), 60, 0, 1_000_000),
+    webhookBlockPrivate: boolean('SERVICE_WEBHOOK_BLOCK_PRIVATE', setting('SERVICE_WEBHOOK_BLOCK_PRIVATE'), false),
+  }
+}
+
+/** The origin form URLs start with, once the listening port is known. */
+export const resolveBaseUrl = (config: Config, listeningPort: number) =>
+  config.baseUrl ?? `http://localhost:${listeningPort}`
+
+function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`)
+  }
+  return Number(value)
+}
+
+function seconds(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!/^\d+(\.\d+)?$/.test(value) || n <= 0 || n > 600) {
+    throw new ConfigError(`${name} must be a number of seconds above 0 and at most 600, got "${value}"`)
+  }
+  return n
+}
+
+function boolean(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  const v = value.toLowerCase()
+  if (['true', '1', 'yes', 'on'].includes(v)) return true
+  if (['false', '0', 'no', 'off'].includes(v)) return false
+  throw new ConfigError(`${name} must be true or false, got "${value}"`)
+}
+
+function baseUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new ConfigError(`SERVICE_BASE_URL (--base-url) must be an absolute http(s) URL, got "${value}"`)
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`SERVICE_BASE_URL (--base-url) must be an http(s) origin with an optional path, got "${value}"`)
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '')
+}
+
+function apiKey(value: string | undefined): string | undefined {
+  if (value !== undefined && !API_KEY_PATTERN.test(value)) {
+    // Never echo the value: it is meant to be a secret.
+    throw new ConfigError('SERVICE_API_KEY must be "svc_live_" followed by 48 lowercase hex characters')
+  }
+  return value
+}

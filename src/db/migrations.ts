@@ -1,0 +1,89 @@
+/**
+ * The schema, one migration per release step. Migration N takes a database
+ * from `PRAGMA user_version` N-1 to N. Never edit a shipped migration: add one.
+ * Times are integer milliseconds since the epoch (UTC).
+ */
+export const migrations: readonly string[] = [
+  /* 1: accounts, keys, forms, responses, the webhook outbox */ `
+  CREATE TABLE accounts (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    created_at  INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE api_keys (
+    id            TEXT PRIMARY KEY,
+    account_id    TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    key_hash      TEXT NOT NULL UNIQUE,   -- SHA-256 hex of the whole key; the plaintext is never stored
+    key_hint      TEXT NOT NULL,          -- last 4 characters, to tell keys apart in a list
+    created_at    INTEGER NOT NULL,
+    last_used_at  INTEGER,
+    revoked_at    INTEGER
+  ) STRICT;
+  CREATE INDEX api_keys_account ON api_keys(account_id);
+
+  CREATE TABLE forms (
+    id                 TEXT PRIMARY KEY,
+    account_id         TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    title              TEXT NOT NULL,
+    description        TEXT,
+    fields             TEXT NOT NULL,     -- JSON array of field definitions, as given
+    fields_count       INTEGER NOT NULL,
+    callback_url       TEXT,
+    callback_metadata  TEXT NOT NULL,     -- JSON object
+    webhook_secret     TEXT,              -- 64 hex; present when callback_url is
+    context            TEXT,              -- JSON object or NULL; removed on expiry
+    settings           TEXT NOT NULL,     -- JSON object
+    status             TEXT NOT NULL CHECK (status IN ('active', 'completed', 'cancelled', 'expired')),
+    expires_at         INTEGER,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+  ) STRICT;
+  -- List pages walk one account's forms newest first, with or without a status filter.
+  CREATE INDEX forms_account_newest ON forms(account_id, id DESC);
+  CREATE INDEX forms_account_status_newest ON forms(account_id, status, id DESC);
+  -- The expiry sweep finds active forms whose time has come.
+  CREATE INDEX forms_active_expiry ON forms(expires_at) WHERE status = 'active' AND expires_at IS NOT NULL;
+
+  CREATE TABLE responses (
+    id            TEXT PRIMARY KEY,
+    form_id       TEXT NOT NULL UNIQUE REFERENCES forms(id) ON DELETE CASCADE,  -- one response per form
+    data          TEXT NOT NULL,          -- JSON object
+    ip            TEXT,
+    user_agent    TEXT,
+    submitted_at  INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE response_files (
+    response_id   TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+    field_key     TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    content_type  TEXT NOT NULL,
+    size          INTEGER NOT NULL,
+    content       BLOB NOT NULL,
+    PRIMARY KEY (response_id, field_key)
+  ) STRICT;
+
+  -- The webhook outbox: the source of truth for every delivery.
+  CREATE TABLE deliveries (
+    id                TEXT PRIMARY KEY,   -- stable across retries: X-Service-Delivery and webhook-id
+    form_id           TEXT NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    response_id       TEXT NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+    event             TEXT NOT NULL,
+    url               TEXT NOT NULL,
+    payload           TEXT NOT NULL,      -- the exact body sent on every attempt
+    status            TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts          INTEGER NOT NULL DEFAULT 0,  -- total, across redeliveries
+    round_attempts    INTEGER NOT NULL DEFAULT 0,  -- in the current round (a redelivery starts a new one)
+    next_attempt_at   INTEGER,
+    lease_until       INTEGER,            -- an attempt in flight; a crash leaves it to expire and be retried
+    last_status_code  INTEGER,
+    last_error        TEXT,
+    delivered_at      INTEGER,
+    created_at        INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_form ON deliveries(form_id, id);
+  CREATE INDEX deliveries_response ON deliveries(response_id);
+  `,
+]

@@ -1,0 +1,29 @@
+import { Type } from '@sinclair/typebox'
+import { answer, rejected, type FieldType } from './types.ts'
+
+interface CheckboxConfig {
+  default?: boolean
+}
+
+// A browser sends a ticked box as its value ("on" unless set) and an unticked one not at all.
+const TICKED = new Set(['on', 'true'])
+const UNTICKED = new Set(['off', 'false'])
+
+export const checkbox: FieldType<CheckboxConfig> = {
+  name: 'checkbox',
+  config: Type.Object(
+    { default: Type.Optional(Type.Boolean({ description: 'Whether the box starts ticked' })) },
+    { additionalProperties: false },
+  ),
+  checkConfig: () => [],
+  parse(input, _config, required) {
+    let ticked: boolean
+    if (input === undefined || input === null) ticked = false
+    else if (typeof input === 'boolean') ticked = input
+    else if (typeof input === 'string' && TICKED.has(input.toLowerCase())) ticked = true
+    else if (typeof input === 'string' && UNTICKED.has(input.toLowerCase())) ticked = false
+    else return rejected('Expected true or false')
+    if (required && !ticked) return rejected('This box must be ticked')
+    return answer(ticked)
+  },
+}

@@ -1,0 +1,37 @@
+import { Type } from '@sinclair/typebox'
+import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
+import { Placeholder } from './shared.ts'
+
+// The HTML "valid e-mail address" grammar, plus a dot in the domain: an
+// address a person means to be reached at has one.
+const LOCAL = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+"
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
+const EMAIL = new RegExp(`^${LOCAL}@${LABEL}(?:\\.${LABEL})+$`)
+
+export const EMAIL_MAX_LENGTH = 254
+
+interface EmailConfig {
+  placeholder?: string
+  default?: string
+}
+
+export const email: FieldType<EmailConfig> = {
+  name: 'email',
+  config: Type.Object(
+    {
+      placeholder: Type.Optional(Placeholder),
+      default: Type.Optional(Type.String({ maxLength: EMAIL_MAX_LENGTH })),
+    },
+    { additionalProperties: false },
+  ),
+  checkConfig: () => [],
+  parse(input) {
+    if (isBlank(input)) return EMPTY
+    if (typeof input !== 'string') return rejected('Expected an email address')
+    // Browsers strip surrounding whitespace from type=email; so do we.
+    const value = input.trim()
+    if (value.length > EMAIL_MAX_LENGTH) return rejected(`Must be at most ${EMAIL_MAX_LENGTH} characters`)
+    if (!EMAIL.test(value)) return rejected('Enter an email address such as name@example.com')
+    return answer(value)
+  },
+}

@@ -1,0 +1,58 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { Problem } from '../lib/errors.ts'
+import { checkbox } from './checkbox.ts'
+import { date } from './date.ts'
+import { email } from './email.ts'
+import { file } from './file.ts'
+import { number } from './number.ts'
+import { select } from './select.ts'
+import { text } from './text.ts'
+import { textarea } from './textarea.ts'
+import type { FieldDefinition, FieldType } from './types.ts'
+
+export type { AnswerValue, FieldDefinition, FieldType, Parsed } from './types.ts'
+
+/** Every field type, by name. Adding a type is one file and one entry here. */
+export const fieldTypes: Record<string, FieldType> = Object.fromEntries(
+  [text, textarea, email, number, select, checkbox, date, file].map((type) => [type.name, type]),
+)
+
+export const FIELD_KEY_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,63}$'
+
+function fieldSchema(type: FieldType): TSchema {
+  return Type.Object(
+    {
+      key: Type.String({
+        pattern: FIELD_KEY_PATTERN,
+        errorMessage: 'Must start with a letter and hold only letters, digits, "_" and "-" (at most 64 characters)',
+        description: 'Key of this field\'s value in the response data',
+      }),
+      type: Type.Literal(type.name),
+      label: Type.String({ minLength: 1, maxLength: 255 }),
+      description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'Helper text shown below the label' })),
+      required: Type.Optional(Type.Boolean({ default: false })),
+      config: Type.Optional(type.config),
+    },
+    { additionalProperties: false, title: `${type.name} field` },
+  )
+}
+
+/** A field in a create body: one object schema per type, told apart by `type`. */
+export const FieldInput = Type.Union(Object.values(fieldTypes).map(fieldSchema), {
+  discriminator: { propertyName: 'type' },
+})
+
+/**
+ * Rules of a field's config beyond its schema, including that `default` is
+ * itself a valid answer. Paths are relative to the field.
+ */
+export function checkFieldConfig(field: FieldDefinition): Problem[] {
+  const type = fieldTypes[field.type]!
+  const config = field.config ?? {}
+  const problems = type.checkConfig(config).map((p) => ({ path: `/config${p.path}`, message: p.message }))
+  if (problems.length === 0 && config.default !== undefined) {
+    const parsed = type.parse(config.default, config, false)
+    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message })
+  }
+  return problems
+}

@@ -1,0 +1,51 @@
+import { Type } from '@sinclair/typebox'
+import type { Problem } from '../lib/errors.ts'
+import { EMPTY, answer, checkBounds, isBlank, rejected, type FieldType } from './types.ts'
+import { Placeholder } from './shared.ts'
+
+interface NumberConfig {
+  placeholder?: string
+  default?: number
+  min?: number
+  max?: number
+  step?: number
+}
+
+// What a browser sends for type=number: a plain decimal, optionally with an exponent.
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
+
+export const number: FieldType<NumberConfig> = {
+  name: 'number',
+  config: Type.Object(
+    {
+      placeholder: Type.Optional(Placeholder),
+      default: Type.Optional(Type.Number()),
+      min: Type.Optional(Type.Number()),
+      max: Type.Optional(Type.Number()),
+      step: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Allowed increment, counted from min (or 0)' })),
+    },
+    { additionalProperties: false },
+  ),
+  checkConfig: (config): Problem[] => checkBounds(config),
+  parse(input, config) {
+    if (isBlank(input)) return EMPTY
+    let value: number
+    if (typeof input === 'number') value = input
+    else if (typeof input === 'string' && DECIMAL.test(input.trim())) value = Number(input.trim())
+    else return rejected('Enter a number')
+    if (!Number.isFinite(value)) return rejected('Enter a number')
+    if (config.min !== undefined && value < config.min) return rejected(`Must be at least ${config.min}`)
+    if (config.max !== undefined && value > config.max) return rejected(`Must be at most ${config.max}`)
+    if (config.step !== undefined && !onStep(value, config.min ?? 0, config.step)) {
+      return rejected(`Must be a multiple of ${config.step}${config.min ? ` from ${config.min}` : ''}`)
+    }
+    // -0 would serialise as 0 anyway; keep answers canonical.
+    return answer(value === 0 ? 0 : value)
+  },
+}
+
+function onStep(value: number, base: number, step: number): boolean {
+  const steps = (value - base) / step
+  // Decimal steps such as 0.1 do not divide exactly in binary floating point.
+  return Math.abs(steps - Math.round(steps)) <= 1e-9 * Math.max(1, Math.abs(steps))
+}

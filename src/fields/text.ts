@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox'
+import type { Problem } from '../lib/errors.ts'
+import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
+import { Placeholder } from './shared.ts'
+
+export const TEXT_MAX_LENGTH = 10_000
+
+interface TextConfig {
+  placeholder?: string
+  default?: string
+  min_length?: number
+  max_length?: number
+  pattern?: string
+}
+
+/** HTML matches `pattern` against the whole value with the `v` flag; so do we. */
+export function compilePattern(pattern: string): RegExp {
+  return new RegExp(`^(?:${pattern})$`, 'v')
+}
+
+export const text: FieldType<TextConfig> = {
+  name: 'text',
+  config: Type.Object(
+    {
+      placeholder: Type.Optional(Placeholder),
+      default: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH })),
+      min_length: Type.Optional(Type.Integer({ minimum: 0, maximum: TEXT_MAX_LENGTH })),
+      max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: TEXT_MAX_LENGTH, default: 1000 })),
+      pattern: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 1000, description: 'A regular expression the whole value must match, as the HTML pattern attribute' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  checkConfig(config) {
+    const problems: Problem[] = []
+    const maxLength = config.max_length ?? 1000
+    if (config.min_length !== undefined && config.min_length > maxLength) {
+      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})` })
+    }
+    if (config.pattern !== undefined) {
+      try {
+        compilePattern(config.pattern)
+      } catch {
+        problems.push({ path: '/pattern', message: 'Is not a valid regular expression' })
+      }
+    }
+    return problems
+  },
+  parse(input, config) {
+    if (isBlank(input)) return EMPTY
+    if (typeof input !== 'string') return rejected('Expected text')
+    if (/[\r\n]/.test(input)) return rejected('Must be a single line')
+    return checkLength(input, config.min_length, config.max_length ?? 1000) ?? matchPattern(input, config.pattern) ?? answer(input)
+  },
+}
+
+export function checkLength(value: string, minLength: number | undefined, maxLength: number) {
+  if (minLength !== undefined && value.length < minLength) return rejected(`Must be at least ${minLength} characters`)
+  if (value.length > maxLength) return rejected(`Must be at most ${maxLength} characters`)
+  return undefined
+}
+
+function matchPattern(value: string, pattern: string | undefined) {
+  if (pattern === undefined || compilePattern(pattern).test(value)) return undefined
+  return rejected('Does not match the required format')
+}

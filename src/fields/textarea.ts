@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox'
+import type { Problem } from '../lib/errors.ts'
+import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
+import { Placeholder } from './shared.ts'
+import { checkLength } from './text.ts'
+
+export const TEXTAREA_MAX_LENGTH = 100_000
+
+interface TextareaConfig {
+  placeholder?: string
+  default?: string
+  min_length?: number
+  max_length?: number
+  rows?: number
+}
+
+export const textarea: FieldType<TextareaConfig> = {
+  name: 'textarea',
+  config: Type.Object(
+    {
+      placeholder: Type.Optional(Placeholder),
+      default: Type.Optional(Type.String({ maxLength: TEXTAREA_MAX_LENGTH })),
+      min_length: Type.Optional(Type.Integer({ minimum: 0, maximum: TEXTAREA_MAX_LENGTH })),
+      max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: TEXTAREA_MAX_LENGTH, default: 10_000 })),
+      rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 4 })),
+    },
+    { additionalProperties: false },
+  ),
+  checkConfig(config) {
+    const problems: Problem[] = []
+    const maxLength = config.max_length ?? 10_000
+    if (config.min_length !== undefined && config.min_length > maxLength) {
+      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})` })
+    }
+    return problems
+  },
+  parse(input, config) {
+    if (isBlank(input)) return EMPTY
+    if (typeof input !== 'string') return rejected('Expected text')
+    // Browsers submit line breaks as CRLF but count them as one character for maxlength.
+    const value = input.replace(/\r\n?/g, '\n')
+    return checkLength(value, config.min_length, config.max_length ?? 10_000) ?? answer(value)
+  },
+}

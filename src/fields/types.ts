@@ -1,0 +1,55 @@
+import type { TObject } from '@sinclair/typebox'
+import type { Problem } from '../lib/errors.ts'
+
+/** A value a response's `data` holds. */
+export type AnswerValue = string | number | boolean
+
+/** What one submitted value turned out to be. */
+export type Parsed =
+  | { kind: 'value'; value: AnswerValue }
+  | { kind: 'empty' }
+  | { kind: 'invalid'; message: string }
+
+export const answer = (value: AnswerValue): Parsed => ({ kind: 'value', value })
+export const EMPTY: Parsed = { kind: 'empty' }
+export const rejected = (message: string): Parsed => ({ kind: 'invalid', message })
+
+/** A field as the API client defined it (and as it is stored). */
+export interface FieldDefinition {
+  key: string
+  type: string
+  label: string
+  description?: string | null
+  required?: boolean
+  config?: Record<string, unknown>
+}
+
+/**
+ * One field type: the single place that knows its config keys, the rules
+ * between them, and how a submitted value becomes an answer. A new type is one
+ * new file registered in `index.ts`.
+ */
+export interface FieldType<Config = any> {
+  name: string
+  /** Schema of the field's `config`; unknown keys are rejected. */
+  config: TObject
+  /** Rules between config keys that a schema cannot express; paths relative to `config`. */
+  checkConfig(config: Config): Problem[]
+  /**
+   * Turns one submitted value (a JSON value, or the string a browser sent;
+   * undefined when absent) into an answer. `empty` means "not answered": the
+   * caller decides whether that is allowed.
+   */
+  parse(input: unknown, config: Config, required: boolean): Parsed
+}
+
+/** Absent, null or only whitespace: the person gave no answer. */
+export const isBlank = (input: unknown) =>
+  input === undefined || input === null || (typeof input === 'string' && input.trim() === '')
+
+/** `min` must not exceed `max` (numbers, or YYYY-MM-DD strings, which compare as dates). */
+export function checkBounds<T extends number | string>(config: { min?: T; max?: T }): Problem[] {
+  const { min, max } = config
+  if (min !== undefined && max !== undefined && min > max) return [{ path: '/max', message: 'Must not be less than min' }]
+  return []
+}

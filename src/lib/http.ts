@@ -1,0 +1,73 @@
+import { HttpError, invalid } from './errors.ts'
+
+/** The most an API request body (and a JSON submission) may carry. */
+export const API_BODY_LIMIT = 1024 * 1024
+
+const tooLarge = (limit: number) =>
+  new HttpError(413, `Request body is larger than ${limit === API_BODY_LIMIT ? '1 MiB' : `${limit} bytes`}`)
+
+/**
+ * Reads a request body, refusing (413) as soon as it exceeds `limit`: a
+ * declared length over the limit is refused before reading anything.
+ */
+export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
+  if (!request.body) return new Uint8Array()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of request.body) {
+    size += chunk.byteLength
+    if (size > limit) throw tooLarge(limit)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** A JSON body of at most `limit` bytes; malformed JSON is a 422 like any other invalid body. */
+export async function readJson(request: Request, limit = API_BODY_LIMIT): Promise<unknown> {
+  const bytes = await readBody(request, limit)
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw invalid([{ path: '', message: 'Request body is not valid UTF-8' }])
+  }
+  if (text.trim() === '') throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object' }])
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw invalid([{ path: '', message: 'Request body is not valid JSON' }])
+  }
+}
+
+export const isJsonContentType = (contentType: string | null) =>
+  contentType !== null && /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType)
+
+/** Headers on every response: nothing may sniff, frame, cache or leak a form URL. */
+export const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'X-Frame-Options': 'DENY',
+}
+
+/**
+ * The submitter's address: the peer, or with a trusted proxy the last
+ * X-Forwarded-For entry (the one that proxy appended; earlier ones are
+ * whatever the client claimed).
+ */
+export function clientAddress(request: Request, peer: string | undefined, trustProxy: boolean): string | null {
+  if (trustProxy) {
+    const forwarded = request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim()
+    if (forwarded) return unmapIpv4(forwarded.slice(0, 64))
+  }
+  return peer === undefined ? null : unmapIpv4(peer)
+}
+
+/** `::ffff:192.0.2.1` is how a dual-stack socket reports an IPv4 peer. */
+const unmapIpv4 = (address: string) => address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1')

@@ -1,0 +1,142 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { invalid, type Problem } from './errors.ts'
+
+/**
+ * Validation against TypeBox schemas with messages a person (or a language
+ * model) can act on. The same schemas document the API in OpenAPI.
+ *
+ * Schema annotations read here:
+ * - `errorMessage`: replaces the generic message for this schema.
+ * - `discriminator: { propertyName }` on a union of objects: errors are
+ *   reported against the variant the value names, not as "no variant matched".
+ */
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
+
+function compile(schema: TSchema): TypeCheck<TSchema> {
+  let check = compiled.get(schema)
+  if (!check) {
+    check = TypeCompiler.Compile(schema)
+    compiled.set(schema, check)
+  }
+  return check
+}
+
+/** The problems of `value` against `schema`; empty when valid. Paths are prefixed with `at`. */
+export function problemsOf(schema: TSchema, value: unknown, at = ''): Problem[] {
+  const check = compile(schema)
+  if (check.Check(value)) return []
+  const problems: Problem[] = []
+  const seen = new Set<string>()
+  for (const error of check.Errors(value)) {
+    for (const problem of explain(error, at)) {
+      // TypeBox may report one missing or mistyped value more than once.
+      if (seen.has(problem.path)) continue
+      seen.add(problem.path)
+      problems.push(problem)
+    }
+  }
+  return problems
+}
+
+/** Returns `value` typed by `schema`, or throws a 422 listing every problem. */
+export function validate<S extends TSchema>(schema: S, value: unknown, at = ''): Static<S> {
+  const problems = problemsOf(schema, value, at)
+  if (problems.length > 0) throw invalid(problems)
+  return value as Static<S>
+}
+
+function explain(error: ValueError, at: string): Problem[] {
+  const path = at + error.path
+  const custom = (error.schema as { errorMessage?: string }).errorMessage
+  if (error.type === ValueErrorType.Union) return explainUnion(error, path)
+  if (custom && error.type !== ValueErrorType.ObjectRequiredProperty) return [{ path, message: custom }]
+  return [{ path, message: messageFor(error) }]
+}
+
+function explainUnion(error: ValueError, path: string): Problem[] {
+  const union = error.schema as TSchema & { anyOf: TSchema[]; discriminator?: { propertyName: string } }
+  const value = error.value
+  const discriminator = union.discriminator?.propertyName
+  if (discriminator && isPlainObject(value)) {
+    const tag = value[discriminator]
+    const variant = union.anyOf.find((v) => v.properties?.[discriminator]?.const === tag)
+    if (variant) return problemsOf(variant, value, path)
+    const allowed = union.anyOf.map((v) => v.properties?.[discriminator]?.const).join(', ')
+    return [
+      tag === undefined
+        ? { path: `${path}/${discriminator}`, message: 'Required' }
+        : { path: `${path}/${discriminator}`, message: `Must be one of: ${allowed}` },
+    ]
+  }
+  const constants = union.anyOf.map((v) => v.const)
+  if (constants.every((c) => c !== undefined)) return [{ path, message: `Must be one of: ${constants.join(', ')}` }]
+  // Otherwise report against the variant of the value's own JSON type, when there is one.
+  const variant = union.anyOf.find((v) => jsonTypeOf(v) === jsonTypeOfValue(value))
+  if (variant) return problemsOf(variant, value, path)
+  const custom = (union as { errorMessage?: string }).errorMessage
+  const expected = [...new Set(union.anyOf.map(jsonTypeOf))].join(' or ')
+  return [{ path, message: custom ?? `Expected ${expected}` }]
+}
+
+function messageFor(error: ValueError): string {
+  const s = error.schema as Record<string, unknown>
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'Required'
+    case ValueErrorType.ObjectAdditionalProperties:
+      return 'Unknown key'
+    case ValueErrorType.StringMinLength:
+      return s.minLength === 1 ? 'Must not be empty' : `Must be at least ${s.minLength} characters`
+    case ValueErrorType.StringMaxLength:
+      return `Must be at most ${s.maxLength} characters`
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
+      return `Must be at least ${s.minimum}`
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
+      return `Must be at most ${s.maximum}`
+    case ValueErrorType.NumberExclusiveMinimum:
+    case ValueErrorType.IntegerExclusiveMinimum:
+      return `Must be greater than ${s.exclusiveMinimum}`
+    case ValueErrorType.ArrayMinItems:
+      return `Must have at least ${s.minItems} item${s.minItems === 1 ? '' : 's'}`
+    case ValueErrorType.ArrayMaxItems:
+      return `Must have at most ${s.maxItems} items`
+    case ValueErrorType.Literal:
+      return `Must be ${JSON.stringify(s.const)}`
+    case ValueErrorType.String:
+      return 'Expected a string'
+    case ValueErrorType.Number:
+      return 'Expected a number'
+    case ValueErrorType.Integer:
+      return 'Expected an integer'
+    case ValueErrorType.Boolean:
+      return 'Expected true or false'
+    case ValueErrorType.Object:
+      return 'Expected an object'
+    case ValueErrorType.Array:
+      return 'Expected an array'
+    case ValueErrorType.Null:
+      return 'Expected null'
+    default:
+      return error.message
+  }
+}
+
+function jsonTypeOf(schema: TSchema): string {
+  if (schema.const !== undefined) return jsonTypeOfValue(schema.const)
+  return schema.type === 'integer' ? 'number' : String(schema.type)
+}
+
+function jsonTypeOfValue(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  return typeof value
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

@@ -1,0 +1,190 @@
+#!/usr/bin/env bun
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig, type ConfigFlags } from './config.ts'
+import { DatabaseOpenError, openDatabase } from './db/index.ts'
+import { HttpError } from './lib/errors.ts'
+import { formatApiTime, systemClock } from './lib/time.ts'
+import { createAuthService } from './modules/auth/service.ts'
+import { createAuthStore } from './modules/auth/store.ts'
+import { ListenError, startServer } from './server.ts'
+import { VERSION } from './version.ts'
+
+const HELP = `intake ${VERSION}: put a typed form in front of a human and get the single answer back.
+
+Usage:
+  intake [serve] [--host HOST] [--port PORT] [--base-url URL] [--db PATH]
+      Start the server (the default command). On a database without a usable
+      key, creates the account "default" and one key, and prints it once.
+  intake keys create [--account NAME] [--db PATH]
+      Create an API key (and the account when new); prints it once.
+  intake keys list [--json] [--db PATH]
+      List keys: id, account, last characters, created, last used, revoked.
+  intake keys revoke KEY_ID [--db PATH]
+      Revoke a key. A running server refuses it at once.
+  intake backup FILE [--db PATH]
+      Write a consistent copy of the database to FILE (safe while serving).
+  intake --help | --version
+
+Settings (environment; flags override):
+  SERVICE_HOST (--host)              address to bind             [127.0.0.1]
+  SERVICE_PORT (--port)              port to bind                [8080]
+  SERVICE_BASE_URL (--base-url)      origin used in form URLs    [http://localhost:<port>]
+  SERVICE_DB_PATH (--db)             SQLite file                 [./data/intake.db]
+  SERVICE_WEBHOOK_TIMEOUT            seconds per webhook attempt [10]
+  SERVICE_WEBHOOK_MAX_RETRIES        retries after the first     [3]
+  SERVICE_API_KEY                    register this svc_live_ key at start
+  SERVICE_TRUST_PROXY                client IP from X-Forwarded-For [false]
+  SERVICE_RATE_LIMIT                 API requests/minute/key, 0 = off [600]
+  SERVICE_PUBLIC_RATE_LIMIT          form POSTs/minute/IP, 0 = off [60]
+  SERVICE_WEBHOOK_BLOCK_PRIVATE      refuse private webhook targets [false]
+
+Examples:
+  intake                                   # serve on http://127.0.0.1:8080
+  SERVICE_PORT=9000 intake serve --db /var/lib/intake/intake.db
+  intake keys create --account research
+  intake backup ./intake-backup.db
+`
+
+/** A mistake in how intake was invoked: one line on stderr, exit code 2. */
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'base-url': { type: 'string' },
+        db: { type: 'string' },
+        account: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    })
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)} (see intake --help)`)
+  }
+}
+
+function run(argv: string[]): void {
+  const { values, positionals } = parse(argv)
+  if (values.help) return void process.stdout.write(HELP)
+  if (values.version) return void console.log(VERSION)
+  const flags: ConfigFlags = { host: values.host, port: values.port, baseUrl: values['base-url'], db: values.db }
+  const [command = 'serve', ...rest] = positionals
+
+  switch (command) {
+    case 'serve': {
+      expectArguments(rest, 0, 'serve')
+      startServer(loadConfig(process.env, flags))
+      return
+    }
+    case 'keys':
+      return keys(rest, flags, values)
+    case 'backup': {
+      expectArguments(rest, 1, 'backup FILE')
+      return backup(rest[0]!, flags)
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}" (see intake --help)`)
+  }
+}
+
+function keys(args: string[], flags: ConfigFlags, values: { account?: string; json?: boolean }): void {
+  const [action, ...rest] = args
+  const config = loadConfig(process.env, flags)
+  switch (action) {
+    case 'create': {
+      expectArguments(rest, 0, 'keys create')
+      const auth = authService(config.dbPath, { mustExist: false })
+      const created = auth.createKey(values.account)
+      console.log(`Created key ${created.id} for account "${created.account}".`)
+      console.log(`API key: ${created.key}`)
+      console.log('This key is shown once and stored only as a hash. Keep it somewhere safe.')
+      return
+    }
+    case 'list': {
+      expectArguments(rest, 0, 'keys list')
+      const rows = authService(config.dbPath, { mustExist: true }).listKeys()
+      const keys = rows.map((row) => ({
+        id: row.id,
+        account: row.account,
+        key: `svc_live_…${row.key_hint}`,
+        created_at: formatApiTime(row.created_at),
+        last_used_at: row.last_used_at === null ? null : formatApiTime(row.last_used_at),
+        revoked_at: row.revoked_at === null ? null : formatApiTime(row.revoked_at),
+      }))
+      if (values.json) return console.log(JSON.stringify(keys, null, 2))
+      if (keys.length === 0) return console.log('No keys.')
+      printTable(['ID', 'ACCOUNT', 'KEY', 'CREATED', 'LAST USED', 'REVOKED'], keys.map((k) => [
+        k.id, k.account, k.key, k.created_at, k.last_used_at ?? '-', k.revoked_at ?? '-',
+      ]))
+      return
+    }
+    case 'revoke': {
+      expectArguments(rest, 1, 'keys revoke KEY_ID')
+      const outcome = authService(config.dbPath, { mustExist: true }).revokeKey(rest[0]!)
+      if (outcome === 'unknown') throw new UsageError(`No key with id "${rest[0]}" (see intake keys list)`)
+      console.log(outcome === 'revoked' ? `Revoked key ${rest[0]}.` : `Key ${rest[0]} was already revoked.`)
+      return
+    }
+    default:
+      throw new UsageError('Expected "keys create", "keys list" or "keys revoke KEY_ID" (see intake --help)')
+  }
+}
+
+function backup(target: string, flags: ConfigFlags): void {
+  const config = loadConfig(process.env, flags)
+  requireDatabase(config.dbPath)
+  if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file name`)
+  const db = openDatabase(config.dbPath)
+  try {
+    // VACUUM INTO writes a consistent, compacted copy while other connections keep working.
+    db.query('VACUUM INTO ?').run(resolve(target))
+  } catch (error) {
+    throw new UsageError(`Cannot write the backup to ${target}: ${error instanceof Error ? error.message : String(error)}`)
+  } finally {
+    db.close()
+  }
+  console.log(`Backed up ${resolve(config.dbPath)} to ${resolve(target)}.`)
+}
+
+function authService(dbPath: string, { mustExist }: { mustExist: boolean }) {
+  if (mustExist) requireDatabase(dbPath)
+  return createAuthService(createAuthStore(openDatabase(dbPath)), systemClock)
+}
+
+function requireDatabase(dbPath: string) {
+  if (!existsSync(dbPath)) throw new UsageError(`No database at ${resolve(dbPath)} (set --db or SERVICE_DB_PATH)`)
+}
+
+function expectArguments(args: string[], count: number, usage: string) {
+  if (args.length !== count) throw new UsageError(`Usage: intake ${usage} (see intake --help)`)
+}
+
+function printTable(headers: string[], rows: string[][]) {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => row[i]!.length)))
+  for (const row of [headers, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
+}
+
+try {
+  run(process.argv.slice(2))
+} catch (error) {
+  if (
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    error instanceof DatabaseOpenError ||
+    error instanceof ListenError ||
+    error instanceof HttpError
+  ) {
+    console.error(`intake: ${error.message}`)
+    process.exit(2)
+  }
+  throw error
+}

@@ -1,0 +1,38 @@
+import { Elysia } from 'elysia'
+import { HttpError } from '../../lib/errors.ts'
+import type { RateLimiter } from '../../lib/rate-limit.ts'
+import type { AuthService, Principal } from './service.ts'
+
+const principals = new WeakMap<Request, Principal>()
+
+const API_PREFIX = '/api/v1/'
+const PUBLIC_API_PATHS = new Set(['/api/v1/openapi.json'])
+
+const needsKey = (path: string) => path.startsWith(API_PREFIX) && !PUBLIC_API_PATHS.has(path)
+
+/**
+ * Bearer authentication and the per-key rate limit for everything under
+ * /api/v1. It runs when the request arrives, before any body is read, so a
+ * caller without a valid key learns nothing else (not even that its body was
+ * malformed or too large).
+ */
+export function apiAuth(auth: AuthService, limiter: RateLimiter) {
+  return new Elysia({ name: 'api-auth' }).onRequest(({ request }) => {
+    if (!needsKey(new URL(request.url).pathname)) return
+    const principal = auth.authenticate(request.headers.get('authorization'))
+    const decision = limiter.take(principal.keyId)
+    if (!decision.allowed) {
+      throw new HttpError(429, 'Rate limit exceeded: too many requests for this API key', undefined, {
+        'Retry-After': String(decision.retryAfterSeconds),
+      })
+    }
+    principals.set(request, principal)
+  })
+}
+
+/** The caller of an /api/v1 request, authenticated by `apiAuth`. */
+export function principalOf(request: Request): Principal {
+  const principal = principals.get(request)
+  if (!principal) throw new Error(`No principal for ${request.method} ${new URL(request.url).pathname}: route outside /api/v1?`)
+  return principal
+}

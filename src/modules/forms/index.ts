@@ -1,0 +1,93 @@
+import { Type } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
+import { readJson } from '../../lib/http.ts'
+import { apiDoc } from '../../lib/openapi.ts'
+import { principalOf } from '../auth/index.ts'
+import { CreateFormBody, Form, FormDetail, FormSummary, ListFormsQuery, UpdateFormBody } from './model.ts'
+import type { FormService } from './service.ts'
+
+const formIdParam = { id: 'Form id (ULID)' }
+
+export function formRoutes(forms: FormService, baseUrl: () => string) {
+  return new Elysia({ name: 'forms', prefix: '/api/v1/forms' })
+    .post(
+      '',
+      async ({ request, set }) => {
+        const principal = principalOf(request)
+        const form = forms.create(principal, await readJson(request))
+        set.status = 201
+        return form
+      },
+      {
+        detail: apiDoc({
+          tag: 'Forms',
+          summary: 'Create a form',
+          description: 'Creates a form with typed fields. Share the returned `url` with the human who should answer it.',
+          body: CreateFormBody,
+          responses: { 201: Form },
+          errors: [413, 422],
+        }),
+      },
+    )
+    .get(
+      '',
+      ({ request, query, set }) => {
+        const page = forms.list(principalOf(request), query)
+        if (page.nextCursor) {
+          const next = new URLSearchParams({ ...pick(query, ['status', 'limit']), cursor: page.nextCursor })
+          set.headers.link = `<${baseUrl()}/api/v1/forms?${next}>; rel="next"`
+        }
+        return page.forms
+      },
+      {
+        detail: apiDoc({
+          tag: 'Forms',
+          summary: 'List forms',
+          description: 'The account\'s forms, newest first. When another page exists, the `Link` header (rel="next") points to it.',
+          query: ListFormsQuery,
+          responses: { 200: Type.Array(FormSummary) },
+          errors: [422],
+          headers: { 200: { Link: 'rel="next" link to the next page, when there is one' } },
+        }),
+      },
+    )
+    .get('/:id', ({ request, params }) => forms.get(principalOf(request), params.id), {
+      detail: apiDoc({ tag: 'Forms', summary: 'Get a form', params: formIdParam, responses: { 200: FormDetail }, errors: [404] }),
+    })
+    .patch(
+      '/:id',
+      async ({ request, params }) => forms.update(principalOf(request), params.id, await readJson(request)),
+      {
+        detail: apiDoc({
+          tag: 'Forms',
+          summary: 'Cancel a form or change its expiry',
+          description: '`{"status":"cancelled"}` cancels an active form (again: no-op). `expires_at` sets a future expiry, or null for none; only on active forms.',
+          params: formIdParam,
+          body: UpdateFormBody,
+          responses: { 200: Form },
+          errors: [404, 409, 413, 422],
+        }),
+      },
+    )
+    .delete(
+      '/:id',
+      ({ request, params, set }) => {
+        forms.delete(principalOf(request), params.id)
+        set.status = 204
+      },
+      {
+        detail: apiDoc({
+          tag: 'Forms',
+          summary: 'Delete a form',
+          description: 'Deletes the form, its response, files and pending webhook deliveries, permanently.',
+          params: formIdParam,
+          responses: { 204: 'Deleted' },
+          errors: [404],
+        }),
+      },
+    )
+}
+
+function pick(query: Record<string, string | undefined>, keys: string[]): Record<string, string> {
+  return Object.fromEntries(keys.flatMap((key) => (typeof query[key] === 'string' ? [[key, query[key]]] : [])))
+}

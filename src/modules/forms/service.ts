@@ -1,0 +1,196 @@
+import { createHmac } from 'node:crypto'
+import { checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
+import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
+import { canonicalUlid, newId } from '../../lib/ids.ts'
+import { encodeFreeForm, utf8Length } from '../../lib/json.ts'
+import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
+import { validate } from '../../lib/validation.ts'
+import type { Principal } from '../auth/service.ts'
+import {
+  CONTEXT_MAX_BYTES,
+  CreateFormBody,
+  DEFAULT_EXPIRES_IN,
+  EXPIRES_IN_MAX_MS,
+  ListFormsQuery,
+  UpdateFormBody,
+  type Form,
+  type FormDetail,
+  type FormSummary,
+} from './model.ts'
+import type { FormRow, FormStore, FormSummaryRow } from './store.ts'
+
+/**
+ * The per-form webhook secret: HMAC-SHA256 keyed with the creating API key's
+ * plaintext, over the form id. The client, holding its key, computes the same.
+ */
+export const webhookSecret = (apiKey: string, formId: string) =>
+  createHmac('sha256', apiKey).update(formId).digest('hex')
+
+export interface FormPage {
+  forms: FormSummary[]
+  /** The cursor of the next page, when there is one. */
+  nextCursor: string | undefined
+}
+
+export function createFormService(store: FormStore, clock: Clock, baseUrl: () => string) {
+  const summary = (row: FormSummaryRow): FormSummary => ({
+    id: row.id,
+    title: row.title,
+    description: row.description,
+    url: `${baseUrl()}/f/${row.id}`,
+    status: row.status,
+    fields_count: row.fields_count,
+    expires_at: formatOptionalApiTime(row.expires_at),
+    created_at: formatApiTime(row.created_at),
+  })
+  const withContext = (row: FormRow): Form => ({
+    ...summary(row),
+    context: row.context === null ? null : JSON.parse(row.context),
+  })
+
+  /** The account's form, or 404 (also for malformed ids and other accounts' forms). */
+  function ownForm(principal: Principal, formId: string, now = clock()): FormRow {
+    const id = canonicalUlid(formId)
+    const row = id && store.findForAccount(principal.accountId, id, now)
+    if (!row) throw formNotFound()
+    return row
+  }
+
+  return {
+    ownForm,
+
+    create(principal: Principal, input: unknown): Form {
+      const body = validate(CreateFormBody, input)
+      const problems = definitionProblems(body)
+      if (problems.length > 0) throw invalid(problems)
+      const context = body.context ? encodeFreeForm(body.context, '/context') : null
+      if (context !== null && utf8Length(context) > CONTEXT_MAX_BYTES) {
+        throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`)
+      }
+      const now = clock()
+      const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
+      const id = newId()
+      const callbackUrl = body.callback_url ?? null
+      store.insert({
+        id,
+        account_id: principal.accountId,
+        title: body.title,
+        description: body.description ?? null,
+        fields: JSON.stringify(body.fields),
+        fields_count: body.fields.length,
+        callback_url: callbackUrl,
+        callback_metadata: encodeFreeForm(body.callback_metadata ?? {}, '/callback_metadata'),
+        webhook_secret: callbackUrl === null ? null : webhookSecret(principal.key, id),
+        context,
+        settings: encodeFreeForm(body.settings ?? {}, '/settings'),
+        expires_at: expiresIn === null ? null : now + expiresIn,
+        created_at: now,
+        updated_at: now,
+      })
+      return withContext(store.findForAccount(principal.accountId, id, now)!)
+    },
+
+    get(principal: Principal, formId: string): FormDetail {
+      const row = ownForm(principal, formId)
+      const fields = JSON.parse(row.fields) as FieldDefinition[]
+      return {
+        ...withContext(row),
+        fields: fields.map((field) => ({
+          key: field.key,
+          type: field.type,
+          label: field.label,
+          description: field.description ?? null,
+          required: field.required ?? false,
+          config: field.config ?? {},
+        })),
+        callback_url: row.callback_url,
+        callback_metadata: JSON.parse(row.callback_metadata),
+        settings: JSON.parse(row.settings),
+      }
+    },
+
+    list(principal: Principal, rawQuery: Record<string, unknown>): FormPage {
+      const query = validate(ListFormsQuery, {
+        ...rawQuery,
+        // Query values arrive as text; a whole number is meant as one.
+        ...(typeof rawQuery.limit === 'string' && /^[+-]?\d+$/.test(rawQuery.limit) ? { limit: Number(rawQuery.limit) } : {}),
+      })
+      const limit = query.limit ?? 20
+      // One extra row tells whether another page exists.
+      const rows = store.list({
+        accountId: principal.accountId,
+        status: query.status,
+        before: canonicalUlid(query.cursor),
+        limit: limit + 1,
+        now: clock(),
+      })
+      const forms = rows.slice(0, limit).map(summary)
+      return { forms, nextCursor: rows.length > limit ? forms.at(-1)!.id : undefined }
+    },
+
+    /**
+     * Cancels and/or changes the expiry of an active form. Both changes are
+     * judged against the form as it was before the request, and apply together.
+     */
+    update(principal: Principal, formId: string, input: unknown): Form {
+      const body = validate(UpdateFormBody, input)
+      let expiresAt: number | null | undefined
+      if (body.expires_at !== undefined && body.expires_at !== null) {
+        expiresAt = parseApiTime(body.expires_at)
+        if (expiresAt === undefined || expiresAt > MAX_TIME) throw invalidAt('/expires_at', 'Expected an ISO 8601 datetime such as 2026-12-01T12:00:00Z')
+        if (expiresAt <= clock()) throw invalidAt('/expires_at', 'Must be in the future')
+      } else {
+        expiresAt = body.expires_at
+      }
+      return store.transaction(() => {
+        const now = clock()
+        const form = ownForm(principal, formId, now)
+        if (body.status === 'cancelled' && form.status !== 'active' && form.status !== 'cancelled') {
+          throw conflict(`A ${form.status} form cannot be cancelled`)
+        }
+        if (expiresAt !== undefined && form.status !== 'active') {
+          throw conflict(`The expiry of a ${form.status} form cannot be changed`)
+        }
+        if (expiresAt !== undefined) store.setExpiry(form.id, expiresAt, now)
+        if (body.status === 'cancelled' && form.status === 'active') store.setStatus(form.id, 'cancelled', now)
+        return withContext(store.findForAccount(principal.accountId, form.id, now)!)
+      })
+    },
+
+    delete(principal: Principal, formId: string): void {
+      const id = canonicalUlid(formId)
+      if (!id || !store.delete(principal.accountId, id)) throw formNotFound()
+    },
+  }
+}
+
+export type FormService = ReturnType<typeof createFormService>
+
+/** Rules of a create body that its schema cannot express. */
+function definitionProblems(body: CreateFormBody): Problem[] {
+  const problems: Problem[] = []
+  const keys = new Set<string>()
+  ;(body.fields as FieldDefinition[]).forEach((field, index) => {
+    if (keys.has(field.key)) problems.push({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"` })
+    keys.add(field.key)
+    for (const problem of checkFieldConfig(field)) {
+      problems.push({ path: `/fields/${index}${problem.path}`, message: problem.message })
+    }
+  })
+  if (body.callback_url != null && !isHttpUrl(body.callback_url)) {
+    problems.push({ path: '/callback_url', message: 'Expected an absolute http or https URL' })
+  }
+  if (body.expires_in != null && parseDuration(body.expires_in)! > EXPIRES_IN_MAX_MS) {
+    problems.push({ path: '/expires_in', message: 'Must be at most 365 days' })
+  }
+  return problems
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,122 @@
+import type { Database } from '../../db/index.ts'
+import type { FormStatus } from './model.ts'
+
+/**
+ * The SQL of forms. Every read computes expiry itself: a form whose
+ * `expires_at` has passed is `expired` (and has no context) at once, whatever
+ * the background loop has written yet.
+ */
+
+export interface FormRow {
+  id: string
+  account_id: string
+  title: string
+  description: string | null
+  fields: string
+  fields_count: number
+  callback_url: string | null
+  callback_metadata: string
+  webhook_secret: string | null
+  context: string | null
+  settings: string
+  status: FormStatus
+  expires_at: number | null
+  created_at: number
+}
+
+export type FormSummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
+
+export type NewForm = Omit<FormRow, 'status'> & { updated_at: number }
+
+const PAST_EXPIRY = `(status = 'active' AND expires_at <= $now)`
+const EFFECTIVE_STATUS = `CASE WHEN ${PAST_EXPIRY} THEN 'expired' ELSE status END AS status`
+const SUMMARY_COLUMNS = `id, title, description, fields_count, ${EFFECTIVE_STATUS}, expires_at, created_at`
+const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+  webhook_secret, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context, settings,
+  ${EFFECTIVE_STATUS}, expires_at, created_at`
+
+/** Sorts after every ULID: the cursor of a first page. */
+const BEFORE_EVERY_FORM = '8'
+
+export interface ListParams {
+  accountId: string
+  status: FormStatus | undefined
+  /** Only forms older than this id. */
+  before: string | undefined
+  limit: number
+  now: number
+}
+
+export function createFormStore(db: Database) {
+  const insert = db.query<never, NewForm>(
+    `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+       webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+     VALUES ($id, $account_id, $title, $description, $fields, $fields_count, $callback_url, $callback_metadata,
+       $webhook_secret, $context, $settings, 'active', $expires_at, $created_at, $updated_at)`,
+  )
+  const byIdForAccount = db.query<FormRow, { id: string; account_id: string; now: number }>(
+    `SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id AND account_id = $account_id`,
+  )
+  const byId = db.query<FormRow, { id: string; now: number }>(`SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id`)
+
+  // One statement per filter, each shaped to walk an index newest first and stop after `limit`.
+  const page = `ORDER BY id DESC LIMIT $limit`
+  const scope = `account_id = $account_id AND id < $before`
+  type ListArgs = { account_id: string; before: string; limit: number; now: number; status?: string }
+  const lists = {
+    all: db.query<FormSummaryRow, ListArgs>(`SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} ${page}`),
+    active: db.query<FormSummaryRow, ListArgs>(
+      `SELECT ${SUMMARY_COLUMNS} FROM forms
+        WHERE ${scope} AND status = 'active' AND (expires_at IS NULL OR expires_at > $now) ${page}`,
+    ),
+    stored: db.query<FormSummaryRow, ListArgs>(
+      `SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} AND status = $status ${page}`,
+    ),
+    // Expired forms are those written as expired plus active ones past their time
+    // that the loop has not reached yet (few: it runs every second).
+    expired: db.query<FormSummaryRow, ListArgs>(
+      `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} AND status = 'expired' ${page})
+       UNION ALL
+       SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms INDEXED BY forms_active_expiry
+                       WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now AND ${scope} ${page})
+       ${page}`,
+    ),
+  }
+  const setStatus = db.query('UPDATE forms SET status = $status, updated_at = $now WHERE id = $id')
+  const setExpiry = db.query('UPDATE forms SET expires_at = $expires_at, updated_at = $now WHERE id = $id')
+  const remove = db.query('DELETE FROM forms WHERE id = $id AND account_id = $account_id')
+
+  return {
+    insert: (form: NewForm) => void insert.run(form),
+    findForAccount: (accountId: string, id: string, now: number) =>
+      byIdForAccount.get({ id, account_id: accountId, now }) ?? undefined,
+    find: (id: string, now: number) => byId.get({ id, now }) ?? undefined,
+    list(params: ListParams): FormSummaryRow[] {
+      const args: ListArgs = {
+        account_id: params.accountId,
+        before: params.before ?? BEFORE_EVERY_FORM,
+        limit: params.limit,
+        now: params.now,
+      }
+      switch (params.status) {
+        case undefined:
+          return lists.all.all(args)
+        case 'active':
+          return lists.active.all(args)
+        case 'expired':
+          return lists.expired.all(args)
+        default:
+          return lists.stored.all({ ...args, status: params.status })
+      }
+    },
+    setStatus: (id: string, status: FormStatus, now: number) => void setStatus.run({ id, status, now }),
+    setExpiry: (id: string, expiresAt: number | null, now: number) =>
+      void setExpiry.run({ id, expires_at: expiresAt, now }),
+    /** True when a form was deleted (with its responses, files and deliveries, by cascade). */
+    delete: (accountId: string, id: string) => remove.run({ id, account_id: accountId }).changes === 1,
+    /** Runs `work` in one write transaction, taken before the first read. */
+    transaction: <T>(work: () => T): T => db.transaction(work).immediate(),
+  }
+}
+
+export type FormStore = ReturnType<typeof createFormStore>

@@ -1,0 +1,29 @@
+import { Type } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
+import { apiDoc } from '../../lib/openapi.ts'
+import { principalOf } from '../auth/index.ts'
+import { ResponseObject } from './model.ts'
+import type { ResponseService } from './service.ts'
+
+export function responseRoutes(responses: ResponseService) {
+  return new Elysia({ name: 'responses', prefix: '/api/v1/forms/:id/responses' })
+    .get('', ({ request, params }) => responses.list(principalOf(request), params.id), {
+      detail: apiDoc({
+        tag: 'Responses',
+        summary: 'List a form\'s responses',
+        description: 'A form takes one response, so this is an empty array or an array of one, newest first.',
+        params: { id: 'Form id' },
+        responses: { 200: Type.Array(ResponseObject) },
+        errors: [404],
+      }),
+    })
+    .get('/:responseId', ({ request, params }) => responses.get(principalOf(request), params.id, params.responseId), {
+      detail: apiDoc({
+        tag: 'Responses',
+        summary: 'Get a response',
+        params: { id: 'Form id', responseId: 'Response id' },
+        responses: { 200: ResponseObject },
+        errors: [404],
+      }),
+    })
+}

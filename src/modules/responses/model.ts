@@ -1,0 +1,25 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
+
+export const SubmitterMetadata = Type.Object(
+  {
+    ip: Type.Union([Type.String(), Type.Null()], { description: 'Address of the submitter (from X-Forwarded-For when SERVICE_TRUST_PROXY is on)' }),
+    user_agent: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: 'SubmitterMetadata' },
+)
+
+export const ResponseObject = Type.Object(
+  {
+    id: Ulid,
+    form_id: Ulid,
+    data: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+      description: 'Field key to the submitted value; optional fields left empty are absent, an unticked checkbox is false',
+    }),
+    submitted_at: ApiTime,
+    metadata: SubmitterMetadata,
+    context: Type.Union([JsonObject, Type.Null()], { description: "The form's context, as given at creation" }),
+  },
+  { title: 'Response' },
+)
+export type ResponseObject = Static<typeof ResponseObject>

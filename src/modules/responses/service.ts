@@ -1,0 +1,36 @@
+import { responseNotFound } from '../../lib/errors.ts'
+import { canonicalUlid } from '../../lib/ids.ts'
+import { formatApiTime } from '../../lib/time.ts'
+import type { Principal } from '../auth/service.ts'
+import type { FormService } from '../forms/service.ts'
+import type { ResponseObject } from './model.ts'
+import type { ResponseRow, ResponseStore } from './store.ts'
+
+export const toResponseObject = (row: ResponseRow): ResponseObject => ({
+  id: row.id,
+  form_id: row.form_id,
+  data: JSON.parse(row.data),
+  submitted_at: formatApiTime(row.submitted_at),
+  metadata: { ip: row.ip, user_agent: row.user_agent },
+  context: row.context === null ? null : JSON.parse(row.context),
+})
+
+export function createResponseService(store: ResponseStore, forms: FormService) {
+  return {
+    /** The form's responses, newest first (a form takes one, so at most one). */
+    list(principal: Principal, formId: string): ResponseObject[] {
+      const form = forms.ownForm(principal, formId)
+      return store.listForForm(form.id).map(toResponseObject)
+    },
+
+    get(principal: Principal, formId: string, responseId: string): ResponseObject {
+      const form = forms.ownForm(principal, formId)
+      const id = canonicalUlid(responseId)
+      const row = id && store.find(form.id, id)
+      if (!row) throw responseNotFound()
+      return toResponseObject(row)
+    },
+  }
+}
+
+export type ResponseService = ReturnType<typeof createResponseService>

@@ -1,0 +1,30 @@
+import type { Database } from '../../db/index.ts'
+
+export interface ResponseRow {
+  id: string
+  form_id: string
+  data: string
+  ip: string | null
+  user_agent: string | null
+  submitted_at: number
+  context: string | null
+}
+
+/** The SQL of reading responses (they are written by the submission store). */
+export function createResponseStore(db: Database) {
+  // A form with a response is completed, a final state: its context is never removed.
+  const columns = 'r.id, r.form_id, r.data, r.ip, r.user_agent, r.submitted_at, f.context'
+  const forForm = db.query<ResponseRow, [string]>(
+    `SELECT ${columns} FROM responses r JOIN forms f ON f.id = r.form_id
+      WHERE r.form_id = ? ORDER BY r.submitted_at DESC, r.id DESC`,
+  )
+  const byId = db.query<ResponseRow, [string, string]>(
+    `SELECT ${columns} FROM responses r JOIN forms f ON f.id = r.form_id WHERE r.form_id = ? AND r.id = ?`,
+  )
+  return {
+    listForForm: (formId: string) => forForm.all(formId),
+    find: (formId: string, responseId: string) => byId.get(formId, responseId) ?? undefined,
+  }
+}
+
+export type ResponseStore = ReturnType<typeof createResponseStore>

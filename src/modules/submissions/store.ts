@@ -1,0 +1,42 @@
+import type { Database } from '../../db/index.ts'
+import type { DeliveryStore, NewDelivery } from '../webhooks/store.ts'
+
+export type NewResponse = {
+  id: string
+  form_id: string
+  data: string
+  ip: string | null
+  user_agent: string | null
+  submitted_at: number
+}
+
+/**
+ * The SQL of recording a submission: the response, the form's move to
+ * `completed` and the webhook delivery commit together or not at all.
+ */
+export function createSubmissionStore(db: Database, deliveries: DeliveryStore) {
+  // Only an active, unexpired form moves: the first submission to commit wins.
+  const complete = db.query(
+    `UPDATE forms SET status = 'completed', updated_at = $now
+      WHERE id = $id AND status = 'active' AND (expires_at IS NULL OR expires_at > $now)`,
+  )
+  const insertResponse = db.query<never, NewResponse>(
+    `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at)
+     VALUES ($id, $form_id, $data, $ip, $user_agent, $submitted_at)`,
+  )
+  return {
+    /** False when the form was no longer accepting a response; nothing is written then. */
+    record(response: NewResponse, delivery: NewDelivery | undefined): boolean {
+      return db
+        .transaction(() => {
+          if (complete.run({ id: response.form_id, now: response.submitted_at }).changes !== 1) return false
+          insertResponse.run(response)
+          if (delivery) deliveries.enqueue(delivery)
+          return true
+        })
+        .immediate()
+    },
+  }
+}
+
+export type SubmissionStore = ReturnType<typeof createSubmissionStore>

@@ -1,0 +1,76 @@
+import { resolve } from 'node:path'
+import { createApp } from './app.tsx'
+import { resolveBaseUrl, type Config } from './config.ts'
+import { openDatabase } from './db/index.ts'
+import { createLogger, type Logger } from './lib/log.ts'
+import { systemClock } from './lib/time.ts'
+import { createAuthService } from './modules/auth/service.ts'
+import { createAuthStore } from './modules/auth/store.ts'
+import { VERSION } from './version.ts'
+
+/** Long-polls hold a request up to 60 s; Bun would cut an idle connection after 10. */
+const IDLE_TIMEOUT_SECONDS = 75
+/** Bodies are bounded per route as they are read (413 with a JSON body); this only stops absurd uploads. */
+const MAX_REQUEST_BODY_BYTES = 64 * 1024 * 1024
+/** Longest a graceful stop waits for requests in flight before closing them. */
+const SHUTDOWN_GRACE_MS = 10_000
+
+export interface RunningServer {
+  url: string
+  stop(): Promise<void>
+}
+
+/**
+ * Opens the database, makes sure a key exists, listens, and stops cleanly on
+ * SIGTERM / SIGINT. Human-facing start-up lines go to `print`; request logs to the logger.
+ */
+export function startServer(config: Config, print: (line: string) => void = console.log, logger: Logger = createLogger()): RunningServer {
+  const db = openDatabase(config.dbPath)
+  const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
+
+  let port = config.port
+  const app = createApp({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
+  try {
+    app.listen({
+      hostname: config.host,
+      port: config.port,
+      idleTimeout: IDLE_TIMEOUT_SECONDS,
+      maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+    })
+  } catch (error) {
+    db.close()
+    throw new ListenError(`Cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  port = app.server!.port!
+  const listeningUrl = app.server!.url.href.replace(/\/$/, '')
+
+  print(`intake ${VERSION} listening on ${listeningUrl}`)
+  print(`Forms are shared as ${resolveBaseUrl(config, port)}/f/<id>`)
+  print(`Database: ${resolve(config.dbPath)}`)
+  if (startupKey) {
+    print('')
+    print(`API key: ${startupKey.key}`)
+    print('This key is shown once and stored only as a hash. Keep it somewhere safe.')
+    print('')
+  }
+
+  let stopping: Promise<void> | undefined
+  const stop = () =>
+    (stopping ??= (async () => {
+      const force = setTimeout(() => app.server?.stop(true), SHUTDOWN_GRACE_MS)
+      await app.server?.stop(false)
+      clearTimeout(force)
+      db.close()
+    })())
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, async () => {
+      logger.info('shutting down', { signal })
+      await stop()
+      process.exit(0)
+    })
+  }
+  return { url: listeningUrl, stop }
+}
+
+export class ListenError extends Error {}
