@@ -1,0 +1,175 @@
+/**
+ * Test helpers: an in-process app on a fresh database, and requests that read
+ * like what an API client sends. Every test drives the public HTTP interface.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp } from '../src/app.tsx'
+import { loadConfig } from '../src/config.ts'
+import { openDatabase, type Database } from '../src/db/index.ts'
+import { createLogger } from '../src/lib/log.ts'
+import { createAuthService } from '../src/modules/auth/service.ts'
+import { createAuthStore } from '../src/modules/auth/store.ts'
+
+export const BASE_URL = 'http://intake.test'
+
+/** A clock tests can move: starts now, advances only when told. */
+export function testClock(start = Date.now()) {
+  let now = start
+  const clock = () => now
+  return Object.assign(clock, {
+    advance(ms: number) {
+      now += ms
+    },
+    set(ms: number) {
+      now = ms
+    },
+  })
+}
+export type TestClock = ReturnType<typeof testClock>
+
+export interface TestContext {
+  app: ReturnType<typeof createApp>
+  db: Database
+  dbPath: string
+  /** A valid key of the account "default". */
+  key: string
+  clock: TestClock
+  /** Every log line the app wrote, parsed. */
+  logs: Array<Record<string, unknown>>
+  /** Raw log lines, to search for things that must never be logged. */
+  logText: () => string
+  /** Creates another key, for the named account (created when new). */
+  createKey(account?: string): { id: string; key: string }
+  /** Revokes a key by id, as `intake keys revoke` does. */
+  revokeKey(id: string): void
+  api: ReturnType<typeof apiClient>
+  close(): void
+}
+
+/** Settings as environment variables (SERVICE_*), on top of test defaults. */
+export function createTestContext(env: Record<string, string> = {}): TestContext {
+  const dir = mkdtempSync(join(tmpdir(), 'intake-test-'))
+  const dbPath = join(dir, 'intake.db')
+  const config = loadConfig({ SERVICE_DB_PATH: dbPath, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', ...env })
+  const db = openDatabase(dbPath)
+  const clock = testClock()
+  const lines: string[] = []
+  const logger = createLogger((line) => lines.push(line))
+  const app = createApp({ config, db, baseUrl: BASE_URL, clock, logger })
+  const auth = createAuthService(createAuthStore(db), clock)
+  const createKey = (account = 'default') => {
+    const created = auth.createKey(account)
+    return { id: created.id, key: created.key }
+  }
+  const { key } = createKey()
+  return {
+    app,
+    db,
+    dbPath,
+    key,
+    clock,
+    get logs() {
+      return lines.map((line) => JSON.parse(line))
+    },
+    logText: () => lines.join('\n'),
+    createKey,
+    revokeKey: (id) => void auth.revokeKey(id),
+    api: apiClient(app, key),
+    close() {
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The access log line is written after the response is handed over: let that happen. */
+export const logsWritten = () => new Promise((resolve) => setImmediate(resolve))
+
+export interface TestResponse<T = any> {
+  status: number
+  headers: Headers
+  /** Parsed JSON, or the raw text when the body is not JSON. */
+  body: T
+  text: string
+}
+
+type Handler = { handle(request: Request): Promise<Response> }
+
+/** Sends one request through the app. A body that is not a string is sent as JSON. */
+export async function send(
+  app: Handler,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; key?: string | null } = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.key) headers.authorization ??= `Bearer ${options.key}`
+  let body: string | undefined
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  // Elysia routes by host; the host must be at least 4 characters.
+  const response = await app.handle(new Request(`${BASE_URL}${path}`, { method, headers, body }))
+  const text = await response.text()
+  let parsed: unknown = text
+  try {
+    parsed = JSON.parse(text)
+  } catch {}
+  return { status: response.status, headers: response.headers, body: parsed, text }
+}
+
+/** Requests authenticated with `key`, the way an API client makes them. */
+export function apiClient(app: Handler, key: string) {
+  const call = (method: string) => (path: string, body?: unknown, headers?: Record<string, string>) =>
+    send(app, method, `/api/v1${path}`, { body, headers, key })
+  return {
+    get: call('GET'),
+    post: call('POST'),
+    patch: call('PATCH'),
+    delete: call('DELETE'),
+    /** Creates a form from `validForm()` with `overrides`; fails the test unless it is created. */
+    async createForm(overrides: Record<string, unknown> = {}) {
+      const res = await send(app, 'POST', '/api/v1/forms', { body: validForm(overrides), key })
+      if (res.status !== 201) throw new Error(`form not created: ${res.status} ${res.text}`)
+      return res.body as { id: string; url: string; status: string; context: unknown; expires_at: string | null }
+    },
+  }
+}
+
+/** What a human (or a custom front end) sends: POST /f/<id> with a JSON object. */
+export const submit = (app: Handler, formId: string, data: unknown, headers: Record<string, string> = {}) =>
+  send(app, 'POST', `/f/${formId}`, { body: data, headers })
+
+/** A minimal valid create body. */
+export function validForm(overrides: Record<string, unknown> = {}) {
+  return {
+    title: 'Travel preferences',
+    fields: [{ key: 'name', type: 'text', label: 'Your name', required: true }],
+    ...overrides,
+  }
+}
+
+/** One field of each type with typical config, and answers that satisfy them. */
+export const EVERY_TYPE_FIELDS = [
+  { key: 'name', type: 'text', label: 'Name', required: true, config: { max_length: 50 } },
+  { key: 'notes', type: 'textarea', label: 'Notes', config: { rows: 3 } },
+  { key: 'email', type: 'email', label: 'Email' },
+  { key: 'guests', type: 'number', label: 'Guests', config: { min: 1, max: 10, step: 1 } },
+  { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }] } },
+  { key: 'agree', type: 'checkbox', label: 'I agree', required: true },
+  { key: 'day', type: 'date', label: 'Day', config: { min: '2026-01-01', max: '2026-12-31' } },
+  { key: 'photo', type: 'file', label: 'Photo', config: { accept: 'image/*', max_size: 1024 } },
+]
+
+export const EVERY_TYPE_ANSWERS = {
+  name: 'Ada',
+  notes: 'Line one\nLine two',
+  email: 'ada@example.com',
+  guests: 3,
+  meal: 'veg',
+  agree: true,
+  day: '2026-06-01',
+}
