@@ -79,7 +79,7 @@ describe('headers', () => {
     const css = await send(t.app, 'GET', '/assets/style.css')
     expect(css.status).toBe(200)
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8')
-    expect(css.headers.get('cache-control')).toContain('max-age=')
+    expect(css.headers.get('cache-control')).toBe('public, max-age=86400')
     expect(css.text).toContain('prefers-color-scheme: dark')
   })
 

@@ -46,14 +46,17 @@ export async function readJson(request: Request, limit = API_BODY_LIMIT): Promis
 export const isJsonContentType = (contentType: string | null) =>
   contentType !== null && /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType)
 
-/** Headers on every response: nothing may sniff, frame, cache or leak a form URL. */
+/**
+ * Headers on every response: nothing may sniff, frame, cache or leak a form URL.
+ * Lower-case names, so a route that sets one (the stylesheet's cache-control) replaces it.
+ */
 export const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy':
+  'content-security-policy':
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-store',
-  'X-Frame-Options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-frame-options': 'DENY',
 }
 
 /**
