@@ -16,7 +16,7 @@ describe('bearer authentication', () => {
     ['Bearer with no token', 'Bearer'],
     ['Bearer with only spaces', 'Bearer    '],
   ])('%s: 403 Not authenticated', async (_, authorization) => {
-    const headers = authorization === undefined ? {} : { authorization }
+    const headers: Record<string, string> = authorization === undefined ? {} : { authorization }
     const res = await send(t.app, 'GET', '/api/v1/forms', { headers })
     expect(res.status).toBe(403)
     expect(res.body).toEqual({ detail: 'Not authenticated' })

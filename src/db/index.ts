@@ -23,13 +23,15 @@ export function openDatabase(path: string): Database {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     db = new Database(path, { create: true, strict: true })
     db.exec('PRAGMA busy_timeout = 5000')
-    db.exec('PRAGMA journal_mode = WAL')
-    db.exec('PRAGMA synchronous = FULL')
-    db.exec('PRAGMA foreign_keys = ON')
   } catch (error) {
     throw new DatabaseOpenError(`Cannot open the database at ${path}: ${reason(error)}`)
   }
   try {
+    // Before anything writes (switching to WAL does): a newer intake's file is left exactly as it was.
+    refuseNewerSchema(db)
+    db.exec('PRAGMA journal_mode = WAL')
+    db.exec('PRAGMA synchronous = FULL')
+    db.exec('PRAGMA foreign_keys = ON')
     migrate(db)
   } catch (error) {
     db.close()
@@ -42,14 +44,17 @@ export function schemaVersion(db: Database): number {
   return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
 }
 
-function migrate(db: Database): void {
+function refuseNewerSchema(db: Database): void {
   const found = schemaVersion(db)
   if (found > SCHEMA_VERSION) {
     throw new DatabaseOpenError(
       `The database was written by a newer intake (schema ${found}; this intake knows up to ${SCHEMA_VERSION}). Upgrade intake; the database was not changed.`,
     )
   }
-  if (found === SCHEMA_VERSION) return
+}
+
+function migrate(db: Database): void {
+  if (schemaVersion(db) === SCHEMA_VERSION) return
   // IMMEDIATE: a second process starting at the same moment waits, then finds the work done.
   db.transaction(() => {
     for (let version = schemaVersion(db); version < SCHEMA_VERSION; version++) {

@@ -1,0 +1,345 @@
+/**
+ * The command line of the real executable: keys, backup, and how bad settings
+ * are refused. Servers run on 127.0.0.1 with --port 0, each on its own temp database.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { builtBinary, keysIn, killAllChildren, request, runIntake, startIntake, type CommandResult, type RunningIntake } from './e2e/binary.ts'
+
+const BUILD_TIMEOUT = 60_000
+const STEP_TIMEOUT = 30_000
+
+let binary: string
+const dirs: string[] = []
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'intake-cli-'))
+  dirs.push(dir)
+  return dir
+}
+
+beforeAll(async () => {
+  binary = await builtBinary()
+}, BUILD_TIMEOUT)
+
+afterAll(async () => {
+  await killAllChildren()
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** One line on stderr, nothing that looks like a stack trace, exit code 2. */
+function expectUsageFailure(result: CommandResult) {
+  const context = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`
+  expect({ code: result.code, context }).toEqual({ code: 2, context })
+  const stderr = result.stderr.trim()
+  expect(stderr.length).toBeGreaterThan(0)
+  expect(stderr.split('\n')).toHaveLength(1)
+  expect(result.stderr).not.toMatch(/^\s+at\s/m)
+  expect(result.stderr).not.toMatch(/\.(ts|tsx|js):\d+/)
+  expect(result.stdout).not.toMatch(/^\s+at\s/m)
+}
+
+const forms = (url: string) => `${url}/api/v1/forms`
+
+interface KeyJson {
+  id: string
+  account: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+  [hint: string]: unknown
+}
+
+describe('keys', () => {
+  let cwd: string
+  let db: string
+  let server: RunningIntake | undefined
+  let defaultKey: string
+  let researchKey: string
+  let researchKeyId: string
+  const allOutput: string[] = []
+
+  beforeAll(async () => {
+    cwd = tempDir()
+    db = join(cwd, 'state', 'intake.db')
+    server = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', db] })
+    defaultKey = server.apiKey!
+    expect(defaultKey).toMatch(/^svc_live_[0-9a-f]{48}$/)
+  }, STEP_TIMEOUT)
+
+  afterAll(async () => {
+    if (server) await server.stop('SIGTERM').catch(() => undefined)
+    await killAllChildren()
+  })
+
+  const run = async (args: string[]) => {
+    const result = await runIntake(binary, [...args, '--db', db], { cwd })
+    allOutput.push(result.stdout, result.stderr)
+    return result
+  }
+
+  test('keys create --account research prints a new key once, on a line containing "API key"', async () => {
+    const result = await run(['keys', 'create', '--account', 'research'])
+    expect(result.code).toBe(0)
+    const printed = keysIn(result.stdout)
+    expect(printed).toHaveLength(1)
+    researchKey = printed[0]!
+    expect(researchKey).not.toBe(defaultKey)
+    const line = result.stdout.split('\n').find((l) => l.includes(researchKey))!
+    expect(line).toContain('API key')
+    expect(keysIn(result.stderr)).toEqual([])
+
+    // Works while the server runs: the running server accepts the new key at once.
+    const res = await request(forms(server!.url), { key: researchKey })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual([])
+  }, STEP_TIMEOUT)
+
+  test('keys list shows id, account, created, last used and revoked columns, never a plaintext key', async () => {
+    expect((await request(forms(server!.url), { key: defaultKey })).status).toBe(200)
+    const result = await run(['keys', 'list'])
+    expect(result.code).toBe(0)
+    const header = result.stdout.split('\n')[0]!.toUpperCase()
+    for (const column of ['ID', 'ACCOUNT', 'CREATED', 'LAST USED', 'REVOKED']) expect(header).toContain(column)
+    expect(result.stdout).toContain('research')
+    expect(result.stdout).toContain('default')
+    expect(keysIn(result.stdout)).toEqual([])
+    for (const key of [defaultKey, researchKey]) {
+      expect(result.stdout).not.toContain(key.slice('svc_live_'.length))
+      expect(result.stdout).not.toContain(key.slice(-12))
+    }
+  })
+
+  test('keys list --json gives objects with id, account, a key hint, created_at, last_used_at, revoked_at', async () => {
+    const result = await run(['keys', 'list', '--json'])
+    expect(result.code).toBe(0)
+    const list = JSON.parse(result.stdout) as KeyJson[]
+    expect(Array.isArray(list)).toBe(true)
+    expect(list).toHaveLength(2)
+    for (const entry of list) {
+      for (const field of ['id', 'account', 'created_at', 'last_used_at', 'revoked_at']) expect(entry).toHaveProperty(field)
+      expect(typeof entry.id).toBe('string')
+      expect(entry.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z?$/)
+      expect(entry.revoked_at).toBeNull()
+    }
+    expect(keysIn(result.stdout)).toEqual([])
+    for (const [account, key] of [['default', defaultKey], ['research', researchKey]] as const) {
+      const entry = list.find((e) => e.account === account)!
+      expect(entry).toBeDefined()
+      // Some field holds a hint: the last characters of the key, not the key.
+      const hints = Object.entries(entry).filter(
+        ([name, value]) => /key|hint/i.test(name) && typeof value === 'string' && value.endsWith(key.slice(-4)),
+      )
+      expect(hints.length).toBeGreaterThan(0)
+      for (const [, value] of hints) expect(value).not.toContain(key.slice('svc_live_'.length))
+      // Both keys have been used against the running server.
+      expect(entry.last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z?$/)
+    }
+    researchKeyId = list.find((e) => e.account === 'research')!.id
+  })
+
+  test('keys revoke while the server runs: the very next request with that key is 401, the other key still works', async () => {
+    const before = await request(forms(server!.url), { key: researchKey })
+    expect(before.status).toBe(200)
+
+    const result = await run(['keys', 'revoke', researchKeyId])
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe('')
+
+    const after = await request(forms(server!.url), { key: researchKey })
+    expect(after.status).toBe(401)
+    expect(after.body).toEqual({ detail: 'Invalid API key' })
+    expect(after.headers.get('www-authenticate')).toMatch(/^Bearer\b/)
+
+    const other = await request(forms(server!.url), { key: defaultKey })
+    expect(other.status).toBe(200)
+
+    const list = JSON.parse((await run(['keys', 'list', '--json'])).stdout) as KeyJson[]
+    expect(list.find((e) => e.id === researchKeyId)!.revoked_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+    expect(list.find((e) => e.account === 'default')!.revoked_at).toBeNull()
+  }, STEP_TIMEOUT)
+
+  test('keys revoke of an unknown id exits 2 with one line on stderr', async () => {
+    const result = await run(['keys', 'revoke', '01J0000000000000000000UNKN'])
+    expectUsageFailure(result)
+    const again = await run(['keys', 'revoke', 'no-such-key'])
+    expectUsageFailure(again)
+  })
+
+  test('no command output ever contained a plaintext key except keys create', () => {
+    const found = allOutput.flatMap(keysIn)
+    expect(found).toEqual([researchKey])
+    expect(keysIn(server!.stderr())).toEqual([])
+    expect(keysIn(server!.stdout())).toEqual([defaultKey])
+  })
+})
+
+describe('backup', () => {
+  let cwd: string
+  let db: string
+  let server: RunningIntake | undefined
+  let restored: RunningIntake | undefined
+  let key: string
+  let formId: string
+
+  beforeAll(async () => {
+    cwd = tempDir()
+    db = join(cwd, 'live', 'intake.db')
+    server = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', db] })
+    key = server.apiKey!
+    const created = await request(forms(server.url), {
+      key,
+      body: { title: 'Kept by the backup', fields: [{ key: 'name', type: 'text', label: 'Name' }] },
+    })
+    expect(created.status).toBe(201)
+    formId = created.body.id
+  }, STEP_TIMEOUT)
+
+  afterAll(async () => {
+    if (restored) await restored.stop('SIGTERM').catch(() => undefined)
+    if (server) await server.stop('SIGTERM').catch(() => undefined)
+    await killAllChildren()
+  })
+
+  test('backup FILE while the server runs writes a SQLite file that a second intake serves with the form', async () => {
+    const target = join(cwd, 'backup.db')
+    const result = await runIntake(binary, ['backup', target, '--db', db], { cwd })
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(existsSync(target)).toBe(true)
+    expect(readFileSync(target).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0')
+
+    // The live server keeps working after the backup.
+    expect((await request(`${forms(server!.url)}/${formId}`, { key })).status).toBe(200)
+
+    restored = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', target] })
+    expect(restored.apiKey).toBeUndefined()
+    const form = await request(`${forms(restored.url)}/${formId}`, { key })
+    expect(form.status).toBe(200)
+    expect(form.body.title).toBe('Kept by the backup')
+    expect(form.body.status).toBe('active')
+    expect(await restored.stop('SIGTERM')).toBe(0)
+  }, STEP_TIMEOUT)
+
+  test('backup to an existing file exits 2 and leaves the file alone', async () => {
+    const target = join(cwd, 'existing.db')
+    writeFileSync(target, 'precious')
+    const result = await runIntake(binary, ['backup', target, '--db', db], { cwd })
+    expectUsageFailure(result)
+    expect(readFileSync(target, 'utf8')).toBe('precious')
+  })
+})
+
+describe('bad settings stop the start: one line on stderr, no stack trace, exit code 2', () => {
+  const cases: Array<{ name: string; args: string[]; env?: Record<string, string>; secret?: string }> = [
+    { name: '--port abc', args: ['serve', '--port', 'abc'] },
+    { name: 'SERVICE_PORT=70000', args: ['serve'], env: { SERVICE_PORT: '70000' } },
+    { name: 'SERVICE_WEBHOOK_TIMEOUT=0', args: ['serve', '--port', '0'], env: { SERVICE_WEBHOOK_TIMEOUT: '0' } },
+    { name: 'SERVICE_TRUST_PROXY=maybe', args: ['serve', '--port', '0'], env: { SERVICE_TRUST_PROXY: 'maybe' } },
+    { name: 'SERVICE_API_KEY=nope', args: ['serve', '--port', '0'], env: { SERVICE_API_KEY: 'nope' }, secret: 'nope' },
+    { name: 'SERVICE_BASE_URL=ftp://x', args: ['serve', '--port', '0'], env: { SERVICE_BASE_URL: 'ftp://x' } },
+    { name: 'an unknown flag', args: ['serve', '--port', '0', '--frobnicate'] },
+    { name: 'an unknown command', args: ['frobnicate', '--port', '0'] },
+  ]
+
+  for (const c of cases) {
+    test(c.name, async () => {
+      const cwd = tempDir()
+      const result = await runIntake(binary, [...c.args, '--db', join(cwd, 'data', 'intake.db')], { cwd, env: c.env })
+      expectUsageFailure(result)
+      if (c.secret) {
+        expect(result.stderr).not.toContain(c.secret)
+        expect(result.stdout).not.toContain(c.secret)
+      }
+      // Refused before anything was written.
+      expect(readdirSync(cwd)).toEqual([])
+    })
+  }
+
+  test('an unwritable database path (--db /proc/intake/x.db)', async () => {
+    const cwd = tempDir()
+    const result = await runIntake(binary, ['serve', '--port', '0', '--db', '/proc/intake/x.db'], { cwd })
+    expectUsageFailure(result)
+    expect(result.stderr).toContain('/proc/intake/x.db')
+  })
+})
+
+describe('SERVICE_API_KEY', () => {
+  let server: RunningIntake | undefined
+
+  afterAll(async () => {
+    if (server) await server.stop('SIGTERM').catch(() => undefined)
+    await killAllChildren()
+  })
+
+  test('a valid svc_live_ key: no generated key is printed, and that key works for the API', async () => {
+    const cwd = tempDir()
+    const key = `svc_live_${randomBytes(24).toString('hex')}`
+    const db = join(cwd, 'data', 'intake.db')
+    server = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', db], env: { SERVICE_API_KEY: key } })
+    expect(server.apiKey).toBeUndefined()
+    expect(server.stdout()).not.toMatch(/API key/)
+    expect(keysIn(server.stdout())).toEqual([])
+
+    const created = await request(forms(server.url), {
+      key,
+      body: { title: 'Configured key', fields: [{ key: 'ok', type: 'checkbox', label: 'OK' }] },
+    })
+    expect(created.status).toBe(201)
+    const list = await request(forms(server.url), { key })
+    expect(list.status).toBe(200)
+    expect(list.body.map((f: { id: string }) => f.id)).toEqual([created.body.id])
+
+    expect(await server.stop('SIGTERM')).toBe(0)
+    expect(server.stdout()).not.toContain(key)
+    expect(server.stderr()).not.toContain(key)
+
+    // Stored as its hash only.
+    const sqlite = new Database(db, { readonly: true })
+    try {
+      const hashes = (sqlite.query('SELECT key_hash FROM api_keys').all() as { key_hash: string }[]).map((r) => r.key_hash)
+      expect(hashes).toEqual([createHash('sha256').update(key).digest('hex')])
+    } finally {
+      sqlite.close()
+    }
+    for (const name of readdirSync(join(cwd, 'data'))) {
+      expect(readFileSync(join(cwd, 'data', name)).includes(Buffer.from(key.slice('svc_live_'.length)))).toBe(false)
+    }
+  }, STEP_TIMEOUT)
+})
+
+describe('a database from a newer intake', () => {
+  const commands: Array<{ name: string; args: (cwd: string) => string[] }> = [
+    { name: 'serve', args: () => ['serve', '--port', '0'] },
+    { name: 'keys create', args: () => ['keys', 'create'] },
+    { name: 'keys list', args: () => ['keys', 'list'] },
+    { name: 'backup', args: (cwd) => ['backup', join(cwd, 'copy.db')] },
+  ]
+
+  for (const command of commands) {
+    test(`${command.name}: exit 2, says it is from a newer intake, and the file is unchanged`, async () => {
+      const cwd = tempDir()
+      const db = join(cwd, 'future.db')
+      const sqlite = new Database(db, { create: true })
+      sqlite.exec('CREATE TABLE from_the_future (x TEXT)')
+      sqlite.exec("INSERT INTO from_the_future VALUES ('hello')")
+      sqlite.exec('PRAGMA user_version = 999')
+      sqlite.close()
+      const before = readFileSync(db)
+      const listingBefore = readdirSync(cwd).sort()
+
+      const result = await runIntake(binary, [...command.args(cwd), '--db', db], { cwd })
+      expectUsageFailure(result)
+      expect(result.stderr).toMatch(/newer/i)
+
+      const after = readFileSync(db)
+      expect({ unchanged: Buffer.compare(before, after) === 0, header: [after[18], after[19]] }).toEqual({
+        unchanged: true,
+        header: [before[18], before[19]],
+      })
+      expect(readdirSync(cwd).sort()).toEqual(listingBefore)
+    })
+  }
+})

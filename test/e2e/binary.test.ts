@@ -1,0 +1,205 @@
+/**
+ * The real executable, run the way an operator runs it: by absolute path, from
+ * a fresh empty directory with nothing beside it, over real loopback HTTP.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import packageJson from '../../package.json' with { type: 'json' }
+import { builtBinary, killAllChildren, request, runIntake, startIntake, type RunningIntake } from './binary.ts'
+
+const BUILD_TIMEOUT = 60_000
+const STEP_TIMEOUT = 30_000
+
+let binary: string
+const dirs: string[] = []
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'intake-e2e-'))
+  dirs.push(dir)
+  return dir
+}
+
+beforeAll(async () => {
+  binary = await builtBinary()
+}, BUILD_TIMEOUT)
+
+afterAll(async () => {
+  await killAllChildren()
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+describe('intake --version / --help', () => {
+  test('--version prints the package.json version and exits 0', async () => {
+    const cwd = tempDir()
+    const result = await runIntake(binary, ['--version'], { cwd })
+    expect(result.code).toBe(0)
+    expect(result.stdout.trim()).toBe(packageJson.version)
+    expect(result.stderr).toBe('')
+    expect(readdirSync(cwd)).toEqual([])
+  })
+
+  test('--help exits 0 and lists serve, keys and backup', async () => {
+    const cwd = tempDir()
+    const result = await runIntake(binary, ['--help'], { cwd })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe('')
+    expect(result.stdout).toMatch(/\bserve\b/)
+    expect(result.stdout).toMatch(/\bkeys\b/)
+    expect(result.stdout).toMatch(/\bbackup\b/)
+    expect(result.stdout).toMatch(/keys create/)
+    expect(result.stdout).toMatch(/keys list/)
+    expect(result.stdout).toMatch(/keys revoke/)
+    expect(readdirSync(cwd)).toEqual([])
+  })
+})
+
+describe('intake serve from an empty directory', () => {
+  let cwd: string
+  let first: RunningIntake | undefined
+  let second: RunningIntake | undefined
+  let key: string
+  let formId: string
+  let winner: { id: string; form_id: string; submitted_at: string }
+  let winnerData: Record<string, unknown>
+  const captured: { stdout: string; stderr: string }[] = []
+
+  const dbFiles = () =>
+    ['intake.db', 'intake.db-wal', 'intake.db-shm']
+      .map((name) => join(cwd, 'data', name))
+      .filter((path) => existsSync(path))
+
+  /** The plaintext key (and its random part on its own) must not be in any database file, as bytes. */
+  const expectKeyNotInDatabaseFiles = () => {
+    const files = dbFiles()
+    expect(files.length).toBeGreaterThan(0)
+    for (const file of files) {
+      const bytes = readFileSync(file)
+      expect({ file, found: bytes.includes(Buffer.from(key)) }).toEqual({ file, found: false })
+      expect({ file, found: bytes.includes(Buffer.from(key.slice('svc_live_'.length))) }).toEqual({ file, found: false })
+    }
+  }
+
+  beforeAll(() => {
+    cwd = tempDir()
+  })
+
+  afterAll(async () => {
+    await killAllChildren()
+  })
+
+  test('first start prints the listening URL and one line holding the new key and the words "API key"', async () => {
+    first = await startIntake(binary, { cwd, args: ['serve', '--port', '0'] })
+    expect(first.version).toBe(packageJson.version)
+    expect(first.stdout()).toMatch(new RegExp(`^intake ${packageJson.version.replace(/\./g, '\\.')} listening on http://127\\.0\\.0\\.1:${first.port}\\s*$`, 'm'))
+    expect(first.port).toBeGreaterThan(0)
+
+    const keyLines = first.stdout().split('\n').filter((line) => /svc_live_/.test(line))
+    expect(keyLines).toHaveLength(1)
+    expect(keyLines[0]).toContain('API key')
+    expect(first.apiKey).toMatch(/^svc_live_[0-9a-f]{48}$/)
+    key = first.apiKey!
+    expect(keyLines[0]).toContain(key)
+
+    // The default database path is ./data/intake.db relative to the working directory.
+    expect(existsSync(join(cwd, 'data', 'intake.db'))).toBe(true)
+  }, STEP_TIMEOUT)
+
+  test('GET /healthz answers 200 {"status":"ok"} without a key', async () => {
+    const res = await request(`${first!.url}/healthz`)
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ status: 'ok' })
+  })
+
+  test('creates a form over real HTTP with the printed key', async () => {
+    const res = await request(`${first!.url}/api/v1/forms`, {
+      key,
+      body: { title: 'Concurrency', fields: [{ key: 'name', type: 'text', label: 'Name', required: true }] },
+    })
+    expect(res.status).toBe(201)
+    expect(res.body.id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/)
+    expect(res.body.status).toBe('active')
+    formId = res.body.id
+    expect(res.body.url).toBe(`http://localhost:${first!.port}/f/${formId}`)
+  })
+
+  test('20 concurrent JSON submissions: exactly one 201 and nineteen 409', async () => {
+    const bodies = Array.from({ length: 20 }, (_, i) => ({ name: `Submitter ${i}` }))
+    const results = await Promise.all(
+      bodies.map((data) => request(`${first!.url}/f/${formId}`, { method: 'POST', body: data })),
+    )
+    const statuses = results.map((r) => r.status)
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1)
+    expect(statuses.filter((s) => s === 409)).toHaveLength(19)
+    const index = statuses.indexOf(201)
+    winner = results[index]!.body
+    winnerData = bodies[index]!
+    expect(winner.form_id).toBe(formId)
+    expect(typeof winner.id).toBe('string')
+    expect(typeof winner.submitted_at).toBe('string')
+    for (const r of results.filter((r) => r.status === 409)) expect(typeof r.body.detail).toBe('string')
+  }, STEP_TIMEOUT)
+
+  test('while serving, the plaintext key is in no database file (main, -wal, -shm)', () => {
+    expectKeyNotInDatabaseFiles()
+  })
+
+  test('SIGTERM stops the server with exit code 0', async () => {
+    const code = await first!.stop('SIGTERM')
+    captured.push({ stdout: first!.stdout(), stderr: first!.stderr() })
+    expect(code).toBe(0)
+  }, STEP_TIMEOUT)
+
+  test('the database holds the SHA-256 hex of the key, and never the key itself', () => {
+    expectKeyNotInDatabaseFiles()
+    const db = new Database(join(cwd, 'data', 'intake.db'), { readonly: true })
+    try {
+      const hashes = (db.query('SELECT key_hash FROM api_keys').all() as { key_hash: string }[]).map((r) => r.key_hash)
+      expect(hashes).toContain(createHash('sha256').update(key).digest('hex'))
+    } finally {
+      db.close()
+    }
+  })
+
+  test('a second start on the same database prints no key; the first key still reads the completed form and its response', async () => {
+    second = await startIntake(binary, { cwd, args: ['serve', '--port', '0'] })
+    expect(second.apiKey).toBeUndefined()
+    expect(second.stdout()).not.toMatch(/API key/)
+    expect(second.stdout()).not.toMatch(/svc_live_[0-9a-f]/)
+
+    const form = await request(`${second.url}/api/v1/forms/${formId}`, { key })
+    expect(form.status).toBe(200)
+    expect(form.body.id).toBe(formId)
+    expect(form.body.status).toBe('completed')
+
+    const responses = await request(`${second.url}/api/v1/forms/${formId}/responses`, { key })
+    expect(responses.status).toBe(200)
+    expect(responses.body).toHaveLength(1)
+    expect(responses.body[0].id).toBe(winner.id)
+    expect(responses.body[0].form_id).toBe(formId)
+    expect(responses.body[0].data).toEqual(winnerData)
+
+    const health = await request(`${second.url}/healthz`)
+    expect(health.status).toBe(200)
+    expect(health.body).toEqual({ status: 'ok' })
+
+    expect(await second.stop('SIGTERM')).toBe(0)
+    captured.push({ stdout: second.stdout(), stderr: second.stderr() })
+  }, STEP_TIMEOUT)
+
+  test('the plaintext key appears in the captured output only on the one start-up line', () => {
+    expect(captured).toHaveLength(2)
+    const secret = key.slice('svc_live_'.length)
+    const [run1, run2] = captured
+    const linesWithKey = run1!.stdout.split('\n').filter((line) => line.includes(secret))
+    expect(linesWithKey).toHaveLength(1)
+    expect(linesWithKey[0]).toContain('API key')
+    expect(linesWithKey[0]!.split(secret)).toHaveLength(2) // printed once on that line
+    expect(run1!.stderr.includes(secret)).toBe(false)
+    expect(run2!.stdout.includes(secret)).toBe(false)
+    expect(run2!.stderr.includes(secret)).toBe(false)
+    expectKeyNotInDatabaseFiles()
+  })
+})
