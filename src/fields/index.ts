@@ -31,7 +31,8 @@ function fieldSchema(type: FieldType): TSchema {
       label: Type.String({ minLength: 1, maxLength: 255 }),
       description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'Helper text shown below the label' })),
       required: Type.Optional(Type.Boolean({ default: false })),
-      config: Type.Optional(type.config),
+      // A type with required config keys (select's options) needs its config.
+      config: type.config.required?.length ? type.config : Type.Optional(type.config),
     },
     { additionalProperties: false, title: `${type.name} field` },
   )

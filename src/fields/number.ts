@@ -33,7 +33,8 @@ export const number: FieldType<NumberConfig> = {
     if (typeof input === 'number') value = input
     else if (typeof input === 'string' && DECIMAL.test(input.trim())) value = Number(input.trim())
     else return rejected('Enter a number')
-    if (!Number.isFinite(value)) return rejected('Enter a number')
+    // Beyond 2^53 a number loses digits on the way to storage; refuse rather than change it.
+    if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER) return rejected('Enter a number between -9007199254740991 and 9007199254740991')
     if (config.min !== undefined && value < config.min) return rejected(`Must be at least ${config.min}`)
     if (config.max !== undefined && value > config.max) return rejected(`Must be at most ${config.max}`)
     if (config.step !== undefined && !onStep(value, config.min ?? 0, config.step)) {

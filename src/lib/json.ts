@@ -1,26 +1,36 @@
-import { invalidAt } from './errors.ts'
+import { invalidAt, pointerSegment } from './errors.ts'
 
 /** Deeper JSON than this is refused: nothing legitimate needs it, and serialising it could exhaust the stack. */
 export const MAX_JSON_DEPTH = 100
 
-/** Depth of a parsed JSON value (a scalar is 0), counted without recursion. */
-export function jsonDepth(value: unknown): number {
-  let deepest = 0
-  const stack: Array<[unknown, number]> = [[value, 0]]
+/**
+ * The first reason a free-form JSON value cannot be stored and returned
+ * exactly as given, with its JSON Pointer; undefined when it can. Walks
+ * without recursion, so no input can exhaust the stack here.
+ */
+export function freeFormProblem(value: unknown, path: string): { path: string; message: string } | undefined {
+  const stack: Array<[unknown, string, number]> = [[value, path, 0]]
   while (stack.length > 0) {
-    const [node, depth] = stack.pop()!
+    const [node, at, depth] = stack.pop()!
+    if (typeof node === 'number') {
+      // 1e400 parses as Infinity and would come back as null.
+      if (!Number.isFinite(node)) return { path: at, message: 'Holds a number too large to store' }
+      // Past 2^53 integers silently lose digits (12345678901234567890 -> ...000).
+      if (Number.isInteger(node) && !Number.isSafeInteger(node)) {
+        return { path: at, message: 'Holds an integer beyond ±9007199254740991, which cannot be returned exactly; send it as a string' }
+      }
+    }
     if (typeof node !== 'object' || node === null) continue
-    const level = depth + 1
-    if (level > deepest) deepest = level
-    if (level > MAX_JSON_DEPTH) return level
-    for (const child of Object.values(node)) stack.push([child, level])
+    if (depth + 1 > MAX_JSON_DEPTH) return { path, message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels` }
+    for (const [key, child] of Object.entries(node)) stack.push([child, `${at}/${pointerSegment(key)}`, depth + 1])
   }
-  return deepest
+  return undefined
 }
 
-/** Compact JSON of a free-form object the client gave, or a 422 at `path` when it nests too deeply. */
+/** Compact JSON of a free-form object the client gave, or a 422 naming what cannot be kept exactly. */
 export function encodeFreeForm(value: object, path: string): string {
-  if (jsonDepth(value) > MAX_JSON_DEPTH) throw invalidAt(path, `Must not nest deeper than ${MAX_JSON_DEPTH} levels`)
+  const problem = freeFormProblem(value, path)
+  if (problem) throw invalidAt(problem.path, problem.message)
   return JSON.stringify(value)
 }
 

@@ -17,11 +17,11 @@ export const CreateFormBody = Type.Object(
     callback_url: Type.Optional(
       Type.Union([Type.String({ maxLength: 2048, description: 'Absolute http(s) URL that receives the form.completed webhook' }), Type.Null()]),
     ),
-    callback_metadata: Type.Optional(JsonObject),
+    callback_metadata: Type.Optional(Type.Union([JsonObject, Type.Null()], { description: 'Echoed in the webhook payload; null means none' })),
     context: Type.Optional(
       Type.Union([JsonObject, Type.Null()], { description: 'Opaque JSON object (at most 64 KB) returned with responses and webhooks' }),
     ),
-    settings: Type.Optional(JsonObject),
+    settings: Type.Optional(Type.Union([JsonObject, Type.Null()], { description: 'Reserved for future use; null means none' })),
     expires_in: Type.Optional(
       Type.Union(
         [

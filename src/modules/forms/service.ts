@@ -187,6 +187,8 @@ function definitionProblems(body: CreateFormBody): Problem[] {
 }
 
 function isHttpUrl(text: string): boolean {
+  // `new URL` forgives surrounding spaces and "https:host"; a callback URL must be written out plainly.
+  if (!/^https?:\/\/[^\s]+$/i.test(text)) return false
   try {
     const url = new URL(text)
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
