@@ -203,3 +203,41 @@ describe('intake serve from an empty directory', () => {
     expectKeyNotInDatabaseFiles()
   })
 })
+
+describe('two servers on one database file', () => {
+  test('each form still takes exactly one response when submissions race across processes', async () => {
+    const cwd = tempDir()
+    const args = ['serve', '--port', '0', '--db', join(cwd, 'shared.db')]
+    // 200 submissions from one address: the per-address limit would refuse most of them.
+    const env = { SERVICE_PUBLIC_RATE_LIMIT: '0' }
+    const a = await startIntake(binary, { cwd, args, env })
+    const b = await startIntake(binary, { cwd, args, env })
+    try {
+      expect(a.apiKey).toBeDefined()
+      const key = a.apiKey!
+      for (let round = 0; round < 10; round++) {
+        const created = await request(`${a.url}/api/v1/forms`, {
+          key,
+          body: { title: `Race ${round}`, fields: [{ key: 'name', type: 'text', label: 'Name' }] },
+        })
+        expect(created.status).toBe(201)
+        const id = created.body.id
+        // Alternate servers so that both processes' transactions contend for the same form.
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            request(`${(i % 2 === 0 ? a : b).url}/f/${id}`, { method: 'POST', body: { name: `Submitter ${i}` } }),
+          ),
+        )
+        const statuses = results.map((r) => r.status)
+        expect(statuses.filter((s) => s === 201)).toHaveLength(1)
+        expect(statuses.filter((s) => s === 409)).toHaveLength(19)
+        const responses = await request(`${b.url}/api/v1/forms/${id}/responses`, { key })
+        expect(responses.body).toHaveLength(1)
+        expect(responses.body[0].id).toBe(results[statuses.indexOf(201)]!.body.id)
+      }
+    } finally {
+      expect(await a.stop()).toBe(0)
+      expect(await b.stop()).toBe(0)
+    }
+  }, STEP_TIMEOUT)
+})
