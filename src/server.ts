@@ -22,7 +22,7 @@ export interface RunningServer {
 
 /**
  * Opens the database, makes sure a key exists, listens, and stops cleanly on
- * SIGTERM / SIGINT. Human-facing start-up lines go to `print`; request logs to the logger.
+ * SIGTERM / SIGINT. Human-facing start-up lines go to `print` (in one call); request logs to the logger.
  */
 export function startServer(config: Config, print: (line: string) => void = console.log, logger: Logger = createLogger()): RunningServer {
   const db = openDatabase(config.dbPath)
@@ -44,15 +44,16 @@ export function startServer(config: Config, print: (line: string) => void = cons
   port = app.server!.port!
   const listeningUrl = app.server!.url.href.replace(/\/$/, '')
 
-  print(`intake ${VERSION} listening on ${listeningUrl}`)
-  print(`Forms are shared as ${resolveBaseUrl(config, port)}/f/<id>`)
-  print(`Database: ${resolve(config.dbPath)}`)
+  const banner = [
+    `intake ${VERSION} listening on ${listeningUrl}`,
+    `Forms are shared as ${resolveBaseUrl(config, port)}/f/<id>`,
+    `Database: ${resolve(config.dbPath)}`,
+  ]
   if (startupKey) {
-    print('')
-    print(`API key: ${startupKey.key}`)
-    print('This key is shown once and stored only as a hash. Keep it somewhere safe.')
-    print('')
+    banner.push('', `API key: ${startupKey.key}`, 'This key is shown once and stored only as a hash. Keep it somewhere safe.', '')
   }
+  // One write: whoever sees the listening line sees the key line with it.
+  print(banner.join('\n'))
 
   let stopping: Promise<void> | undefined
   const stop = () =>

@@ -220,11 +220,8 @@ export async function startIntake(binary: string, options: StartOptions): Promis
     const version = listening[1]!
     const url = listening[2]!
     const port = Number(listening[3])
-    await waitForStdout(/^Database: .*$/m, 5_000)
-    // The server answers: every start-up line has been written by now. Give the pipe a moment to deliver.
+    // The start-up lines arrive in one write: with the listening line comes the key line, if any.
     await waitForHealth(url)
-    await Bun.sleep(250)
-    if (/API key/.test(out.text)) await waitForStdout(/^API key: .*$/m, 5_000)
     const keyMatch = /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(out.text)
     return {
       proc,
