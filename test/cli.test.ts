@@ -5,30 +5,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { builtBinary, keysIn, killAllChildren, request, runIntake, startIntake, type CommandResult, type RunningIntake } from './e2e/binary.ts'
+import { keysIn, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type CommandResult, type RunningIntake } from './e2e/binary.ts'
 
-const BUILD_TIMEOUT = 60_000
 const STEP_TIMEOUT = 30_000
 
-let binary: string
-const dirs: string[] = []
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'intake-cli-'))
-  dirs.push(dir)
-  return dir
-}
-
-beforeAll(async () => {
-  binary = await builtBinary()
-}, BUILD_TIMEOUT)
-
-afterAll(async () => {
-  await killAllChildren()
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
+const intake = useBuiltBinary('intake-cli-')
+const tempDir = () => intake.tempDir()
 
 /** One line on stderr, nothing that looks like a stack trace, exit code 2. */
 function expectUsageFailure(result: CommandResult) {
@@ -65,7 +49,7 @@ describe('keys', () => {
   beforeAll(async () => {
     cwd = tempDir()
     db = join(cwd, 'state', 'intake.db')
-    server = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', db] })
+    server = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', db] })
     defaultKey = server.apiKey!
     expect(defaultKey).toMatch(/^svc_live_[0-9a-f]{48}$/)
   }, STEP_TIMEOUT)
@@ -76,7 +60,7 @@ describe('keys', () => {
   })
 
   const run = async (args: string[]) => {
-    const result = await runIntake(binary, [...args, '--db', db], { cwd })
+    const result = await runIntake(intake.path, [...args, '--db', db], { cwd })
     allOutput.push(result.stdout, result.stderr)
     return result
   }
@@ -188,7 +172,7 @@ describe('backup', () => {
   beforeAll(async () => {
     cwd = tempDir()
     db = join(cwd, 'live', 'intake.db')
-    server = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', db] })
+    server = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', db] })
     key = server.apiKey!
     const created = await request(forms(server.url), {
       key,
@@ -206,7 +190,7 @@ describe('backup', () => {
 
   test('backup FILE while the server runs writes a SQLite file that a second intake serves with the form', async () => {
     const target = join(cwd, 'backup.db')
-    const result = await runIntake(binary, ['backup', target, '--db', db], { cwd })
+    const result = await runIntake(intake.path, ['backup', target, '--db', db], { cwd })
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
     expect(existsSync(target)).toBe(true)
     expect(readFileSync(target).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0')
@@ -214,7 +198,7 @@ describe('backup', () => {
     // The live server keeps working after the backup.
     expect((await request(`${forms(server!.url)}/${formId}`, { key })).status).toBe(200)
 
-    restored = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', target] })
+    restored = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', target] })
     expect(restored.apiKey).toBeUndefined()
     const form = await request(`${forms(restored.url)}/${formId}`, { key })
     expect(form.status).toBe(200)
@@ -226,7 +210,7 @@ describe('backup', () => {
   test('backup to an existing file exits 2 and leaves the file alone', async () => {
     const target = join(cwd, 'existing.db')
     writeFileSync(target, 'precious')
-    const result = await runIntake(binary, ['backup', target, '--db', db], { cwd })
+    const result = await runIntake(intake.path, ['backup', target, '--db', db], { cwd })
     expectUsageFailure(result)
     expect(readFileSync(target, 'utf8')).toBe('precious')
   })
@@ -247,7 +231,7 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
   for (const c of cases) {
     test(c.name, async () => {
       const cwd = tempDir()
-      const result = await runIntake(binary, [...c.args, '--db', join(cwd, 'data', 'intake.db')], { cwd, env: c.env })
+      const result = await runIntake(intake.path, [...c.args, '--db', join(cwd, 'data', 'intake.db')], { cwd, env: c.env })
       expectUsageFailure(result)
       if (c.secret) {
         expect(result.stderr).not.toContain(c.secret)
@@ -260,7 +244,7 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
 
   test('an unwritable database path (--db /proc/intake/x.db)', async () => {
     const cwd = tempDir()
-    const result = await runIntake(binary, ['serve', '--port', '0', '--db', '/proc/intake/x.db'], { cwd })
+    const result = await runIntake(intake.path, ['serve', '--port', '0', '--db', '/proc/intake/x.db'], { cwd })
     expectUsageFailure(result)
     expect(result.stderr).toContain('/proc/intake/x.db')
   })
@@ -278,7 +262,7 @@ describe('SERVICE_API_KEY', () => {
     const cwd = tempDir()
     const key = `svc_live_${randomBytes(24).toString('hex')}`
     const db = join(cwd, 'data', 'intake.db')
-    server = await startIntake(binary, { cwd, args: ['serve', '--port', '0', '--db', db], env: { SERVICE_API_KEY: key } })
+    server = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', db], env: { SERVICE_API_KEY: key } })
     expect(server.apiKey).toBeUndefined()
     expect(server.stdout()).not.toMatch(/API key/)
     expect(keysIn(server.stdout())).toEqual([])
@@ -330,7 +314,7 @@ describe('a database from a newer intake', () => {
       const before = readFileSync(db)
       const listingBefore = readdirSync(cwd).sort()
 
-      const result = await runIntake(binary, [...command.args(cwd), '--db', db], { cwd })
+      const result = await runIntake(intake.path, [...command.args(cwd), '--db', db], { cwd })
       expectUsageFailure(result)
       expect(result.stderr).toMatch(/newer/i)
 

@@ -4,12 +4,15 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import {
-  EVERY_TYPE_ANSWERS,
-  EVERY_TYPE_FIELDS,
+  API_TIME_PATTERN,
   apiClient,
   createTestContext,
+  EVERY_TYPE_ANSWERS,
+  EVERY_TYPE_FIELDS,
   send,
   submit,
+  ULID_PATTERN,
+  UNKNOWN_ID,
   type TestContext,
   type TestResponse,
 } from './utils.ts'
@@ -20,9 +23,6 @@ beforeEach(() => {
 })
 afterEach(() => t.close())
 
-const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
-const API_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/
-const UNKNOWN_ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV'
 
 /** Creates a form and answers it; returns the form and the 201 receipt. */
 async function answeredForm(overrides: Record<string, unknown> = {}, data: unknown = { name: 'Ada' }, headers: Record<string, string> = {}) {
@@ -54,11 +54,11 @@ describe('GET /forms/<id>/responses', () => {
     expect(res.body).toHaveLength(1)
     const response = res.body[0]
     expect(Object.keys(response).sort()).toEqual(['context', 'data', 'form_id', 'id', 'metadata', 'submitted_at'])
-    expect(response.id).toMatch(ULID_RE)
+    expect(response.id).toMatch(ULID_PATTERN)
     expect(response.id).toBe(receipt.id)
     expect(response.form_id).toBe(form.id)
     expect(response.data).toEqual({ name: 'Ada' })
-    expect(response.submitted_at).toMatch(API_TIME_RE)
+    expect(response.submitted_at).toMatch(API_TIME_PATTERN)
     expect(response.submitted_at.endsWith('Z')).toBe(false)
     expect(response.submitted_at).toBe(new Date(t.clock()).toISOString().slice(0, -1))
     expect(response.submitted_at).toBe(receipt.submitted_at)
@@ -115,7 +115,7 @@ describe('GET /forms/<id>/responses', () => {
   })
 
   test.each([
-    ['an unknown form', UNKNOWN_ULID],
+    ['an unknown form', UNKNOWN_ID],
     ['a malformed form id', 'not-a-ulid'],
   ])('%s is 404 Form not found', async (_name, id) => {
     expectNotFound(await t.api.get(`/forms/${id}/responses`), 'Form not found')
@@ -185,9 +185,9 @@ describe('GET /forms/<id>/responses/<response_id>', () => {
   })
 
   test.each([
-    ['an unknown response id', UNKNOWN_ULID],
+    ['an unknown response id', UNKNOWN_ID],
     ['a malformed response id', 'not-a-ulid'],
-    ['a response id that is too long', `${UNKNOWN_ULID}0`],
+    ['a response id that is too long', `${UNKNOWN_ID}0`],
   ])('%s is 404 Response not found', async (_name, rid) => {
     const { form } = await answeredForm()
     expectNotFound(await t.api.get(`/forms/${form.id}/responses/${rid}`), 'Response not found')
@@ -195,7 +195,7 @@ describe('GET /forms/<id>/responses/<response_id>', () => {
 
   test('an unanswered form has no response by any id', async () => {
     const form = await t.api.createForm()
-    expectNotFound(await t.api.get(`/forms/${form.id}/responses/${UNKNOWN_ULID}`), 'Response not found')
+    expectNotFound(await t.api.get(`/forms/${form.id}/responses/${UNKNOWN_ID}`), 'Response not found')
   })
 
   test('the form id used as a response id is 404 Response not found', async () => {
@@ -204,7 +204,7 @@ describe('GET /forms/<id>/responses/<response_id>', () => {
   })
 
   test.each([
-    ['an unknown form', UNKNOWN_ULID],
+    ['an unknown form', UNKNOWN_ID],
     ['a malformed form id', 'nope'],
   ])('%s is 404 Form not found, even with a real response id', async (_name, formId) => {
     const { receipt } = await answeredForm()
@@ -215,7 +215,7 @@ describe('GET /forms/<id>/responses/<response_id>', () => {
     const { form, receipt } = await answeredForm()
     const other = apiClient(t.app, t.createKey('other').key)
     expectNotFound(await other.get(`/forms/${form.id}/responses/${receipt.id}`), 'Form not found')
-    expectNotFound(await other.get(`/forms/${form.id}/responses/${UNKNOWN_ULID}`), 'Form not found')
+    expectNotFound(await other.get(`/forms/${form.id}/responses/${UNKNOWN_ID}`), 'Form not found')
     // The owner still reads it.
     expect((await t.api.get(`/forms/${form.id}/responses/${receipt.id}`)).status).toBe(200)
   })

@@ -5,10 +5,12 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import {
+  API_TIME_PATTERN,
+  createTestContext,
   EVERY_TYPE_ANSWERS,
   EVERY_TYPE_FIELDS,
-  createTestContext,
   submit,
+  ULID_PATTERN,
   type TestContext,
   type TestResponse,
 } from './utils.ts'
@@ -21,8 +23,6 @@ afterEach(() => t.close())
 
 // ---------------------------------------------------------------- helpers
 
-const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
-const API_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/
 /** A callback nobody listens on: the outbox row is written, nothing is delivered in-process. */
 const HOOK = 'http://127.0.0.1:9/hook'
 /** Marks a case where the key is left out of the submitted object. */
@@ -100,9 +100,9 @@ async function expectNothingRecorded(formId: string) {
 function expectReceipt(res: TestResponse, formId: string) {
   expect(res.status).toBe(201)
   expect(Object.keys(res.body).sort()).toEqual(['form_id', 'id', 'submitted_at'])
-  expect(res.body.id).toMatch(ULID_RE)
+  expect(res.body.id).toMatch(ULID_PATTERN)
   expect(res.body.form_id).toBe(formId)
-  expect(res.body.submitted_at).toMatch(API_TIME_RE)
+  expect(res.body.submitted_at).toMatch(API_TIME_PATTERN)
 }
 
 const x = (n: number) => 'x'.repeat(n)

@@ -14,6 +14,13 @@ import { createAuthStore } from '../src/modules/auth/store.ts'
 
 export const BASE_URL = 'http://intake.test'
 
+/** An id as intake writes it. */
+export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
+/** A datetime as the API writes it: UTC, milliseconds, no zone suffix. */
+export const API_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/
+/** A well-formed id that names nothing. */
+export const UNKNOWN_ID = '01ARZ3NDEKTSV4RRFFQ69G5FAV'
+
 /** A clock tests can move: starts now, advances only when told. */
 export function testClock(start = Date.now()) {
   let now = start

@@ -5,36 +5,20 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import packageJson from '../../package.json' with { type: 'json' }
-import { builtBinary, killAllChildren, request, runIntake, startIntake, type RunningIntake } from './binary.ts'
+import { killAllChildren, request, runIntake, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
 
-const BUILD_TIMEOUT = 60_000
 const STEP_TIMEOUT = 30_000
 
-let binary: string
-const dirs: string[] = []
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'intake-e2e-'))
-  dirs.push(dir)
-  return dir
-}
-
-beforeAll(async () => {
-  binary = await builtBinary()
-}, BUILD_TIMEOUT)
-
-afterAll(async () => {
-  await killAllChildren()
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
+const intake = useBuiltBinary('intake-e2e-')
+const tempDir = () => intake.tempDir()
 
 describe('intake --version / --help', () => {
   test('--version prints the package.json version and exits 0', async () => {
     const cwd = tempDir()
-    const result = await runIntake(binary, ['--version'], { cwd })
+    const result = await runIntake(intake.path, ['--version'], { cwd })
     expect(result.code).toBe(0)
     expect(result.stdout.trim()).toBe(packageJson.version)
     expect(result.stderr).toBe('')
@@ -43,7 +27,7 @@ describe('intake --version / --help', () => {
 
   test('--help exits 0 and lists serve, keys and backup', async () => {
     const cwd = tempDir()
-    const result = await runIntake(binary, ['--help'], { cwd })
+    const result = await runIntake(intake.path, ['--help'], { cwd })
     expect(result.code).toBe(0)
     expect(result.stderr).toBe('')
     expect(result.stdout).toMatch(/\bserve\b/)
@@ -91,7 +75,7 @@ describe('intake serve from an empty directory', () => {
   })
 
   test('first start prints the listening URL and one line holding the new key and the words "API key"', async () => {
-    first = await startIntake(binary, { cwd, args: ['serve', '--port', '0'] })
+    first = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0'] })
     expect(first.version).toBe(packageJson.version)
     expect(first.stdout()).toMatch(new RegExp(`^intake ${packageJson.version.replace(/\./g, '\\.')} listening on http://127\\.0\\.0\\.1:${first.port}\\s*$`, 'm'))
     expect(first.port).toBeGreaterThan(0)
@@ -164,7 +148,7 @@ describe('intake serve from an empty directory', () => {
   })
 
   test('a second start on the same database prints no key; the first key still reads the completed form and its response', async () => {
-    second = await startIntake(binary, { cwd, args: ['serve', '--port', '0'] })
+    second = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0'] })
     expect(second.apiKey).toBeUndefined()
     expect(second.stdout()).not.toMatch(/API key/)
     expect(second.stdout()).not.toMatch(/svc_live_[0-9a-f]/)
@@ -210,8 +194,8 @@ describe('two servers on one database file', () => {
     const args = ['serve', '--port', '0', '--db', join(cwd, 'shared.db')]
     // 200 submissions from one address: the per-address limit would refuse most of them.
     const env = { SERVICE_PUBLIC_RATE_LIMIT: '0' }
-    const a = await startIntake(binary, { cwd, args, env })
-    const b = await startIntake(binary, { cwd, args, env })
+    const a = await startIntake(intake.path, { cwd, args, env })
+    const b = await startIntake(intake.path, { cwd, args, env })
     try {
       expect(a.apiKey).toBeDefined()
       const key = a.apiKey!

@@ -6,7 +6,9 @@
  * Every child started here is tracked; call `killAllChildren()` in afterAll so
  * nothing outlives the tests, even when one of them fails half-way.
  */
-import { existsSync } from 'node:fs'
+import { afterAll, beforeAll } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 
@@ -21,6 +23,37 @@ export const LISTENING_LINE = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1
 export const keysIn = (text: string): string[] => text.match(/svc_live_[0-9a-f]{48}/g) ?? []
 
 let building: Promise<string> | undefined
+
+/** Building the executable takes a few seconds; allow for a slow machine. */
+export const BUILD_TIMEOUT = 60_000
+
+/**
+ * For a test file that runs the executable: builds it before the file's tests,
+ * and afterwards kills every child still running and removes the temp dirs.
+ */
+export function useBuiltBinary(tempPrefix: string) {
+  let path = ''
+  const dirs: string[] = []
+  beforeAll(async () => {
+    path = await builtBinary()
+  }, BUILD_TIMEOUT)
+  afterAll(async () => {
+    await killAllChildren()
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  })
+  return {
+    /** Absolute path of dist/intake (once the file's tests run). */
+    get path() {
+      return path
+    },
+    /** A fresh empty directory, removed after the file's tests. */
+    tempDir() {
+      const dir = mkdtempSync(join(tmpdir(), tempPrefix))
+      dirs.push(dir)
+      return dir
+    },
+  }
+}
 
 /**
  * Runs `bun run build` once per test process and returns the absolute path of

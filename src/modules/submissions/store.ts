@@ -1,14 +1,9 @@
 import type { Database } from '../../db/index.ts'
+import type { ResponseRow } from '../responses/store.ts'
 import type { DeliveryStore, NewDelivery } from '../webhooks/store.ts'
 
-export type NewResponse = {
-  id: string
-  form_id: string
-  data: string
-  ip: string | null
-  user_agent: string | null
-  submitted_at: number
-}
+/** A response row as written; its context is the form's. */
+export type NewResponse = Omit<ResponseRow, 'context'>
 
 /**
  * The SQL of recording a submission: the response, the form's move to
