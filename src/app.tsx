@@ -1,14 +1,14 @@
 /** @jsxImportSource @kitajs/html */
 import { html } from '@elysiajs/html'
 import { Elysia } from 'elysia'
-import stylesheet from '../views/style.css' with { type: 'text' }
+import { STYLESHEET } from '../views/assets.ts'
 import { HomePage } from '../views/HomePage.tsx'
-import { STYLESHEET_PATH } from '../views/Layout.tsx'
+import { StatusPage, type StatusKind } from '../views/StatusPage.tsx'
 import type { Config } from './config.ts'
 import type { Database } from './db/index.ts'
 import { accessLog, requestIdOf } from './lib/access-log.ts'
 import { HttpError } from './lib/errors.ts'
-import { SECURITY_HEADERS } from './lib/http.ts'
+import { SECURITY_HEADERS, isFormContentType, isJsonContentType } from './lib/http.ts'
 import { createLogger, type Logger } from './lib/log.ts'
 import { apiDoc, buildOpenApi } from './lib/openapi.ts'
 import { createRateLimiter } from './lib/rate-limit.ts'
@@ -22,7 +22,7 @@ import { createFormStore } from './modules/forms/store.ts'
 import { responseRoutes } from './modules/responses/index.ts'
 import { createResponseService } from './modules/responses/service.ts'
 import { createResponseStore } from './modules/responses/store.ts'
-import { submissionRoutes } from './modules/submissions/index.ts'
+import { submissionRoutes } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { createSubmissionStore } from './modules/submissions/store.ts'
 import { createDeliveryStore } from './modules/webhooks/store.ts'
@@ -49,7 +49,7 @@ export function createApp(options: AppOptions) {
   const formStore = createFormStore(db)
   const forms = createFormService(formStore, clock, baseUrl)
   const responses = createResponseService(createResponseStore(db), forms)
-  const submissions = createSubmissionService(formStore, createSubmissionStore(db, createDeliveryStore(db)), clock)
+  const submissions = createSubmissionService(formStore, createSubmissionStore(db, createDeliveryStore(db)), clock, baseUrl)
   const healthCheck = db.query('SELECT 1')
 
   const app = new Elysia({ normalize: false })
@@ -58,24 +58,28 @@ export function createApp(options: AppOptions) {
       Object.assign(set.headers, SECURITY_HEADERS)
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
-      if (error instanceof HttpError) {
-        set.status = error.status
-        Object.assign(set.headers, error.headers)
-        return error.problems ? { detail: error.detail, errors: error.problems } : { detail: error.detail }
+      let failure: HttpError
+      if (error instanceof HttpError) failure = error
+      else if (code === 'NOT_FOUND') failure = new HttpError(404, 'Not found')
+      else {
+        logger.error('internal error', {
+          request_id: requestIdOf(request),
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        })
+        failure = new HttpError(500, 'Internal server error')
       }
-      if (code === 'NOT_FOUND') {
-        set.status = 404
-        return { detail: 'Not found' }
+      set.status = failure.status
+      Object.assign(set.headers, failure.headers)
+      if (wantsPage(request)) {
+        const retryAfter = Number(failure.headers?.['Retry-After']) || undefined
+        return <StatusPage kind={pageKind(failure.status)} retryAfterSeconds={retryAfter} />
       }
-      logger.error('internal error', {
-        request_id: requestIdOf(request),
-        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      })
-      set.status = 500
-      return { detail: 'Internal server error' }
+      // A Response, not an object: the html plugin's response mapping would otherwise empty bodies of errors raised before routing.
+      const body = failure.problems ? { detail: failure.detail, errors: failure.problems } : { detail: failure.detail }
+      return Response.json(body, { status: failure.status })
     })
-    // autoDetect's global mapResponse hook empties JSON error bodies raised before routing; pages call html() explicitly.
-    .use(html({ autoDetect: false, contentType: 'text/html; charset=utf-8' }))
+    // Routes return JSX (and set.status); the plugin sends it as HTML.
+    .use(html({ contentType: 'text/html; charset=utf-8' }))
     .use(apiAuth(auth, createRateLimiter(config.rateLimitPerMinute, clock)))
     .get(
       '/healthz',
@@ -93,11 +97,12 @@ export function createApp(options: AppOptions) {
         }),
       },
     )
-    .get('/', ({ html }) => html(<HomePage version={VERSION} />))
-    .get(STYLESHEET_PATH, ({ set }) => {
+    .get('/', () => <HomePage version={VERSION} />)
+    .get(STYLESHEET.path, ({ set }) => {
       set.headers['content-type'] = 'text/css; charset=utf-8'
-      set.headers['cache-control'] = 'public, max-age=86400'
-      return stylesheet
+      // The path names the content: it never changes under this URL.
+      set.headers['cache-control'] = 'public, max-age=31536000, immutable'
+      return STYLESHEET.body
     })
     .use(formRoutes(forms, baseUrl))
     .use(responseRoutes(responses))
@@ -117,3 +122,35 @@ export function createApp(options: AppOptions) {
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * A person's browser, not a program: the form page, form posts, and anything
+ * outside the API that asks for HTML. Everything else gets JSON errors.
+ */
+function wantsPage(request: Request): boolean {
+  const path = new URL(request.url).pathname
+  const contentType = request.headers.get('content-type')
+  if (path.startsWith('/api/') || isJsonContentType(contentType)) return false
+  if (path.startsWith('/f/') && (request.method === 'GET' || isFormContentType(contentType))) return true
+  return (request.headers.get('accept') ?? '').includes('text/html')
+}
+
+function pageKind(status: number): StatusKind {
+  switch (status) {
+    case 403:
+      return 'cross-site'
+    case 404:
+      return 'not-found'
+    case 409:
+      return 'answered'
+    case 413:
+      return 'too-large'
+    case 429:
+      return 'rate-limited'
+    case 400:
+    case 415:
+      return 'unreadable'
+    default:
+      return 'error'
+  }
+}

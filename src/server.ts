@@ -11,7 +11,7 @@ import { VERSION } from './version.ts'
 /** Long-polls hold a request up to 60 s; Bun would cut an idle connection after 10. */
 const IDLE_TIMEOUT_SECONDS = 75
 /** Bodies are bounded per route as they are read (413 with a JSON body); this only stops absurd uploads. */
-const MAX_REQUEST_BODY_BYTES = 64 * 1024 * 1024
+const MAX_REQUEST_BODY_BYTES = 512 * 1024 * 1024
 /** Longest a graceful stop waits for requests in flight before closing them. */
 const SHUTDOWN_GRACE_MS = 10_000
 

@@ -71,15 +71,17 @@ describe('headers', () => {
     hasSecurityHeaders(home.headers)
   })
 
-  test('the home page is plain HTML without scripts; its stylesheet is served and cacheable', async () => {
+  test('the home page is plain HTML without scripts; its stylesheet, named by its content, is cached for good', async () => {
     const home = await send(t.app, 'GET', '/')
     expect(home.status).toBe(200)
     expect(home.text.startsWith('<!doctype html>')).toBe(true)
     expect(home.text).not.toContain('<script')
-    const css = await send(t.app, 'GET', '/assets/style.css')
+    const href = /<link rel="stylesheet" href="([^"]+)"/.exec(home.text)?.[1]
+    expect(href).toMatch(/^\/assets\/style-[0-9a-z]+\.css$/)
+    const css = await send(t.app, 'GET', href!)
     expect(css.status).toBe(200)
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8')
-    expect(css.headers.get('cache-control')).toBe('public, max-age=86400')
+    expect(css.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
     expect(css.text).toContain('prefers-color-scheme: dark')
   })
 

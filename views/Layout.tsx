@@ -1,7 +1,6 @@
 /** @jsxImportSource @kitajs/html */
 import type { PropsWithChildren } from '@kitajs/html'
-
-export const STYLESHEET_PATH = '/assets/style.css'
+import { STYLESHEET } from './assets.ts'
 
 /** The frame of every page intake renders: no scripts, one stylesheet served by the app. */
 export function Layout({ title, children }: PropsWithChildren<{ title: string }>) {
@@ -13,8 +12,9 @@ export function Layout({ title, children }: PropsWithChildren<{ title: string }>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="robots" content="noindex, nofollow" />
+          <meta name="color-scheme" content="light dark" />
           <title safe>{title}</title>
-          <link rel="stylesheet" href={STYLESHEET_PATH} />
+          <link rel="stylesheet" href={STYLESHEET.path} />
         </head>
         <body>
           <main>{children}</main>

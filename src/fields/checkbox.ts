@@ -26,4 +26,5 @@ export const checkbox: FieldType<CheckboxConfig> = {
     if (required && !ticked) return rejected('This box must be ticked')
     return answer(ticked)
   },
+  control: () => ({ kind: 'checkbox', attributes: {} }),
 }

@@ -38,4 +38,12 @@ export const date: FieldType<DateConfig> = {
     if (config.max !== undefined && value > config.max) return rejected(`Must be on or before ${config.max}`)
     return answer(value)
   },
+  control: (config) => ({ kind: 'input', attributes: { type: 'date', min: config.min, max: config.max } }),
+  // Browsers without a date picker show a plain text box: say which format to type.
+  note(config) {
+    if (config.min !== undefined && config.max !== undefined) return `A date from ${config.min} to ${config.max} (YYYY-MM-DD).`
+    if (config.min !== undefined) return `A date on or after ${config.min} (YYYY-MM-DD).`
+    if (config.max !== undefined) return `A date on or before ${config.max} (YYYY-MM-DD).`
+    return 'A date, written YYYY-MM-DD.'
+  },
 }

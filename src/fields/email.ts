@@ -34,4 +34,8 @@ export const email: FieldType<EmailConfig> = {
     if (!EMAIL.test(value)) return rejected('Enter an email address such as name@example.com')
     return answer(value)
   },
+  control: (config) => ({
+    kind: 'input',
+    attributes: { type: 'email', maxlength: EMAIL_MAX_LENGTH, placeholder: config.placeholder, autocomplete: 'email', spellcheck: 'false' },
+  }),
 }

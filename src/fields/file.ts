@@ -1,9 +1,11 @@
 import { Type } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
-import { EMPTY, isBlank, rejected, type FieldType } from './types.ts'
+import { EMPTY, Upload, isBlank, rejected, type FieldType } from './types.ts'
 
 export const FILE_DEFAULT_MAX_SIZE = 10 * 1024 * 1024
 export const FILE_LIMIT_MAX_SIZE = 25 * 1024 * 1024
+/** All of one form's files together: what one submission may make the server hold in memory. */
+export const FORM_FILES_MAX_SIZE = 100 * 1024 * 1024
 
 interface FileConfig {
   accept?: string
@@ -40,9 +42,65 @@ export const file: FieldType<FileConfig> = {
     }
     return problems
   },
-  parse(input) {
-    if (isBlank(input)) return EMPTY
+  parse(input, config) {
+    // A browser sends an empty, nameless part when no file was chosen.
+    if (isBlank(input) || (input instanceof Upload && input.name === '' && input.bytes.byteLength === 0)) return EMPTY
     // A JSON body cannot carry a file; the page uploads with multipart/form-data.
-    return rejected('A file must be uploaded with multipart/form-data')
+    if (!(input instanceof Upload)) return rejected('A file must be uploaded with multipart/form-data')
+    const maxSize = config.max_size ?? FILE_DEFAULT_MAX_SIZE
+    if (input.bytes.byteLength > maxSize) return rejected(`The file must be at most ${formatSize(maxSize)}`)
+    if (config.accept !== undefined && !accepts(config.accept, input)) {
+      return rejected(`The file must be ${describeAccept(config.accept).replace(/^An? /, (a) => a.toLowerCase())}`)
+    }
+    return { kind: 'upload', upload: input }
   },
+  control: (config) => ({ kind: 'input', attributes: { type: 'file', accept: config.accept } }),
+  // The file and its part's headers (name, type).
+  maxSubmittedBytes: (config) => (config.max_size ?? FILE_DEFAULT_MAX_SIZE) + 4096,
+  note(config) {
+    const size = `Up to ${formatSize(config.max_size ?? FILE_DEFAULT_MAX_SIZE)}.`
+    return config.accept === undefined ? size : `${describeAccept(config.accept)}, up to ${formatSize(config.max_size ?? FILE_DEFAULT_MAX_SIZE)}.`
+  },
+}
+
+/**
+ * As a browser applies the accept attribute: the file matches when any token
+ * does, an extension token by the file name, a type token by the declared type.
+ */
+export function accepts(accept: string, upload: Upload): boolean {
+  const name = upload.name.toLowerCase()
+  const type = upload.type.toLowerCase()
+  return acceptTokens(accept).some((token) => {
+    const wanted = token.toLowerCase()
+    if (wanted.startsWith('.')) return name.endsWith(wanted)
+    if (wanted.endsWith('/*')) return type.startsWith(wanted.slice(0, -1))
+    return type === wanted
+  })
+}
+
+const KINDS: Record<string, string> = { 'image/*': 'an image', 'audio/*': 'an audio file', 'video/*': 'a video', 'text/*': 'a text file' }
+
+/** "image/*,.pdf" -> "An image or PDF": the accept list as a person reads it. */
+export function describeAccept(accept: string): string {
+  const names = [...new Set(acceptTokens(accept).map((token) => {
+    const lower = token.toLowerCase()
+    if (KINDS[lower]) return KINDS[lower]
+    if (lower.startsWith('.')) return lower.slice(1).toUpperCase()
+    return (lower.split('/')[1] ?? lower).replace(/^(?:x-|vnd\.)/, '').toUpperCase()
+  }))]
+  const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`
+  return list.charAt(0).toUpperCase() + list.slice(1)
+}
+
+/** 10485760 -> "10 MB", 1536 -> "1.5 KB": sizes in the units people read. */
+export function formatSize(bytes: number): string {
+  const units = ['bytes', 'KB', 'MB']
+  let value = bytes
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  const shown = Number.isInteger(value) ? String(value) : value.toFixed(1).replace(/\.0$/, '')
+  return unit === 0 ? `${bytes} byte${bytes === 1 ? '' : 's'}` : `${shown} ${units[unit]}`
 }

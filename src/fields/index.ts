@@ -43,6 +43,11 @@ export const FieldInput = Type.Union(Object.values(fieldTypes).map(fieldSchema),
   discriminator: { propertyName: 'type' },
 })
 
+/** What a form post answering these fields can weigh at most, with room for the encoding around it. */
+export function submissionBodyLimit(fields: FieldDefinition[]): number {
+  return fields.reduce((total, field) => total + (fieldTypes[field.type]!.maxSubmittedBytes?.(field.config ?? {}) ?? 4096), 64 * 1024)
+}
+
 /**
  * Rules of a field's config beyond its schema, including that `default` is
  * itself a valid answer. Paths are relative to the field.

@@ -43,6 +43,24 @@ export const number: FieldType<NumberConfig> = {
     // -0 would serialise as 0 anyway; keep answers canonical.
     return answer(value === 0 ? 0 : value)
   },
+  control: (config) => ({
+    kind: 'input',
+    attributes: {
+      type: 'number',
+      min: config.min,
+      max: config.max,
+      // Without a step the browser would allow whole numbers only.
+      step: config.step ?? 'any',
+      placeholder: config.placeholder,
+      inputmode: 'decimal',
+    },
+  }),
+  note(config) {
+    if (config.min !== undefined && config.max !== undefined) return `A number from ${config.min} to ${config.max}.`
+    if (config.min !== undefined) return `A number of at least ${config.min}.`
+    if (config.max !== undefined) return `A number of at most ${config.max}.`
+    return undefined
+  },
 }
 
 function onStep(value: number, base: number, step: number): boolean {

@@ -48,4 +48,10 @@ export const select: FieldType<SelectConfig> = {
     if (!config.options.some((option) => optionValue(option) === input)) return rejected('Choose one of the options')
     return answer(input)
   },
+  control: (config) => ({
+    kind: 'select',
+    attributes: {},
+    options: config.options.map((option) => ({ value: optionValue(option), label: optionLabel(option) })),
+    placeholder: config.placeholder ?? 'Choose an option',
+  }),
 }

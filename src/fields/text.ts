@@ -53,7 +53,28 @@ export const text: FieldType<TextConfig> = {
     if (/[\r\n]/.test(input)) return rejected('Must be a single line')
     return checkLength(input, config.min_length, config.max_length ?? 1000) ?? matchPattern(input, config.pattern) ?? answer(input)
   },
+  control: (config) => ({
+    kind: 'input',
+    attributes: {
+      type: 'text',
+      maxlength: config.max_length ?? 1000,
+      minlength: config.min_length,
+      pattern: config.pattern,
+      placeholder: config.placeholder,
+    },
+  }),
+  note: (config) => lengthNote(config.min_length),
+  maxSubmittedBytes: (config) => encodedTextBytes(config.max_length ?? 1000),
 }
+
+/**
+ * Worst case for `maxLength` UTF-16 units in a form post: 3 UTF-8 bytes per
+ * unit, each percent-encoded to 3 characters.
+ */
+export const encodedTextBytes = (maxLength: number) => maxLength * 9
+
+export const lengthNote = (minLength: number | undefined) =>
+  minLength ? `At least ${minLength} characters.` : undefined
 
 export function checkLength(value: string, minLength: number | undefined, maxLength: number) {
   if (minLength !== undefined && value.length < minLength) return rejected(`Must be at least ${minLength} characters`)

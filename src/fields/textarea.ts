@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
 import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
 import { Placeholder } from './shared.ts'
-import { checkLength } from './text.ts'
+import { checkLength, encodedTextBytes, lengthNote } from './text.ts'
 
 export const TEXTAREA_MAX_LENGTH = 100_000
 
@@ -41,4 +41,16 @@ export const textarea: FieldType<TextareaConfig> = {
     const value = input.replace(/\r\n?/g, '\n')
     return checkLength(value, config.min_length, config.max_length ?? 10_000) ?? answer(value)
   },
+  control: (config) => ({
+    kind: 'textarea',
+    attributes: {
+      rows: config.rows ?? 4,
+      maxlength: config.max_length ?? 10_000,
+      minlength: config.min_length,
+      placeholder: config.placeholder,
+    },
+  }),
+  note: (config) => lengthNote(config.min_length),
+  // Line breaks arrive as CRLF: two characters where the length counts one.
+  maxSubmittedBytes: (config) => encodedTextBytes((config.max_length ?? 10_000) * 2),
 }

@@ -4,9 +4,20 @@ import type { Problem } from '../lib/errors.ts'
 /** A value a response's `data` holds. */
 export type AnswerValue = string | number | boolean
 
+/** A file the person uploaded, read into memory (its size is bounded before reading). */
+export class Upload {
+  constructor(
+    readonly name: string,
+    /** The type the browser declared; '' when it declared none. */
+    readonly type: string,
+    readonly bytes: Uint8Array,
+  ) {}
+}
+
 /** What one submitted value turned out to be. */
 export type Parsed =
   | { kind: 'value'; value: AnswerValue }
+  | { kind: 'upload'; upload: Upload }
   | { kind: 'empty' }
   | { kind: 'invalid'; message: string }
 
@@ -24,10 +35,20 @@ export interface FieldDefinition {
   config?: Record<string, unknown>
 }
 
+/** Attributes of a native control; undefined and false ones are left out. */
+export type ControlAttributes = Record<string, string | number | boolean | undefined>
+
+/** How the page shows a field: which native control, with which attributes. */
+export type Control =
+  | { kind: 'input'; attributes: ControlAttributes & { type: string } }
+  | { kind: 'textarea'; attributes: ControlAttributes }
+  | { kind: 'select'; attributes: ControlAttributes; options: Array<{ value: string; label: string }>; placeholder: string }
+  | { kind: 'checkbox'; attributes: ControlAttributes }
+
 /**
  * One field type: the single place that knows its config keys, the rules
- * between them, and how a submitted value becomes an answer. A new type is one
- * new file registered in `index.ts`.
+ * between them, the control the page shows, and how a submitted value becomes
+ * an answer. A new type is one new file registered in `index.ts`.
  */
 export interface FieldType<Config = any> {
   name: string
@@ -41,6 +62,12 @@ export interface FieldType<Config = any> {
    * caller decides whether that is allowed.
    */
   parse(input: unknown, config: Config, required: boolean): Parsed
+  /** The native control for this config. The browser's checks are a convenience; `parse` decides. */
+  control(config: Config): Control
+  /** A line under the description that states the limits a person must meet, if any. */
+  note?(config: Config): string | undefined
+  /** The most bytes a valid answer can take in a form post; 4 KiB when not given. */
+  maxSubmittedBytes?(config: Config): number
 }
 
 /** Absent, null or only whitespace: the person gave no answer. */

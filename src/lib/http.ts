@@ -74,3 +74,30 @@ export function clientAddress(request: Request, peer: string | undefined, trustP
 
 /** `::ffff:192.0.2.1` is how a dual-stack socket reports an IPv4 peer. */
 const unmapIpv4 = (address: string) => address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1')
+
+export const isFormContentType = (contentType: string | null) =>
+  contentType !== null && /^(?:application\/x-www-form-urlencoded|multipart\/form-data)\s*(?:;|$)/i.test(contentType)
+
+/**
+ * A form post (urlencoded or multipart) of at most `limit` bytes, as its
+ * entries in order. Anything that does not parse is a 400.
+ */
+export async function readFormEntries(request: Request, limit: number): Promise<Array<[string, string | Blob]>> {
+  const bytes = await readBody(request, limit)
+  try {
+    const form = await new Response(bytes, { headers: { 'content-type': request.headers.get('content-type')! } }).formData()
+    return [...form.entries()]
+  } catch {
+    throw new HttpError(400, 'The form data could not be read')
+  }
+}
+
+/**
+ * Content-Disposition for a download: always an attachment (never shown
+ * inline), with an ASCII name for old clients and the exact name (RFC 5987).
+ */
+export function attachmentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`
+}

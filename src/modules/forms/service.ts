@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto'
+import { FILE_DEFAULT_MAX_SIZE, FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
 import { checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
 import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
@@ -177,6 +178,12 @@ function definitionProblems(body: CreateFormBody): Problem[] {
       problems.push({ path: `/fields/${index}${problem.path}`, message: problem.message })
     }
   })
+  const fileSizes = (body.fields as FieldDefinition[])
+    .filter((field) => field.type === 'file')
+    .reduce((total, field) => total + ((field.config?.max_size as number | undefined) ?? FILE_DEFAULT_MAX_SIZE), 0)
+  if (fileSizes > FORM_FILES_MAX_SIZE) {
+    problems.push({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)` })
+  }
   if (body.callback_url != null && !isHttpUrl(body.callback_url)) {
     problems.push({ path: '/callback_url', message: 'Expected an absolute http or https URL' })
   }

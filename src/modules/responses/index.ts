@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
+import { attachmentDisposition } from '../../lib/http.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import { principalOf } from '../auth/index.ts'
 import { ResponseObject } from './model.ts'
@@ -26,4 +27,27 @@ export function responseRoutes(responses: ResponseService) {
         errors: [404],
       }),
     })
+    .get(
+      '/:responseId/files/:key',
+      ({ request, params }) => {
+        const file = responses.file(principalOf(request), params.id, params.responseId, params.key)
+        return new Response(file.content, {
+          headers: {
+            'content-type': file.content_type,
+            'content-disposition': attachmentDisposition(file.name),
+          },
+        })
+      },
+      {
+        detail: apiDoc({
+          tag: 'Responses',
+          summary: 'Download an uploaded file',
+          description:
+            'The bytes of a file field\'s upload, with the type the browser declared and Content-Disposition: attachment. A file field\'s value in `data` is this URL.',
+          params: { id: 'Form id', responseId: 'Response id', key: 'The file field\'s key' },
+          responses: { 200: 'The file (its original Content-Type)' },
+          errors: [404],
+        }),
+      },
+    )
 }

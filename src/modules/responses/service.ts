@@ -1,10 +1,10 @@
-import { responseNotFound } from '../../lib/errors.ts'
+import { HttpError, responseNotFound } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { ResponseObject } from './model.ts'
-import type { ResponseRow, ResponseStore } from './store.ts'
+import type { ResponseRow, ResponseStore, StoredFile } from './store.ts'
 
 export const toResponseObject = (row: ResponseRow): ResponseObject => ({
   id: row.id,
@@ -29,6 +29,16 @@ export function createResponseService(store: ResponseStore, forms: FormService) 
       const row = id && store.find(form.id, id)
       if (!row) throw responseNotFound()
       return toResponseObject(row)
+    },
+
+    /** A file the person uploaded with the response, by its field key. */
+    file(principal: Principal, formId: string, responseId: string, key: string): StoredFile {
+      const form = forms.ownForm(principal, formId)
+      const id = canonicalUlid(responseId)
+      if (!id || !store.find(form.id, id)) throw responseNotFound()
+      const file = store.file(form.id, id, key)
+      if (!file) throw new HttpError(404, 'File not found')
+      return file
     },
   }
 }

@@ -10,6 +10,12 @@ export interface ResponseRow {
   context: string | null
 }
 
+export interface StoredFile {
+  name: string
+  content_type: string
+  content: Uint8Array
+}
+
 /** The SQL of reading responses (they are written by the submission store). */
 export function createResponseStore(db: Database) {
   // A form with a response is completed, a final state: its context is never removed.
@@ -21,9 +27,14 @@ export function createResponseStore(db: Database) {
   const byId = db.query<ResponseRow, [string, string]>(
     `SELECT ${columns} FROM responses r JOIN forms f ON f.id = r.form_id WHERE r.form_id = ? AND r.id = ?`,
   )
+  const file = db.query<StoredFile, [string, string, string]>(
+    `SELECT f.name, f.content_type, f.content FROM response_files f JOIN responses r ON r.id = f.response_id
+      WHERE r.form_id = ? AND r.id = ? AND f.field_key = ?`,
+  )
   return {
     listForForm: (formId: string) => forForm.all(formId),
     find: (formId: string, responseId: string) => byId.get(formId, responseId) ?? undefined,
+    file: (formId: string, responseId: string, key: string) => file.get(formId, responseId, key) ?? undefined,
   }
 }
 

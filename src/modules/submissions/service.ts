@@ -1,11 +1,12 @@
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
+import type { Upload } from '../../fields/types.ts'
 import { HttpError, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { FormRow, FormStore } from '../forms/store.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
-import type { SubmissionStore } from './store.ts'
+import type { NewFile, SubmissionStore } from './store.ts'
 
 export interface Submitter {
   ip: string | null
@@ -32,35 +33,43 @@ export function closedFormError(form: Pick<FormRow, 'status'>): HttpError | unde
   }
 }
 
+export interface ParsedAnswers {
+  data: Record<string, AnswerValue>
+  /** Files to store with the response; `data` gets each one's download URL. */
+  uploads: Array<{ key: string; upload: Upload }>
+  problems: Problem[]
+}
+
 /**
  * Turns submitted values into a response's `data`, field by field through the
  * field-type registry. Problems are keyed by JSON Pointer to the field key.
  */
-export function parseAnswers(
-  fields: FieldDefinition[],
-  values: Record<string, unknown>,
-): { data: Record<string, AnswerValue>; problems: Problem[] } {
-  const data: Record<string, AnswerValue> = {}
-  const problems: Problem[] = []
+export function parseAnswers(fields: FieldDefinition[], values: Record<string, unknown>): ParsedAnswers {
+  const answers: ParsedAnswers = { data: {}, uploads: [], problems: [] }
   for (const field of fields) {
     const required = field.required ?? false
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
     const parsed = fieldTypes[field.type]!.parse(input, field.config ?? {}, required)
     const path = `/${pointerSegment(field.key)}`
-    if (parsed.kind === 'invalid') problems.push({ path, message: parsed.message })
-    else if (parsed.kind === 'value') data[field.key] = parsed.value
-    else if (required) problems.push({ path, message: 'This field is required' })
+    if (parsed.kind === 'invalid') answers.problems.push({ path, message: parsed.message })
+    else if (parsed.kind === 'value') answers.data[field.key] = parsed.value
+    else if (parsed.kind === 'upload') answers.uploads.push({ key: field.key, upload: parsed.upload })
+    else if (required) answers.problems.push({ path, message: 'This field is required' })
   }
   const known = new Set(fields.map((field) => field.key))
   for (const key of Object.keys(values)) {
-    if (!known.has(key)) problems.push({ path: `/${pointerSegment(key)}`, message: 'Unknown field' })
+    if (!known.has(key)) answers.problems.push({ path: `/${pointerSegment(key)}`, message: 'Unknown field' })
   }
-  return { data, problems }
+  return answers
 }
 
+/** Where the owner downloads a response's file (with their key). */
+export const fileUrl = (baseUrl: string, formId: string, responseId: string, key: string) =>
+  `${baseUrl}/api/v1/forms/${formId}/responses/${responseId}/files/${encodeURIComponent(key)}`
+
 /** The one way a human's answer is recorded, for the HTML page and the JSON path alike. */
-export function createSubmissionService(forms: FormStore, store: SubmissionStore, clock: Clock) {
+export function createSubmissionService(forms: FormStore, store: SubmissionStore, clock: Clock, baseUrl: () => string) {
   /** The form behind a public link, in any state; 404 when there is none. */
   function publicForm(formId: string): FormRow {
     const id = canonicalUlid(formId)
@@ -72,19 +81,39 @@ export function createSubmissionService(forms: FormStore, store: SubmissionStore
   return {
     publicForm,
 
+    /**
+     * Records the one response to a form. `values` maps field keys to JSON
+     * values, the strings a browser sent, or uploads. Throws 404, 409, 410 or
+     * 422 (with a problem per field) as an HttpError.
+     */
     submit(formId: string, values: unknown, submitter: Submitter): RecordedSubmission {
       const form = publicForm(formId)
       const closed = closedFormError(form)
       if (closed) throw closed
       if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values' }])
-      const { data, problems } = parseAnswers(JSON.parse(form.fields), values)
+      const fields = JSON.parse(form.fields) as FieldDefinition[]
+      const { data, uploads, problems } = parseAnswers(fields, values)
       if (problems.length > 0) throw invalid(problems)
 
       const submittedAt = clock()
+      const responseId = newId()
+      const files: NewFile[] = uploads.map(({ key, upload }) => {
+        data[key] = fileUrl(baseUrl(), form.id, responseId, key)
+        return {
+          response_id: responseId,
+          field_key: key,
+          name: safeFileName(upload.name),
+          content_type: safeContentType(upload.type),
+          size: upload.bytes.byteLength,
+          content: upload.bytes,
+        }
+      })
+      // Answers in the order of the form's fields, whatever order the files were read in.
+      const ordered = Object.fromEntries(fields.flatMap((f) => (Object.hasOwn(data, f.key) ? [[f.key, data[f.key]!]] : [])))
       const response = {
-        id: newId(),
+        id: responseId,
         form_id: form.id,
-        data: JSON.stringify(data),
+        data: JSON.stringify(ordered),
         ip: submitter.ip,
         user_agent: submitter.userAgent,
         submitted_at: submittedAt,
@@ -92,28 +121,39 @@ export function createSubmissionService(forms: FormStore, store: SubmissionStore
       const delivery = form.callback_url === null ? undefined : {
         id: newId(),
         form_id: form.id,
-        response_id: response.id,
+        response_id: responseId,
         event: FORM_COMPLETED,
         url: form.callback_url,
         payload: completedEventBody({
           formId: form.id,
           formTitle: form.title,
-          responseId: response.id,
+          responseId,
           submittedAt,
-          data,
+          data: ordered,
           metadata: { ip: submitter.ip, user_agent: submitter.userAgent },
           callbackMetadataJson: form.callback_metadata,
           contextJson: form.context,
         }),
         created_at: submittedAt,
       }
-      if (!store.record(response, delivery)) {
+      if (!store.record(response, files, delivery)) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(publicForm(form.id)) ?? conflict('This form has already been submitted')
       }
-      return { id: response.id, formId: form.id, submittedAt }
+      return { id: responseId, formId: form.id, submittedAt }
     },
   }
 }
 
 export type SubmissionService = ReturnType<typeof createSubmissionService>
+
+/** The last path segment of a browser-sent file name, without control characters; never empty. */
+function safeFileName(name: string): string {
+  const base = name.split(/[\\/]/).at(-1)!.replace(/[\u0000-\u001f\u007f]/g, '').trim()
+  return base.slice(0, 255) || 'upload'
+}
+
+/** The declared media type when it is one, else the generic binary type. */
+function safeContentType(type: string): string {
+  return /^[\w.+-]+\/[\w.+-]+$/.test(type) ? type.toLowerCase() : 'application/octet-stream'
+}

@@ -5,9 +5,18 @@ import type { DeliveryStore, NewDelivery } from '../webhooks/store.ts'
 /** A response row as written; its context is the form's. */
 export type NewResponse = Omit<ResponseRow, 'context'>
 
+export type NewFile = {
+  response_id: string
+  field_key: string
+  name: string
+  content_type: string
+  size: number
+  content: Uint8Array
+}
+
 /**
- * The SQL of recording a submission: the response, the form's move to
- * `completed` and the webhook delivery commit together or not at all.
+ * The SQL of recording a submission: the response with its files, the form's
+ * move to `completed` and the webhook delivery commit together or not at all.
  */
 export function createSubmissionStore(db: Database, deliveries: DeliveryStore) {
   // Only an active, unexpired form moves: the first submission to commit wins.
@@ -19,13 +28,18 @@ export function createSubmissionStore(db: Database, deliveries: DeliveryStore) {
     `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at)
      VALUES ($id, $form_id, $data, $ip, $user_agent, $submitted_at)`,
   )
+  const insertFile = db.query<never, NewFile>(
+    `INSERT INTO response_files (response_id, field_key, name, content_type, size, content)
+     VALUES ($response_id, $field_key, $name, $content_type, $size, $content)`,
+  )
   return {
     /** False when the form was no longer accepting a response; nothing is written then. */
-    record(response: NewResponse, delivery: NewDelivery | undefined): boolean {
+    record(response: NewResponse, files: NewFile[], delivery: NewDelivery | undefined): boolean {
       return db
         .transaction(() => {
           if (complete.run({ id: response.form_id, now: response.submitted_at }).changes !== 1) return false
           insertResponse.run(response)
+          for (const file of files) insertFile.run(file)
           if (delivery) deliveries.enqueue(delivery)
           return true
         })

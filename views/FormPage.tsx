@@ -1,0 +1,83 @@
+/** @jsxImportSource @kitajs/html */
+import type { FieldDefinition } from '../src/fields/types.ts'
+import type { Problem } from '../src/lib/errors.ts'
+import { attr } from './attributes.ts'
+import { Field, controlId } from './Field.tsx'
+import { Layout } from './Layout.tsx'
+
+export interface FormView {
+  id: string
+  title: string
+  description: string | null
+  fields: FieldDefinition[]
+}
+
+export interface FormPageProps {
+  form: FormView
+  /** What the person sent, by field key (files excepted); absent on a first visit, when defaults show. */
+  submitted?: Record<string, string>
+  problems?: Problem[]
+}
+
+/** A field's key from a problem's JSON Pointer (`/email` -> `email`). */
+const keyOf = (path: string) => path.slice(1).replaceAll('~1', '/').replaceAll('~0', '~')
+
+/** The form, ready for its one answer; after a refused try, with every problem and the person's input. */
+export function FormPage({ form, submitted, problems = [] }: FormPageProps) {
+  const fieldErrors = new Map(problems.map((p) => [keyOf(p.path), p.message]))
+  const labels = new Map(form.fields.map((f) => [f.key, f.label]))
+  const anyRequired = form.fields.some((f) => f.required)
+  const hasFile = form.fields.some((f) => f.type === 'file')
+  return (
+    <Layout title={problems.length > 0 ? `Error: ${form.title}` : form.title}>
+      {problems.length > 0 ? (
+        <div class="error-summary" role="alert" aria-labelledby="error-summary-title">
+          <h2 id="error-summary-title" safe>There {problems.length === 1 ? 'is a problem' : `are ${problems.length} problems`}</h2>
+          <ul>
+            {problems.map((problem) => {
+              const key = keyOf(problem.path)
+              return labels.has(key) ? (
+                <li>
+                  <a href={`#${controlId(key)}`} safe>
+                    {`${labels.get(key)}: ${problem.message}`}
+                  </a>
+                </li>
+              ) : (
+                <li safe>{problem.message}</li>
+              )
+            })}
+          </ul>
+        </div>
+      ) : (
+        ''
+      )}
+      <h1 safe>{form.title}</h1>
+      {form.description ? <p class="description" safe>{form.description}</p> : ''}
+      {anyRequired ? <p class="required-note">Fields marked (required) must be filled in.</p> : ''}
+      <form
+        method="post"
+        action={`/f/${attr(form.id)}`}
+        enctype={hasFile ? 'multipart/form-data' : undefined}
+        accept-charset="utf-8"
+      >
+        {form.fields.map((field) => (
+          <Field
+            field={field}
+            value={submitted ? submitted[field.key] : defaultText(field)}
+            error={fieldErrors.get(field.key)}
+          />
+        ))}
+        <div class="actions">
+          <button type="submit">Send answer</button>
+        </div>
+      </form>
+      <p class="footer">Your answer goes to whoever sent you this link. A form takes one answer.</p>
+    </Layout>
+  )
+}
+
+/** The configured default as the text a control shows ("true" ticks a checkbox). */
+function defaultText(field: FieldDefinition): string | undefined {
+  const value = field.config?.default
+  return value === undefined || value === false ? undefined : String(value)
+}
