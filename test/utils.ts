@@ -104,7 +104,11 @@ export interface TestResponse<T = any> {
 
 type Handler = { handle(request: Request): Promise<Response> }
 
-/** Sends one request through the app. A body that is not a string is sent as JSON. */
+/**
+ * Sends one request through the app. FormData and URLSearchParams bodies go as
+ * a browser sends them (multipart, urlencoded); strings as they are; anything
+ * else as JSON.
+ */
 export async function send(
   app: Handler,
   method: string,
@@ -113,8 +117,10 @@ export async function send(
 ): Promise<TestResponse> {
   const headers: Record<string, string> = { ...options.headers }
   if (options.key) headers.authorization ??= `Bearer ${options.key}`
-  let body: string | undefined
-  if (options.body !== undefined) {
+  let body: string | FormData | URLSearchParams | undefined
+  if (options.body instanceof FormData || options.body instanceof URLSearchParams) {
+    body = options.body
+  } else if (options.body !== undefined) {
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
     headers['content-type'] ??= 'application/json'
   }
@@ -149,6 +155,18 @@ export function apiClient(app: Handler, key: string) {
 /** What a human (or a custom front end) sends: POST /f/<id> with a JSON object. */
 export const submit = (app: Handler, formId: string, data: unknown, headers: Record<string, string> = {}) =>
   send(app, 'POST', `/f/${formId}`, { body: data, headers })
+
+/** What the page sends: a form post of field key to text (urlencoded, or multipart when given FormData). */
+export const postForm = (
+  app: Handler,
+  formId: string,
+  fields: Record<string, string> | Array<[string, string]> | FormData,
+  headers: Record<string, string> = {},
+) => send(app, 'POST', `/f/${formId}`, { body: fields instanceof FormData ? fields : new URLSearchParams(fields), headers })
+
+/** The page a person opens: GET /f/<id>. */
+export const openPage = (app: Handler, formId: string, headers: Record<string, string> = {}) =>
+  send(app, 'GET', `/f/${formId}`, { headers })
 
 /** A minimal valid create body. */
 export function validForm(overrides: Record<string, unknown> = {}) {
