@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { answer, rejected, type FieldType } from './types.ts'
+import { answer, isBlank, rejected, type FieldType } from './types.ts'
 
 interface CheckboxConfig {
   default?: boolean
@@ -18,7 +18,8 @@ export const checkbox: FieldType<CheckboxConfig> = {
   checkConfig: () => [],
   parse(input, _config, required) {
     let ticked: boolean
-    if (input === undefined || input === null) ticked = false
+    // No value at all is how a browser sends an unticked box; a blank one means the same.
+    if (isBlank(input)) ticked = false
     else if (typeof input === 'boolean') ticked = input
     else if (typeof input === 'string' && TICKED.has(input.toLowerCase())) ticked = true
     else if (typeof input === 'string' && UNTICKED.has(input.toLowerCase())) ticked = false

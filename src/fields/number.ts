@@ -65,6 +65,8 @@ export const number: FieldType<NumberConfig> = {
 
 function onStep(value: number, base: number, step: number): boolean {
   const steps = (value - base) / step
-  // Decimal steps such as 0.1 do not divide exactly in binary floating point.
-  return Math.abs(steps - Math.round(steps)) <= 1e-9 * Math.max(1, Math.abs(steps))
+  // Decimal steps such as 0.1 do not divide exactly in binary floating point:
+  // allow the rounding error of numbers this size (a few ulps, in steps), never half a step.
+  const roundingError = (Math.max(Math.abs(value), Math.abs(base), step) * 2 ** -40) / step
+  return Math.abs(steps - Math.round(steps)) <= roundingError
 }

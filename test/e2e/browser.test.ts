@@ -1,0 +1,797 @@
+/**
+ * The human's page in a real browser: the built executable (dist/intake), run
+ * from a temp dir, driven by Debian's Chromium through playwright-core.
+ *
+ * - every field type filled by keyboard alone, the answer read back over the API
+ * - a refused answer (422): summary, errors tied to fields, every value kept
+ * - a file with random bytes and a non-ASCII name, downloaded back byte-identical
+ * - axe-core (WCAG 2.0/2.1/2.2 A and AA) on every page a person can see, light and dark
+ * - no scripts, the stylesheet applies, focus is visible
+ *
+ * Nothing leaves 127.0.0.1: every request a page makes is recorded, and any to
+ * another address fails the run.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
+import { PROJECT_ROOT, killAllChildren, request, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
+
+// These run inside the page (page.evaluate); the test's own tsconfig has no DOM lib.
+declare const document: any
+declare const axe: any
+declare function getComputedStyle(element: unknown): any
+declare function matchMedia(query: string): { matches: boolean }
+
+const STEP_TIMEOUT = 30_000
+const LAUNCH_TIMEOUT = 60_000
+const CHROMIUM = '/usr/bin/chromium'
+const AXE_SOURCE = readFileSync(join(PROJECT_ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
+const SCHEMES = ['light', 'dark'] as const
+type Scheme = (typeof SCHEMES)[number]
+
+const intake = useBuiltBinary('intake-browser-')
+let server: RunningIntake
+let key: string
+let browser: Browser | undefined
+/** Every request a page made to anything but the intake server under test. */
+const foreignRequests: string[] = []
+
+beforeAll(async () => {
+  server = await startIntake(intake.path, { cwd: intake.tempDir(), env: { SERVICE_PUBLIC_RATE_LIMIT: '0' } })
+  if (!server.apiKey) throw new Error(`intake printed no "API key:" line\n${server.stdout()}`)
+  key = server.apiKey
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    timeout: LAUNCH_TIMEOUT,
+  })
+}, LAUNCH_TIMEOUT)
+
+afterAll(async () => {
+  try {
+    await closeBrowser()
+  } finally {
+    await killAllChildren()
+  }
+}, STEP_TIMEOUT)
+
+/** Closes Chromium; if that hangs or fails, SIGKILLs the Chromium processes this test process started (by pid). */
+async function closeBrowser() {
+  const closing = browser?.close().catch(() => undefined)
+  browser = undefined
+  if (closing) await Promise.race([closing, Bun.sleep(10_000)])
+  for (const pid of ownChromiumChildren()) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {}
+  }
+}
+
+/** Pids of processes whose parent is this test process and whose executable is Chromium. */
+function ownChromiumChildren(): number[] {
+  const pids: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (ppid !== process.pid) continue
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+      if (cmdline.includes('chrom')) pids.push(Number(entry))
+    } catch {}
+  }
+  return pids
+}
+
+// ---------------------------------------------------------------- API helpers
+
+interface ResponseObject {
+  id: string
+  form_id: string
+  data: Record<string, unknown>
+  submitted_at: string
+  metadata: { ip: string | null; user_agent: string | null }
+  context: unknown
+}
+
+const api = (path: string, options: { method?: string; body?: unknown } = {}) =>
+  request(`${server.url}/api/v1${path}`, { key, ...options })
+
+async function createForm(body: Record<string, unknown>): Promise<{ id: string; url: string }> {
+  const res = await api('/forms', { body })
+  expect({ status: res.status, body: res.body }).toMatchObject({ status: 201, body: { status: 'active' } })
+  return res.body
+}
+
+async function responsesOf(formId: string): Promise<ResponseObject[]> {
+  const res = await api(`/forms/${formId}/responses`)
+  expect(res.status).toBe(200)
+  expect(Array.isArray(res.body)).toBe(true)
+  return res.body
+}
+
+/** Where the page lives for the browser: the server under test, on 127.0.0.1. */
+const pageUrl = (formId: string) => `${server.url}/f/${formId}`
+
+const PLAN_OPTIONS = [
+  { value: 'plan-basic', label: 'Basic' },
+  { value: 'plan-pro', label: 'Professional' },
+  { value: 'plan-team & "co" <x>', label: 'Team, for groups' },
+]
+
+/** A form holding all 8 field types, with help texts, bounds and required ones. */
+const everyFieldForm = (title: string) => ({
+  title,
+  description: 'Please answer a few questions.\nIt takes about a minute.',
+  fields: [
+    { key: 'name', type: 'text', label: 'Full name', required: true, description: 'As you would like to be addressed.', config: { min_length: 3, max_length: 80, placeholder: 'Ada Lovelace' } },
+    { key: 'email', type: 'email', label: 'Email address', required: true },
+    { key: 'notes', type: 'textarea', label: 'Notes', description: 'Anything we should know.', config: { rows: 3 } },
+    { key: 'amount', type: 'number', label: 'Amount', config: { min: 0, max: 10000, step: 0.5 } },
+    { key: 'plan', type: 'select', label: 'Plan', required: true, config: { options: PLAN_OPTIONS } },
+    { key: 'agree', type: 'checkbox', label: 'I agree to the terms', required: true },
+    { key: 'newsletter', type: 'checkbox', label: 'Send me the newsletter' },
+    { key: 'start', type: 'date', label: 'Start date', config: { min: '2020-01-01', max: '2030-12-31' } },
+    { key: 'attachment', type: 'file', label: 'Attachment', config: { max_size: 1024 * 1024 } },
+  ],
+})
+
+/** The tab stops of an every-field form, in page order. */
+const EVERY_FIELD_TAB_ORDER = [
+  '#field-name',
+  '#field-email',
+  '#field-notes',
+  '#field-amount',
+  '#field-plan',
+  '#field-agree',
+  '#field-newsletter',
+  '#field-start',
+  '#field-attachment',
+  'button:Send answer',
+]
+
+/** A valid answer to an every-field form, as the JSON submission takes it. */
+const VALID_JSON_ANSWER = { name: 'Grace Hopper', email: 'grace@example.org', plan: 'plan-basic', agree: true }
+
+/** Answers a form through the JSON submission (no browser); the first answer wins. */
+async function answerByJson(formId: string, data: Record<string, unknown>) {
+  const res = await request(pageUrl(formId), { method: 'POST', body: data })
+  expect({ status: res.status, body: res.body }).toMatchObject({ status: 201, body: { form_id: formId } })
+}
+
+// ------------------------------------------------------------ browser helpers
+
+interface ContextOptions {
+  colorScheme?: Scheme
+  /** Only for the axe audit: lets the injected axe script run despite the page's CSP. */
+  bypassCSP?: boolean
+}
+
+async function newContext(options: ContextOptions = {}): Promise<BrowserContext> {
+  if (!browser) throw new Error('Chromium is not running')
+  const context = await browser.newContext({
+    locale: 'en-US',
+    colorScheme: options.colorScheme ?? 'light',
+    bypassCSP: options.bypassCSP ?? false,
+    viewport: { width: 1024, height: 900 },
+  })
+  context.setDefaultTimeout(10_000)
+  context.setDefaultNavigationTimeout(10_000)
+  context.on('request', (req) => {
+    const url = req.url()
+    if (!url.startsWith(`${server.url}/`) && !url.startsWith('data:') && url !== 'about:blank') foreignRequests.push(url)
+  })
+  return context
+}
+
+/** Runs `body` with fresh contexts, closing them whatever happens. */
+async function withContexts<T>(options: ContextOptions[], body: (contexts: BrowserContext[]) => Promise<T>): Promise<T> {
+  const contexts: BrowserContext[] = []
+  try {
+    for (const option of options) contexts.push(await newContext(option))
+    return await body(contexts)
+  } finally {
+    await Promise.all(contexts.map((context) => context.close().catch(() => undefined)))
+  }
+}
+
+const withContext = <T>(options: ContextOptions, body: (context: BrowserContext) => Promise<T>) =>
+  withContexts([options], ([context]) => body(context!))
+
+async function open(context: BrowserContext, url: string): Promise<{ page: Page; response: PageResponse }> {
+  const page = await context.newPage()
+  const response = await page.goto(url, { waitUntil: 'load' })
+  if (!response) throw new Error(`no response for ${url}`)
+  return { page, response }
+}
+
+/** The focused element, as `#id`, or `tag:text` when it has no id. */
+const activeElement = (page: Page): Promise<string> =>
+  page.evaluate(() => {
+    const el = document.activeElement
+    if (!el || el === document.body) return 'body'
+    return el.id ? `#${el.id}` : `${el.tagName.toLowerCase()}:${(el.textContent ?? '').trim()}`
+  })
+
+/**
+ * Presses Tab until focus leaves the current element (a date control has a tab
+ * stop per part), and expects it on `expected`. Focus stuck after several
+ * presses is a keyboard trap.
+ */
+async function tabTo(page: Page, expected: string) {
+  const from = await activeElement(page)
+  let now = from
+  for (let press = 0; press < 6 && now === from; press++) {
+    await page.keyboard.press('Tab')
+    now = await activeElement(page)
+  }
+  expect({ from, tabbedTo: now }).toEqual({ from, tabbedTo: expected })
+}
+
+/**
+ * Does `action` (a key press that sends the form) and waits for the POST's
+ * response and the new document's load. Returns the POST's response (303, 409, 422...).
+ */
+async function submitWith(page: Page, action: () => Promise<void>): Promise<PageResponse> {
+  const posted = page.waitForResponse((res) => res.request().method() === 'POST' && res.request().isNavigationRequest())
+  const loaded = page.waitForEvent('load')
+  await action()
+  const response = await posted
+  await loaded
+  return response
+}
+
+const heading = (page: Page) => page.locator('h1').innerText()
+
+/** The answer the browser posted, as the API reads it back: exactly one. */
+async function onlyResponse(formId: string): Promise<ResponseObject> {
+  const list = await responsesOf(formId)
+  expect(list).toHaveLength(1)
+  return list[0]!
+}
+
+// ------------------------------------------------------------------- axe-core
+
+interface AxeNode {
+  target: unknown
+  html: string
+  failureSummary?: string
+}
+interface AxeRule {
+  id: string
+  impact: string | null
+  description: string
+  help: string
+  helpUrl: string
+  nodes: AxeNode[]
+}
+
+interface AuditResult {
+  page: string
+  scheme: Scheme
+  serious: { id: string; impact: string | null; help: string; description: string; nodes: { target: unknown; html: string; failureSummary?: string }[] }[]
+}
+
+/**
+ * Injects axe-core (the context must bypass CSP: the page itself allows no
+ * script) and runs the WCAG 2.x A/AA rules. Returns the serious and critical
+ * violations, printed in full when there are any.
+ */
+async function audit(page: Page, label: string, scheme: Scheme): Promise<AuditResult> {
+  // The scheme really is in effect, and the stylesheet follows it.
+  const media = await page.evaluate(() => ({
+    dark: matchMedia('(prefers-color-scheme: dark)').matches,
+    background: getComputedStyle(document.documentElement).backgroundColor as string,
+  }))
+  expect({ label, dark: media.dark }).toEqual({ label, dark: scheme === 'dark' })
+  expect({ label, scheme, background: media.background }).toEqual({
+    label,
+    scheme,
+    background: scheme === 'dark' ? 'rgb(17, 19, 22)' : 'rgb(243, 244, 246)',
+  })
+
+  await page.addScriptTag({ content: AXE_SOURCE })
+  const results = (await page.evaluate(
+    async (tags) => await axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations', 'incomplete', 'passes'] }),
+    AXE_TAGS,
+  )) as { violations: AxeRule[]; passes: AxeRule[]; incomplete: AxeRule[] }
+
+  // axe ran for real: rules passed, and colour contrast was actually measured on this page.
+  expect(results.passes.length).toBeGreaterThan(0)
+  const measured = [...results.passes, ...results.violations].some((rule) => rule.id === 'color-contrast')
+  expect({ label, scheme, contrastMeasured: measured }).toEqual({ label, scheme, contrastMeasured: true })
+
+  console.log('DEBUG', label, scheme, JSON.stringify({ all: results.violations.map((r) => [r.id, r.impact, r.nodes.length, r.nodes.map((n) => n.html.slice(0, 80))]), incomplete: results.incomplete.map((r) => [r.id, r.nodes.length, r.nodes.map((n) => [n.html.slice(0, 60), n.failureSummary?.slice(0, 160)])]), contrastPasses: results.passes.find((r) => r.id === 'color-contrast')?.nodes.length }))
+  const serious = results.violations
+    .filter((rule) => rule.impact === 'serious' || rule.impact === 'critical')
+    .map((rule) => ({
+      id: rule.id,
+      impact: rule.impact,
+      help: rule.help,
+      description: rule.description,
+      nodes: rule.nodes.map((node) => ({ target: node.target, html: node.html, failureSummary: node.failureSummary })),
+    }))
+  if (serious.length > 0) {
+    console.error(`axe-core: ${serious.length} serious/critical violation(s) on the ${label} page (${scheme}):\n${JSON.stringify(serious, null, 2)}`)
+  }
+  return { page: label, scheme, serious }
+}
+
+/** Every audit clean: compared as a whole, so a failure lists every page and scheme at once. */
+function expectNoSeriousViolations(results: AuditResult[]) {
+  expect(results.map((r) => ({ page: r.page, scheme: r.scheme, serious: r.serious }))).toEqual(
+    results.map((r) => ({ page: r.page, scheme: r.scheme, serious: [] })),
+  )
+}
+
+/** Opens `url` in a fresh light and a fresh dark context, checks what was served, audits each. */
+async function auditUrlInBothSchemes(
+  label: string,
+  url: string,
+  expected: { status: number; heading: string },
+): Promise<AuditResult[]> {
+  const results: AuditResult[] = []
+  for (const scheme of SCHEMES) {
+    results.push(
+      await withContext({ colorScheme: scheme, bypassCSP: true }, async (context) => {
+        const { page, response } = await open(context, url)
+        expect({ label, status: response.status(), heading: await heading(page) }).toEqual({ label, ...expected })
+        return audit(page, label, scheme)
+      }),
+    )
+  }
+  return results
+}
+
+// ---------------------------------------------------------------------- tests
+
+describe('the form page in Chromium', () => {
+  test('every field type filled by keyboard alone arrives through the API with its type; a reload sends nothing again', async () => {
+    const form = await createForm(everyFieldForm('Keyboard only'))
+    const typed = {
+      name: `Ada "Lovelace" <&> 'Ünïcødé' ✓`,
+      email: 'ada@example.org',
+      notes: 'First line\nSecond line\n\nFourth line ✓',
+    }
+    const upload = { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('plain text attachment\n') }
+
+    await withContext({}, async (context) => {
+      const { page, response } = await open(context, pageUrl(form.id))
+      expect(response.status()).toBe(200)
+      expect(await activeElement(page)).toBe('body')
+
+      // From the page start, Tab reaches the first field.
+      await page.keyboard.press('Tab')
+      expect(await activeElement(page)).toBe('#field-name')
+      await page.keyboard.type(typed.name)
+
+      await tabTo(page, '#field-email')
+      await page.keyboard.type(typed.email)
+
+      await tabTo(page, '#field-notes')
+      await page.keyboard.type(typed.notes) // "\n" is the Enter key: a line break in a textarea
+
+      await tabTo(page, '#field-amount')
+      await page.keyboard.type('1234.5')
+
+      await tabTo(page, '#field-plan')
+      await page.keyboard.press('ArrowDown') // Basic
+      await page.keyboard.press('ArrowDown') // Professional
+
+      await tabTo(page, '#field-agree')
+      await page.keyboard.press('Space')
+
+      await tabTo(page, '#field-newsletter') // left unticked
+
+      await tabTo(page, '#field-start')
+      await page.keyboard.type('03152024') // en-US: month, day, year; each part moves on by itself
+
+      await tabTo(page, '#field-attachment')
+      await page.locator('#field-attachment').setInputFiles(upload) // the one control not driven by keys
+
+      await tabTo(page, 'button:Send answer')
+
+      // What the controls hold before sending.
+      expect({
+        name: await page.locator('#field-name').inputValue(),
+        email: await page.locator('#field-email').inputValue(),
+        notes: await page.locator('#field-notes').inputValue(),
+        amount: await page.locator('#field-amount').inputValue(),
+        plan: await page.locator('#field-plan').inputValue(),
+        agree: await page.locator('#field-agree').isChecked(),
+        newsletter: await page.locator('#field-newsletter').isChecked(),
+        start: await page.locator('#field-start').inputValue(),
+      }).toEqual({ ...typed, amount: '1234.5', plan: 'plan-pro', agree: true, newsletter: false, start: '2024-03-15' })
+
+      const posted = await submitWith(page, () => page.keyboard.press('Enter'))
+      expect(posted.status()).toBe(303)
+      expect(posted.headers()['location']).toBe(`/f/${form.id}`)
+      expect(page.url()).toBe(pageUrl(form.id))
+      expect(await heading(page)).toBe('Thank you')
+
+      // A reload asks for the thank-you page again (a GET), and records nothing.
+      const reloaded = await page.reload({ waitUntil: 'load' })
+      expect(reloaded?.request().method()).toBe('GET')
+      expect(reloaded?.status()).toBe(200)
+      expect(await heading(page)).toBe('Thank you')
+
+      const answer = await onlyResponse(form.id)
+      expect(answer.form_id).toBe(form.id)
+      const fileUrl = `http://localhost:${server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/attachment`
+      expect(answer.data).toEqual({
+        name: typed.name,
+        email: typed.email,
+        notes: typed.notes,
+        amount: 1234.5,
+        plan: 'plan-pro',
+        agree: true,
+        newsletter: false,
+        start: '2024-03-15',
+        attachment: fileUrl,
+      })
+      expect(typeof answer.data.amount).toBe('number')
+      expect(answer.metadata.user_agent).toBe(await page.evaluate(() => (globalThis as any).navigator.userAgent as string))
+
+      const download = await fetch(`${server.url}${new URL(fileUrl).pathname}`, { headers: { authorization: `Bearer ${key}` } })
+      expect(download.status).toBe(200)
+      expect(Buffer.from(await download.arrayBuffer()).equals(upload.buffer)).toBe(true)
+
+      // Still exactly one response after the reload.
+      expect((await responsesOf(form.id)).map((r) => r.id)).toEqual([answer.id])
+    })
+  }, STEP_TIMEOUT)
+
+  test('a refused answer comes back as 422 with a summary, errors tied to each bad field, and every value kept', async () => {
+    const form = await createForm(everyFieldForm('Second try'))
+    await withContext({}, async (context) => {
+      const { page } = await open(context, pageUrl(form.id))
+
+      // "ada@localhost" is valid to the browser and refused by the server (no dot in the domain).
+      await page.locator('#field-email').fill('ada@localhost')
+      expect(await page.locator('#field-email').evaluate((el: any) => el.checkValidity() as boolean)).toBe(true)
+      // The other bad values the browser would stop itself: turn its checks off (test harness only).
+      await page.evaluate(() => {
+        document.querySelector('form').noValidate = true
+      })
+      await page.locator('#field-name').fill('Al') // min_length 3
+      await page.locator('#field-notes').fill('Kept line one\nKept line two')
+      await page.locator('#field-amount').fill('20000') // max 10000
+      await page.locator('#field-plan').selectOption('plan-team & "co" <x>')
+      await page.locator('#field-newsletter').check() // agree stays unticked, though required
+      await page.locator('#field-start').fill('2031-02-03') // max 2030-12-31
+
+      const posted = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+      expect(posted.status()).toBe(422)
+      expect(page.url()).toBe(pageUrl(form.id))
+      expect(await page.title()).toStartWith('Error:')
+
+      const invalid = ['name', 'email', 'amount', 'agree', 'start']
+      const valid = ['notes', 'plan', 'newsletter', 'attachment']
+
+      // The summary comes first in the page, before the heading, and links to each bad field.
+      const summary = await page.evaluate(() => {
+        const first = document.querySelector('main').firstElementChild
+        return {
+          firstInMain: first?.className as string | undefined,
+          role: first?.getAttribute('role') as string | null,
+          title: (first?.querySelector('h2')?.textContent ?? '') as string,
+          links: [...document.querySelectorAll('.error-summary a')].map((a: any) => ({ href: a.getAttribute('href') as string, text: a.textContent as string })),
+        }
+      })
+      expect(summary.firstInMain).toBe('error-summary')
+      expect(summary.role).toBe('alert')
+      expect(summary.title).toBe('There are 5 problems')
+      expect(summary.links.map((l) => l.href)).toEqual(invalid.map((k) => `#field-${k}`))
+      const labels: Record<string, string> = { name: 'Full name', email: 'Email address', amount: 'Amount', agree: 'I agree to the terms', start: 'Start date' }
+      for (const [index, k] of invalid.entries()) expect(summary.links[index]!.text).toStartWith(`${labels[k]}: `)
+
+      // Each bad field: aria-invalid, and a message beside it that aria-describedby points to.
+      for (const k of invalid) {
+        const state = await page.locator(`#field-${k}`).evaluate((control: any) => {
+          const describedBy = (control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean) as string[]
+          const errors = describedBy.map((id) => document.getElementById(id)).filter((el: any) => el && el.classList.contains('error-message'))
+          const message = errors[0]
+          return {
+            ariaInvalid: control.getAttribute('aria-invalid') as string | null,
+            errorInDescribedBy: errors.length,
+            messageText: ((message?.textContent ?? '') as string).trim(),
+            sameField: Boolean(message) && message.closest('.field') === control.closest('.field'),
+            messageVisible: Boolean(message) && message.getBoundingClientRect().height > 0,
+          }
+        })
+        expect({ field: k, ...state, messageText: state.messageText.length > 'Error: '.length }).toEqual({
+          field: k,
+          ariaInvalid: 'true',
+          errorInDescribedBy: 1,
+          messageText: true,
+          sameField: true,
+          messageVisible: true,
+        })
+        expect(state.messageText).toStartWith('Error: ')
+      }
+      for (const k of valid) {
+        expect({ field: k, ariaInvalid: await page.locator(`#field-${k}`).getAttribute('aria-invalid') }).toEqual({ field: k, ariaInvalid: null })
+      }
+
+      // A summary link takes the person to the field.
+      await page.locator('.error-summary a[href="#field-amount"]').click()
+      expect(await page.evaluate(() => document.querySelector(':target')?.id as string | undefined)).toBe('field-amount')
+
+      // Every value typed is still in its control.
+      expect({
+        name: await page.locator('#field-name').inputValue(),
+        email: await page.locator('#field-email').inputValue(),
+        notes: await page.locator('#field-notes').inputValue(),
+        amount: await page.locator('#field-amount').inputValue(),
+        plan: await page.locator('#field-plan').inputValue(),
+        agree: await page.locator('#field-agree').isChecked(),
+        newsletter: await page.locator('#field-newsletter').isChecked(),
+        start: await page.locator('#field-start').inputValue(),
+      }).toEqual({
+        name: 'Al',
+        email: 'ada@localhost',
+        notes: 'Kept line one\nKept line two',
+        amount: '20000',
+        plan: 'plan-team & "co" <x>',
+        agree: false,
+        newsletter: true,
+        start: '2031-02-03',
+      })
+      expect(await responsesOf(form.id)).toEqual([])
+
+      // Fixing only the bad fields is enough: what was kept is sent again as it was.
+      await page.locator('#field-name').fill('Alan Turing')
+      await page.locator('#field-email').fill('alan@example.org')
+      await page.locator('#field-amount').fill('42')
+      await page.locator('#field-agree').check()
+      await page.locator('#field-start').fill('2030-12-31')
+      const fixed = await submitWith(page, () => page.locator('button[type="submit"]').press('Space'))
+      expect(fixed.status()).toBe(303)
+      expect(await heading(page)).toBe('Thank you')
+      expect((await onlyResponse(form.id)).data).toEqual({
+        name: 'Alan Turing',
+        email: 'alan@example.org',
+        notes: 'Kept line one\nKept line two',
+        amount: 42,
+        plan: 'plan-team & "co" <x>',
+        agree: true,
+        newsletter: true,
+        start: '2030-12-31',
+      })
+    })
+  }, STEP_TIMEOUT)
+
+  test('a file of random bytes with a non-ASCII name downloads back byte-identical through the API', async () => {
+    const form = await createForm({
+      title: 'Upload',
+      fields: [
+        { key: 'document', type: 'file', label: 'Signed contract', required: true, config: { max_size: 2 * 1024 * 1024 } },
+        { key: 'comment', type: 'text', label: 'Comment' },
+      ],
+    })
+    const upload = { name: 'Überweisung – 日本語 ✓ ü.bin', mimeType: 'application/octet-stream', buffer: randomBytes(300_000) }
+    await withContext({}, async (context) => {
+      const { page } = await open(context, pageUrl(form.id))
+      expect(await page.locator('form').getAttribute('enctype')).toBe('multipart/form-data')
+      await page.locator('#field-document').setInputFiles(upload)
+      await page.locator('#field-comment').fill('Zürich')
+      const posted = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+      expect(posted.status()).toBe(303)
+      expect(await heading(page)).toBe('Thank you')
+    })
+
+    const answer = await onlyResponse(form.id)
+    const fileUrl = answer.data.document
+    expect(fileUrl).toBe(`http://localhost:${server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/document`)
+    expect(answer.data.comment).toBe('Zürich')
+    const path = new URL(String(fileUrl)).pathname
+
+    // Without the key: refused.
+    expect((await fetch(`${server.url}${path}`)).status).toBe(403)
+
+    const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
+    expect(res.status).toBe(200)
+    const bytes = Buffer.from(await res.arrayBuffer())
+    expect(bytes.length).toBe(upload.buffer.length)
+    expect(bytes.equals(upload.buffer)).toBe(true)
+    expect(res.headers.get('content-type')).toBe(upload.mimeType)
+    const disposition = res.headers.get('content-disposition') ?? ''
+    expect(disposition).toMatch(/^attachment;/)
+    const exact = /filename\*=UTF-8''([^;\s]+)/i.exec(disposition)
+    expect(exact).not.toBeNull()
+    expect(decodeURIComponent(exact![1]!)).toBe(upload.name)
+  }, STEP_TIMEOUT)
+
+  test('no scripts, the stylesheet applies under the real CSP, and every tab stop shows a visible focus ring', async () => {
+    const form = await createForm(everyFieldForm('Looks and focus'))
+    await withContext({}, async (context) => {
+      // The browser's own look of a button, for comparison.
+      const blank = await context.newPage()
+      await blank.setContent('<button>plain</button>')
+      const defaultButton = await blank.locator('button').evaluate((el: any) => getComputedStyle(el).backgroundColor as string)
+      await blank.close()
+
+      const page = await context.newPage()
+      const consoleErrors: string[] = []
+      page.on('console', (message) => {
+        if (message.type() === 'error') consoleErrors.push(message.text())
+      })
+      const stylesheets: { url: string; status: number; type: string | undefined }[] = []
+      page.on('response', (res) => {
+        if (res.request().resourceType() === 'stylesheet') stylesheets.push({ url: res.url(), status: res.status(), type: res.headers()['content-type'] })
+      })
+      const response = await page.goto(pageUrl(form.id), { waitUntil: 'load' })
+      expect(response?.status()).toBe(200)
+      const csp = response?.headers()['content-security-policy'] ?? ''
+      expect(csp).toContain("default-src 'none'")
+      expect(csp).toContain("style-src 'self'")
+      expect(csp).not.toContain('unsafe-inline')
+
+      // No script of any kind, and no inline event handler.
+      expect(await response!.text()).not.toMatch(/<script/i)
+      const scripting = await page.evaluate(() => ({
+        scripts: document.querySelectorAll('script').length as number,
+        handlers: [...document.querySelectorAll('*')].flatMap((el: any) =>
+          [...el.attributes].filter((a: any) => /^on/i.test(a.name)).map((a: any) => `${el.tagName}[${a.name}]`),
+        ) as string[],
+      }))
+      expect(scripting).toEqual({ scripts: 0, handlers: [] })
+
+      // The one stylesheet loaded, from the app, and its rules apply.
+      expect(stylesheets).toHaveLength(1)
+      expect(stylesheets[0]!.url).toMatch(new RegExp(`^${server.url.replace(/\./g, '\\.')}/assets/style-[0-9a-z]+\\.css$`))
+      expect(stylesheets[0]!.status).toBe(200)
+      expect(stylesheets[0]!.type).toMatch(/^text\/css/)
+      const applied = await page.evaluate(() => ({
+        sheets: document.styleSheets.length as number,
+        rules: document.styleSheets[0]?.cssRules.length as number,
+        button: getComputedStyle(document.querySelector('button[type="submit"]')).backgroundColor as string,
+      }))
+      expect(applied.sheets).toBe(1)
+      expect(applied.rules).toBeGreaterThan(10)
+      expect(applied.button).not.toBe(defaultButton)
+      expect(applied.button).not.toBe('rgba(0, 0, 0, 0)')
+      expect(consoleErrors.filter((text) => /Content Security Policy|Refused to/i.test(text))).toEqual([])
+
+      // Tab through the whole form: each stop in order, each with a visible focus indicator.
+      const seen: { at: string; outlineStyle: string; outlineWidth: string; focusVisible: boolean }[] = []
+      for (const stop of EVERY_FIELD_TAB_ORDER) {
+        if (seen.length === 0) {
+          await page.keyboard.press('Tab')
+          expect(await activeElement(page)).toBe(stop)
+        } else {
+          await tabTo(page, stop)
+        }
+        seen.push(
+          await page.evaluate(() => {
+            const el = document.activeElement
+            const style = getComputedStyle(el)
+            return {
+              at: el.id ? `#${el.id}` : `${el.tagName.toLowerCase()}:${el.textContent.trim()}`,
+              outlineStyle: style.outlineStyle as string,
+              outlineWidth: style.outlineWidth as string,
+              focusVisible: el.matches(':focus-visible') as boolean,
+            }
+          }),
+        )
+      }
+      for (const stop of seen) {
+        expect({ at: stop.at, focusVisible: stop.focusVisible, outlineNone: stop.outlineStyle === 'none', outlineWide: parseFloat(stop.outlineWidth) >= 2 }).toEqual({
+          at: stop.at,
+          focusVisible: true,
+          outlineNone: false,
+          outlineWide: true,
+        })
+      }
+      // Past the button, focus leaves the form: no trap.
+      await page.keyboard.press('Tab')
+      expect(await activeElement(page)).not.toBe('button:Send answer')
+    })
+  }, STEP_TIMEOUT)
+})
+
+describe('axe-core audit (WCAG 2.x A and AA), light and dark: no serious or critical violation', () => {
+  test('the form page with every field type', async () => {
+    const form = await createForm(everyFieldForm('Audit: the form'))
+    expectNoSeriousViolations(await auditUrlInBothSchemes('form', pageUrl(form.id), { status: 200, heading: 'Audit: the form' }))
+  }, STEP_TIMEOUT)
+
+  test('the 422 page', async () => {
+    const form = await createForm(everyFieldForm('Audit: errors'))
+    const results: AuditResult[] = []
+    for (const scheme of SCHEMES) {
+      results.push(
+        await withContext({ colorScheme: scheme, bypassCSP: true }, async (context) => {
+          const { page } = await open(context, pageUrl(form.id))
+          await page.evaluate(() => {
+            document.querySelector('form').noValidate = true
+          })
+          await page.locator('#field-name').fill('Al')
+          await page.locator('#field-email').fill('ada@localhost')
+          await page.locator('#field-amount').fill('20000')
+          await page.locator('#field-start').fill('2031-02-03')
+          const posted = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+          expect(posted.status()).toBe(422)
+          expect(await page.locator('.error-summary').count()).toBe(1)
+          return audit(page, '422', scheme)
+        }),
+      )
+    }
+    expectNoSeriousViolations(results)
+  }, STEP_TIMEOUT)
+
+  test('the thank-you page', async () => {
+    const form = await createForm(everyFieldForm('Audit: thanks'))
+    await answerByJson(form.id, VALID_JSON_ANSWER)
+    expectNoSeriousViolations(await auditUrlInBothSchemes('thank-you', pageUrl(form.id), { status: 200, heading: 'Thank you' }))
+  }, STEP_TIMEOUT)
+
+  test('the 409 page: a tab opened before the first answer sends a second one', async () => {
+    const form = await createForm(everyFieldForm('Audit: answered'))
+    const results = await withContexts(
+      [{ colorScheme: 'light', bypassCSP: true }, { colorScheme: 'dark', bypassCSP: true }],
+      async ([light, dark]) => {
+        // Three tabs on the active form: the first answers, the other two are late.
+        const first = (await open(light!, pageUrl(form.id))).page
+        const late = [
+          { scheme: 'light' as const, page: (await open(light!, pageUrl(form.id))).page },
+          { scheme: 'dark' as const, page: (await open(dark!, pageUrl(form.id))).page },
+        ]
+        const fillValid = async (page: Page, name: string) => {
+          await page.locator('#field-name').fill(name)
+          await page.locator('#field-email').fill('late@example.org')
+          await page.locator('#field-plan').selectOption('plan-basic')
+          await page.locator('#field-agree').check()
+        }
+        await fillValid(first, 'First Person')
+        const won = await submitWith(first, () => first.locator('button[type="submit"]').press('Enter'))
+        expect(won.status()).toBe(303)
+
+        const audits: AuditResult[] = []
+        for (const { scheme, page } of late) {
+          await fillValid(page, `Late ${scheme}`)
+          const refused = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+          expect(refused.status()).toBe(409)
+          expect(await heading(page)).toBe('This form was already answered')
+          audits.push(await audit(page, '409', scheme))
+        }
+        return audits
+      },
+    )
+    expect((await onlyResponse(form.id)).data.name).toBe('First Person')
+    expectNoSeriousViolations(results)
+  }, STEP_TIMEOUT)
+
+  test('the cancelled page (410)', async () => {
+    const form = await createForm(everyFieldForm('Audit: cancelled'))
+    const res = await api(`/forms/${form.id}`, { method: 'PATCH', body: { status: 'cancelled' } })
+    expect({ status: res.status, formStatus: res.body.status }).toEqual({ status: 200, formStatus: 'cancelled' })
+    expectNoSeriousViolations(
+      await auditUrlInBothSchemes('cancelled', pageUrl(form.id), { status: 410, heading: 'This form was cancelled' }),
+    )
+  }, STEP_TIMEOUT)
+
+  test('the expired page (410)', async () => {
+    const form = await createForm(everyFieldForm('Audit: expired'))
+    const expiresAt = Date.now() + 2_000
+    const res = await api(`/forms/${form.id}`, { method: 'PATCH', body: { expires_at: new Date(expiresAt).toISOString() } })
+    expect(res.status).toBe(200)
+    // Still answerable until then.
+    expect((await fetch(pageUrl(form.id))).status).toBe(200)
+    await Bun.sleep(Math.max(0, expiresAt - Date.now()) + 250)
+    expectNoSeriousViolations(await auditUrlInBothSchemes('expired', pageUrl(form.id), { status: 410, heading: 'This form has expired' }))
+  }, STEP_TIMEOUT)
+
+  test('the 404 page', async () => {
+    const unknown = '01ARZ3NDEKTSV4RRFFQ69G5FAV'
+    expect((await api(`/forms/${unknown}`)).status).toBe(404)
+    expectNoSeriousViolations(await auditUrlInBothSchemes('404', pageUrl(unknown), { status: 404, heading: 'Form not found' }))
+  }, STEP_TIMEOUT)
+})
+
+test('no page made a request to anything but the intake server on 127.0.0.1', () => {
+  expect(foreignRequests).toEqual([])
+})

@@ -1,0 +1,786 @@
+/**
+ * The 8 field types (CONTRACT 4, 6), called directly through the registry:
+ * each type's parse at every boundary, the config rules (`checkFieldConfig`),
+ * the native control, `parseAnswers` and `submissionBodyLimit`.
+ */
+import { describe, expect, test } from 'bun:test'
+import { checkFieldConfig, fieldTypes, submissionBodyLimit } from '../src/fields/index.ts'
+import { accepts, describeAccept, formatSize } from '../src/fields/file.ts'
+import { Upload, type Control, type FieldDefinition, type FieldType, type Parsed } from '../src/fields/types.ts'
+import { parseAnswers } from '../src/modules/submissions/service.ts'
+
+// ---------------------------------------------------------------- helpers
+
+type Config = Record<string, unknown>
+
+function typeOf(name: string): FieldType {
+  const type = fieldTypes[name]
+  if (!type) throw new Error(`No field type ${name}`)
+  return type
+}
+
+const parse = (name: string, input: unknown, config: Config = {}, required = false): Parsed =>
+  typeOf(name).parse(input, config, required)
+
+/** The expected outcomes, as `toEqual` compares them. */
+const value = (v: string | number | boolean): Parsed => ({ kind: 'value', value: v })
+const INVALID: Parsed = { kind: 'invalid', message: expect.any(String) }
+const EMPTY: Parsed = { kind: 'empty' }
+
+const field = (key: string, type: string, config?: Config, required?: boolean): FieldDefinition => ({
+  key,
+  type,
+  label: key,
+  ...(config === undefined ? {} : { config }),
+  ...(required === undefined ? {} : { required }),
+})
+
+/** An upload of `size` bytes. */
+const upload = (name: string, type: string, size: number) => new Upload(name, type, new Uint8Array(size))
+
+/** The smallest config each type accepts. */
+const BASE: Record<string, Config> = {
+  text: {},
+  textarea: {},
+  email: {},
+  number: {},
+  select: { options: ['a', 'b'] },
+  checkbox: {},
+  date: {},
+  file: {},
+}
+
+const MIB = 1024 * 1024
+
+// ---------------------------------------------------------------- registry
+
+test('the registry holds exactly the 8 types of CONTRACT 4, each under its own name', () => {
+  expect(Object.keys(fieldTypes).sort()).toEqual(['checkbox', 'date', 'email', 'file', 'number', 'select', 'text', 'textarea'])
+  for (const [name, type] of Object.entries(fieldTypes)) expect(type.name).toBe(name)
+})
+
+// ---------------------------------------------------------------- empty values
+
+describe('an empty answer', () => {
+  const types = ['text', 'textarea', 'email', 'number', 'select', 'date', 'file']
+  const blanks: unknown[] = [undefined, null, '', '   ', '\t']
+  const cases = types.flatMap((type) => blanks.flatMap((input) => [false, true].map((required) => [type, input, required] as const)))
+
+  test.each(cases)('%s: %p (required %p) is empty; the caller decides', (type, input, required) => {
+    expect(parse(type, input, BASE[type], required)).toEqual(EMPTY)
+  })
+
+  test.each(blanks)('checkbox: %p is unticked, stored as false', (input) => {
+    expect(parse('checkbox', input)).toEqual(value(false))
+  })
+})
+
+// ---------------------------------------------------------------- text
+
+describe('text', () => {
+  test.each([
+    ['plain text', 'hello', {}, 'hello'],
+    ['inner spaces kept', 'a b  c', {}, 'a b  c'],
+    ['min_length reached', 'abc', { min_length: 3, max_length: 5 }, 'abc'],
+    ['max_length reached', 'abcde', { min_length: 3, max_length: 5 }, 'abcde'],
+    ['default max_length 1000 reached', 'a'.repeat(1000), {}, 'a'.repeat(1000)],
+    ['an emoji is 2 code units: fits max_length 2', '😀', { max_length: 2 }, '😀'],
+    ['an emoji is 2 code units: meets min_length 2', '😀', { min_length: 2 }, '😀'],
+    ['pattern [a-z]+ matched in full', 'abc', { pattern: '[a-z]+' }, 'abc'],
+    ['alternation yes|no: yes', 'yes', { pattern: 'yes|no' }, 'yes'],
+    ['alternation yes|no: no', 'no', { pattern: 'yes|no' }, 'no'],
+    ['pattern \\d{3}', '123', { pattern: '\\d{3}' }, '123'],
+    ['pattern with its own anchors', 'abc', { pattern: '^abc$' }, 'abc'],
+    ['v flag: set subtraction [\\p{L}--[a-z]]+', 'ÄB', { pattern: '[\\p{L}--[a-z]]+' }, 'ÄB'],
+    ['v flag: set intersection [[a-z]&&[^aeiou]]+', 'bcd', { pattern: '[[a-z]&&[^aeiou]]+' }, 'bcd'],
+    ['v flag: string property \\p{RGI_Emoji} matches a multi-code-point emoji', '👍🏽', { pattern: '\\p{RGI_Emoji}' }, '👍🏽'],
+  ] as const)('%s: accepted', (_case, input, config, expected) => {
+    expect(parse('text', input, config)).toEqual(value(expected))
+  })
+
+  test.each([
+    ['a line feed', 'a\nb', {}],
+    ['a CRLF', 'a\r\nb', {}],
+    ['a lone CR', 'a\rb', {}],
+    ['a line break even when the pattern allows it', 'a\nb', { pattern: '[\\s\\S]+' }],
+    ['one short of min_length', 'ab', { min_length: 3, max_length: 5 }],
+    ['one over max_length', 'abcdef', { min_length: 3, max_length: 5 }],
+    ['one over the default max_length 1000', 'a'.repeat(1001), {}],
+    ['an emoji is 2 code units: over max_length 1', '😀', { max_length: 1 }],
+    ['an emoji and a letter are 3 code units: over max_length 2', '😀a', { max_length: 2 }],
+    ['a decomposed é is 2 code units: over max_length 1', 'e\u0301', { max_length: 1 }],
+    ['[a-z]+ must match the whole value: abc1', 'abc1', { pattern: '[a-z]+' }],
+    ['[a-z]+ must match the whole value: 1abc', '1abc', { pattern: '[a-z]+' }],
+    ['[a-z]+ is case-sensitive', 'ABC', { pattern: '[a-z]+' }],
+    ['alternation yes|no rejects yess', 'yess', { pattern: 'yes|no' }],
+    ['alternation yes|no rejects ayes', 'ayes', { pattern: 'yes|no' }],
+    ['alternation yes|no rejects yesno', 'yesno', { pattern: 'yes|no' }],
+    ['\\d{3} rejects 4 digits', '1234', { pattern: '\\d{3}' }],
+    ['v flag: set subtraction excludes a-z', 'Äb', { pattern: '[\\p{L}--[a-z]]+' }],
+    ['v flag: set intersection excludes vowels', 'bad', { pattern: '[[a-z]&&[^aeiou]]+' }],
+    ['a number', 42, {}],
+    ['a boolean', true, {}],
+    ['an object', { text: 'a' }, {}],
+  ] as const)('%s: rejected', (_case, input, config) => {
+    expect(parse('text', input, config)).toEqual(INVALID)
+  })
+})
+
+// ---------------------------------------------------------------- textarea
+
+describe('textarea', () => {
+  test.each([
+    ['CRLF counts as one: 10 characters fit max_length 10', '12345\r\n1234', { max_length: 10 }, '12345\n1234'],
+    ['a lone CR counts as one', '12345\r1234', { max_length: 10 }, '12345\n1234'],
+    ['LF stays LF', '12345\n1234', { max_length: 10 }, '12345\n1234'],
+    ['several breaks, CR then CRLF', 'a\r\r\nb\r\n\r\nc', {}, 'a\n\nb\n\nc'],
+    ['min_length reached after normalising', 'ab\r\nc', { min_length: 4 }, 'ab\nc'],
+    ['default max_length 10000 reached', 'a'.repeat(10_000), {}, 'a'.repeat(10_000)],
+    ['an emoji is 2 code units: 3 fit max_length 3', '😀a', { max_length: 3 }, '😀a'],
+  ] as const)('%s: accepted as %p', (_case, input, config, expected) => {
+    expect(parse('textarea', input, config)).toEqual(value(expected))
+  })
+
+  test.each([
+    ['11 characters after normalising', '12345\r\n12345', { max_length: 10 }],
+    ['CRLF counts as one, also for min_length', 'ab\r\n', { min_length: 4 }],
+    ['one over the default max_length 10000', 'a'.repeat(10_001), {}],
+    ['two emoji are 4 code units: over max_length 3', '😀😀', { max_length: 3 }],
+    ['a number', 7, {}],
+    ['an array', ['a'], {}],
+  ] as const)('%s: rejected', (_case, input, config) => {
+    expect(parse('textarea', input, config)).toEqual(INVALID)
+  })
+})
+
+// ---------------------------------------------------------------- email
+
+describe('email', () => {
+  // 64 + 1 + (61 + 1 + 61 + 1 + 61 + 4) = 254 characters.
+  const domain = `${'b'.repeat(61)}.${'c'.repeat(61)}.${'d'.repeat(61)}.com`
+  const address254 = `${'a'.repeat(64)}@${domain}`
+  const address255 = `${'a'.repeat(65)}@${domain}`
+
+  test('the long addresses are the lengths the cases say', () => {
+    expect([address254.length, address255.length]).toEqual([254, 255])
+  })
+
+  test.each([
+    ['a plain address', 'name@example.com', 'name@example.com'],
+    ['surrounding spaces trimmed', '  name@example.com  ', 'name@example.com'],
+    ['tag and subdomains', 'name+tag@mail.example.co.uk', 'name+tag@mail.example.co.uk'],
+    ['an apostrophe', "o'brien@example.com", "o'brien@example.com"],
+    ['a hyphenated domain', 'a@my-host.example', 'a@my-host.example'],
+    ['254 characters', address254, address254],
+    ['254 characters once trimmed', ` ${address254} `, address254],
+  ] as const)('%s: accepted', (_case, input, expected) => {
+    expect(parse('email', input)).toEqual(value(expected))
+  })
+
+  test.each([
+    ['255 characters', address255],
+    ['no dot in the domain', 'name@localhost'],
+    ['no @', 'name.example.com'],
+    ['nothing before @', '@example.com'],
+    ['nothing after @', 'name@'],
+    ['two @', 'a@b@example.com'],
+    ['a space inside', 'na me@example.com'],
+    ['an empty domain label', 'name@example..com'],
+    ['a domain starting with a dot', 'name@.example.com'],
+    ['a label starting with a hyphen', 'name@-example.com'],
+    ['a trailing dot', 'name@example.com.'],
+    ['a number', 42],
+    ['a boolean', true],
+  ] as const)('%s: rejected', (_case, input) => {
+    expect(parse('email', input)).toEqual(INVALID)
+  })
+})
+
+// ---------------------------------------------------------------- number
+
+describe('number', () => {
+  test.each([
+    // Strings exactly as a browser sends them.
+    ['"3"', '3', {}, 3],
+    ['"-2.5"', '-2.5', {}, -2.5],
+    ['"1e3"', '1e3', {}, 1000],
+    ['"1E-2"', '1E-2', {}, 0.01],
+    ['" 4 " (trimmed)', ' 4 ', {}, 4],
+    ['".5"', '.5', {}, 0.5],
+    ['"007"', '007', {}, 7],
+    ['"3.0" is the integer 3', '3.0', {}, 3],
+    ['a JSON number', 12.75, {}, 12.75],
+    // min/max are inclusive.
+    ['min itself', 1, { min: 1, max: 10 }, 1],
+    ['max itself', 10, { min: 1, max: 10 }, 10],
+    ['max itself, as a string', '10', { min: 1, max: 10 }, 10],
+    ['a negative min itself', -5, { min: -5, max: -1 }, -5],
+    ['min equal to max', 5, { min: 5, max: 5 }, 5],
+    // The largest safe integers.
+    ['9007199254740991', 9007199254740991, {}, 9007199254740991],
+    ['-9007199254740991', -9007199254740991, {}, -9007199254740991],
+    ['"9007199254740991"', '9007199254740991', {}, 9007199254740991],
+    // Integer step counted from 0.
+    ['step 1: 3', 3, { step: 1 }, 3],
+    ['step 1: -4', -4, { step: 1 }, -4],
+    ['step 1: 0', 0, { step: 1 }, 0],
+    ['step 5: 10', 10, { step: 5 }, 10],
+    ['step 5: -5', -5, { step: 5 }, -5],
+    // Step counted from min.
+    ['min 1, step 2: 1', 1, { min: 1, step: 2 }, 1],
+    ['min 1, step 2: 3', 3, { min: 1, step: 2 }, 3],
+    ['min 1, step 2: 5', '5', { min: 1, step: 2 }, 5],
+    ['min 0.5, step 1: 2.5', 2.5, { min: 0.5, step: 1 }, 2.5],
+    ['min -3, step 3: 0', 0, { min: -3, step: 3 }, 0],
+    // Decimal steps, despite binary floating point.
+    ['step 0.1: 0.3', 0.3, { step: 0.1 }, 0.3],
+    ['step 0.1: 0.7', 0.7, { step: 0.1 }, 0.7],
+    ['step 0.1: "0.3"', '0.3', { step: 0.1 }, 0.3],
+    ['step 0.1: "0.7"', '0.7', { step: 0.1 }, 0.7],
+    ['step 0.1: 1.1', 1.1, { step: 0.1 }, 1.1],
+    ['step 0.1: 0.1 + 0.2', 0.1 + 0.2, { step: 0.1 }, 0.1 + 0.2],
+    ['step 0.01: 19.99', '19.99', { step: 0.01 }, 19.99],
+    ['min 0.2, step 0.1: 0.5', 0.5, { min: 0.2, step: 0.1 }, 0.5],
+  ] as const)('%s: accepted as %p', (_case, input, config, expected) => {
+    expect(parse('number', input, config)).toEqual(value(expected))
+  })
+
+  test('-0 is answered as 0', () => {
+    const parsed = parse('number', '-0')
+    expect(parsed.kind).toBe('value')
+    expect(parsed.kind === 'value' && Object.is(parsed.value, 0)).toBe(true)
+  })
+
+  test.each([
+    // Not numbers.
+    ['"abc"', 'abc', {}],
+    ['"0x10"', '0x10', {}],
+    ['"1,5"', '1,5', {}],
+    ['"Infinity"', 'Infinity', {}],
+    ['"-Infinity"', '-Infinity', {}],
+    ['"NaN"', 'NaN', {}],
+    ['"1e"', '1e', {}],
+    ['"--1"', '--1', {}],
+    ['"1 2"', '1 2', {}],
+    ['"3abc"', '3abc', {}],
+    ['"٣" (a non-ASCII digit)', '٣', {}],
+    ['Infinity', Infinity, {}],
+    ['NaN', NaN, {}],
+    ['true', true, {}],
+    ['an array', [3], {}],
+    ['an object', { value: 3 }, {}],
+    // Beyond the safe integers.
+    ['9007199254740992', 9007199254740992, {}],
+    ['-9007199254740992', -9007199254740992, {}],
+    ['"9007199254740993"', '9007199254740993', {}],
+    ['"1e16"', '1e16', {}],
+    ['1e300', 1e300, {}],
+    // Just outside min/max.
+    ['just under min', 0.999, { min: 1, max: 10 }],
+    ['just over max', 10.001, { min: 1, max: 10 }],
+    ['under min, as a string', '0', { min: 1, max: 10 }],
+    ['over max, as a string', '11', { min: 1, max: 10 }],
+    ['just under a negative min', -5.5, { min: -5, max: -1 }],
+    ['beside min equal to max', 6, { min: 5, max: 5 }],
+    // Off the step.
+    ['step 1: 3.5', 3.5, { step: 1 }],
+    ['step 1: "0.5"', '0.5', { step: 1 }],
+    ['step 5: 12', 12, { step: 5 }],
+    ['min 1, step 2: 2', 2, { min: 1, step: 2 }],
+    ['min 1, step 2: 4', '4', { min: 1, step: 2 }],
+    ['min 0.5, step 1: 2', 2, { min: 0.5, step: 1 }],
+    ['step 0.1: 0.35', 0.35, { step: 0.1 }],
+    ['step 0.1: "0.35"', '0.35', { step: 0.1 }],
+    ['step 0.1: 0.05', 0.05, { step: 0.1 }],
+    ['step 0.01: 19.995', '19.995', { step: 0.01 }],
+    // Off the step by half a step, far from the base: still off the step.
+    ['step 1: 1000000000.5', 1000000000.5, { step: 1 }],
+    ['step 0.1: 100000000.05', 100000000.05, { step: 0.1 }],
+  ] as const)('%s: rejected', (_case, input, config) => {
+    expect(parse('number', input, config)).toEqual(INVALID)
+  })
+})
+
+// ---------------------------------------------------------------- select
+
+describe('select', () => {
+  const config = { options: ['red', 'Green', { value: 'b', label: 'Blue' }] }
+
+  test.each(['red', 'Green', 'b'])('the option value %p: accepted', (input) => {
+    expect(parse('select', input, config)).toEqual(value(input))
+  })
+
+  test.each([
+    ['a label, not a value', 'Blue'],
+    ['another case', 'RED'],
+    ['another case', 'green'],
+    ['a leading space', ' red'],
+    ['a trailing space', 'red '],
+    ['a prefix', 're'],
+    ['no such option', 'purple'],
+    ['an Object.prototype name', 'constructor'],
+    ['an array of a value', ['red']],
+    ['a boolean', true],
+  ] as const)('%s (%p): rejected', (_case, input) => {
+    expect(parse('select', input, config)).toEqual(INVALID)
+  })
+
+  test('a number is not the string option "1"', () => {
+    expect(parse('select', 1, { options: ['1', '2'] })).toEqual(INVALID)
+    expect(parse('select', '1', { options: ['1', '2'] })).toEqual(value('1'))
+  })
+})
+
+// ---------------------------------------------------------------- checkbox
+
+describe('checkbox', () => {
+  test.each([
+    [true, true],
+    [false, false],
+    ['on', true],
+    ['true', true],
+    ['ON', true],
+    ['True', true],
+    [undefined, false],
+    [null, false],
+  ] as const)('%p is %p', (input, expected) => {
+    expect(parse('checkbox', input)).toEqual(value(expected))
+  })
+
+  test.each([true, 'on', 'true'])('required, %p: ticked', (input) => {
+    expect(parse('checkbox', input, {}, true)).toEqual(value(true))
+  })
+
+  test.each([false, undefined, null, ''])('required, %p: must be ticked', (input) => {
+    expect(parse('checkbox', input, {}, true)).toEqual(INVALID)
+  })
+
+  // Rows are wrapped so that an array input is one argument, not spread.
+  test.each([['yes'], ['no'], ['1'], ['0'], [1], [0], [' on'], [[true]], [{ checked: true }]] as const)('%p: rejected', (input) => {
+    expect(parse('checkbox', input)).toEqual(INVALID)
+  })
+})
+
+// ---------------------------------------------------------------- date
+
+describe('date', () => {
+  test.each([
+    ['a leap day', '2024-02-29', {}, '2024-02-29'],
+    ['a leap day in a year divisible by 400', '2000-02-29', {}, '2000-02-29'],
+    ['the last of a 31-day month', '2026-12-31', {}, '2026-12-31'],
+    ['the first possible year', '0001-01-01', {}, '0001-01-01'],
+    ['surrounding spaces trimmed', ' 2026-01-15 ', {}, '2026-01-15'],
+    ['min itself', '2026-01-10', { min: '2026-01-10', max: '2026-01-20' }, '2026-01-10'],
+    ['max itself', '2026-01-20', { min: '2026-01-10', max: '2026-01-20' }, '2026-01-20'],
+    ['after a min in the year before', '2026-01-01', { min: '2025-12-31' }, '2026-01-01'],
+    ['before a max only', '1999-12-31', { max: '2000-01-01' }, '1999-12-31'],
+  ] as const)('%s: %p accepted', (_case, input, config, expected) => {
+    expect(parse('date', input, config)).toEqual(value(expected))
+  })
+
+  test.each([
+    ['February 29 of a common year', '2026-02-29', {}],
+    ['February 29 of a century year', '1900-02-29', {}],
+    ['February 30', '2026-02-30', {}],
+    ['April 31', '2026-04-31', {}],
+    ['month 13', '2026-13-01', {}],
+    ['month 00', '2026-00-10', {}],
+    ['day 00', '2026-01-00', {}],
+    ['day 32', '2026-01-32', {}],
+    ['year 0000', '0000-01-01', {}],
+    ['no zero padding', '2026-1-5', {}],
+    ['no separators', '20260105', {}],
+    ['slashes', '2026/01/05', {}],
+    ['a datetime', '2026-01-05T00:00:00', {}],
+    ['day first', '05-01-2026', {}],
+    ['a five-digit year', '12026-01-05', {}],
+    ['a number', 20260105, {}],
+    ['just before min', '2026-01-09', { min: '2026-01-10', max: '2026-01-20' }],
+    ['just after max', '2026-01-21', { min: '2026-01-10', max: '2026-01-20' }],
+    ['before a min in the year after', '2025-12-30', { min: '2025-12-31' }],
+    ['just after a max only', '2000-01-02', { max: '2000-01-01' }],
+  ] as const)('%s: %p rejected', (_case, input, config) => {
+    expect(parse('date', input, config)).toEqual(INVALID)
+  })
+})
+
+// ---------------------------------------------------------------- file
+
+describe('file', () => {
+  test.each([
+    ['exactly max_size', upload('a.bin', 'application/octet-stream', 100), { max_size: 100 }],
+    ['exactly the default max_size, 10 MiB', upload('a.bin', '', 10 * MIB), {}],
+    ['a named empty file', upload('empty.txt', 'text/plain', 0), {}],
+    ['.pdf by extension', upload('report.pdf', '', 10), { accept: '.pdf' }],
+    ['.pdf by extension, any case', upload('REPORT.PDF', '', 10), { accept: '.pdf' }],
+    ['.PDF accepts a lower-case name', upload('report.pdf', '', 10), { accept: '.PDF' }],
+    ['a double extension', upload('backup.tar.gz', '', 10), { accept: '.tar.gz' }],
+    ['image/* by type', upload('photo', 'image/png', 10), { accept: 'image/*' }],
+    ['image/* by type, any case', upload('photo.jpg', 'IMAGE/JPEG', 10), { accept: 'image/*' }],
+    ['an exact type', upload('doc', 'application/pdf', 10), { accept: 'application/pdf' }],
+    ['an exact type, any case', upload('doc', 'application/pdf', 10), { accept: 'Application/PDF' }],
+    ['either token of image/*,.pdf: the extension', upload('a.pdf', '', 10), { accept: 'image/*,.pdf' }],
+    ['either token of image/*,.pdf: the type', upload('a.png', 'image/png', 10), { accept: 'image/*,.pdf' }],
+    ['tokens with spaces around them', upload('a.docx', '', 10), { accept: ' .pdf , .docx ' }],
+  ] as const)('%s: accepted as the upload itself', (_case, input, config) => {
+    expect(parse('file', input, config)).toEqual({ kind: 'upload', upload: input })
+    const parsed = parse('file', input, config)
+    expect(parsed.kind === 'upload' && parsed.upload).toBe(input)
+  })
+
+  test.each([
+    ['one byte over max_size', upload('a.bin', '', 101), { max_size: 100 }],
+    ['one byte over the default max_size', upload('a.bin', '', 10 * MIB + 1), {}],
+    ['another extension', upload('a.doc', 'application/pdf', 10), { accept: '.pdf' }],
+    ['.pdf not at the end', upload('a.pdf.exe', '', 10), { accept: '.pdf' }],
+    ['the extension without its dot', upload('apdf', '', 10), { accept: '.pdf' }],
+    ['another type family', upload('a.txt', 'text/plain', 10), { accept: 'image/*' }],
+    ['image/* with no declared type', upload('a.png', '', 10), { accept: 'image/*' }],
+    ['a type that only starts like the wanted one', upload('a', 'application/pdfx', 10), { accept: 'application/pdf' }],
+    ['neither token of image/*,.pdf', upload('a.txt', 'text/plain', 10), { accept: 'image/*,.pdf' }],
+    ['a JSON string (files need multipart)', 'https://example.com/a.pdf', {}],
+    ['a JSON object shaped like a file', { name: 'a.pdf', type: 'application/pdf', bytes: [1, 2] }, {}],
+    ['a JSON number', 42, {}],
+  ] as const)('%s: rejected', (_case, input, config) => {
+    expect(parse('file', input, config)).toEqual(INVALID)
+  })
+
+  test.each([false, true])('an empty nameless upload (no file chosen) is empty, required %p', (required) => {
+    expect(parse('file', new Upload('', 'application/octet-stream', new Uint8Array(0)), {}, required)).toEqual(EMPTY)
+  })
+
+  test('the messages name the limit a person must meet', () => {
+    expect(parse('file', upload('a.bin', '', 101), { max_size: 100 })).toEqual({ kind: 'invalid', message: 'The file must be at most 100 bytes' })
+    expect(parse('file', upload('a.txt', 'text/plain', 1), { accept: 'image/*,.pdf' })).toEqual({
+      kind: 'invalid',
+      message: 'The file must be an image or PDF',
+    })
+  })
+
+  test.each([
+    ['.pdf', 'x.PDF', '', true],
+    ['.pdf', 'x.pdf.zip', 'application/zip', false],
+    ['image/*', 'x', 'image/svg+xml', true],
+    ['image/*', 'x.png', 'imagex/png', false],
+    ['audio/*,video/*', 'x', 'video/mp4', true],
+    ['text/csv', 'x.csv', 'text/csv', true],
+    ['text/csv', 'x.csv', 'text/plain', false],
+    ['.jpg,.jpeg,.png', 'x.JPEG', '', true],
+    ['.jpg,.jpeg,.png', 'x.gif', 'image/gif', false],
+  ] as const)('accepts(%p, name %p, type %p) is %p', (accept, name, type, expected) => {
+    expect(accepts(accept, new Upload(name, type, new Uint8Array(1)))).toBe(expected)
+  })
+
+  test.each([
+    ['image/*,.pdf', 'An image or PDF'],
+    ['application/pdf', 'PDF'],
+    ['.pdf,application/pdf', 'PDF'],
+    ['.jpg,.png,.gif', 'JPG, PNG or GIF'],
+    ['audio/*', 'An audio file'],
+    ['video/*, text/*', 'A video or a text file'],
+    ['application/x-zip', 'ZIP'],
+  ] as const)('describeAccept(%p) is %p', (accept, expected) => {
+    expect(describeAccept(accept)).toBe(expected)
+  })
+
+  test.each([
+    [0, '0 bytes'],
+    [1, '1 byte'],
+    [1023, '1023 bytes'],
+    [1024, '1 KB'],
+    [1536, '1.5 KB'],
+    [MIB, '1 MB'],
+    [10 * MIB, '10 MB'],
+    [25 * MIB, '25 MB'],
+  ] as const)('formatSize(%p) is %p', (bytes, expected) => {
+    expect(formatSize(bytes)).toBe(expected)
+  })
+})
+
+// ---------------------------------------------------------------- parseAnswers
+
+describe('parseAnswers', () => {
+  const optional = [
+    field('t', 'text'),
+    field('ta', 'textarea'),
+    field('e', 'email'),
+    field('n', 'number'),
+    field('s', 'select', { options: ['a'] }),
+    field('d', 'date'),
+    field('f', 'file'),
+    field('c', 'checkbox'),
+  ]
+
+  test('optional empty fields are left out of data; an unticked checkbox is false', () => {
+    const result = parseAnswers(optional, { t: '', ta: '  ', e: null, n: '', s: '', f: new Upload('', '', new Uint8Array(0)) })
+    expect(result).toEqual({ data: { c: false }, uploads: [], problems: [] })
+  })
+
+  test.each(['text', 'textarea', 'email', 'number', 'select', 'date', 'file', 'checkbox'])(
+    'a required %s left empty is a problem at /<key>',
+    (type) => {
+      expect(parseAnswers([field('answer', type, BASE[type], true)], {})).toEqual({
+        data: {},
+        uploads: [],
+        problems: [{ path: '/answer', message: expect.any(String) }],
+      })
+    },
+  )
+
+  test.each([undefined, null, '', '   '])('a required text given %p: "This field is required"', (input) => {
+    expect(parseAnswers([field('name', 'text', {}, true)], { name: input }).problems).toEqual([
+      { path: '/name', message: 'This field is required' },
+    ])
+  })
+
+  test('an invalid value is a problem at its key; the valid ones are still read', () => {
+    const result = parseAnswers([field('n', 'number'), field('t', 'text')], { n: 'abc', t: 'ok' })
+    expect(result.problems).toEqual([{ path: '/n', message: 'Enter a number' }])
+    expect(result.data).toEqual({ t: 'ok' })
+  })
+
+  test.each([
+    ['extra', '/extra'],
+    ['a/b~c', '/a~1b~0c'],
+    ['_page', '/_page'],
+  ])('the unknown key %p is a problem at %p', (key, path) => {
+    const result = parseAnswers([field('name', 'text')], { name: 'Ann', [key]: 'x' })
+    expect(result.problems).toEqual([{ path, message: 'Unknown field' }])
+  })
+
+  test('a "__proto__" key from a JSON body is an unknown field', () => {
+    const values = JSON.parse('{"name":"Ann","__proto__":{"name":"x"}}') as Record<string, unknown>
+    expect(parseAnswers([field('name', 'text')], values).problems).toEqual([{ path: '/__proto__', message: 'Unknown field' }])
+  })
+
+  test.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf'])('a field keyed %p reads nothing from Object.prototype', (key) => {
+    expect(parseAnswers([field(key, 'text')], {})).toEqual({ data: {}, uploads: [], problems: [] })
+    expect(parseAnswers([field(key, 'text', {}, true)], {}).problems).toEqual([{ path: `/${key}`, message: 'This field is required' }])
+    expect(parseAnswers([field(key, 'checkbox')], {}).data).toEqual({ [key]: false })
+    expect(parseAnswers([field(key, 'text')], { [key]: 'given' }).data).toEqual({ [key]: 'given' })
+  })
+
+  test('data keeps the order of the fields, not of the values', () => {
+    const fields = [field('z', 'text'), field('a', 'number'), field('m', 'checkbox'), field('b', 'select', { options: ['x'] })]
+    const result = parseAnswers(fields, { b: 'x', m: 'on', a: '2', z: 'hi' })
+    expect(result.problems).toEqual([])
+    expect(Object.entries(result.data)).toEqual([['z', 'hi'], ['a', 2], ['m', true], ['b', 'x']])
+  })
+
+  test('an upload goes to uploads, not data', () => {
+    const file = upload('a.pdf', 'application/pdf', 3)
+    const result = parseAnswers([field('doc', 'file', { accept: '.pdf' }), field('note', 'text')], { doc: file, note: 'see' })
+    expect(result).toEqual({ data: { note: 'see' }, uploads: [{ key: 'doc', upload: file }], problems: [] })
+  })
+
+  test('a field without config gets the type defaults (text max_length 1000)', () => {
+    expect(parseAnswers([field('t', 'text')], { t: 'a'.repeat(1000) }).problems).toEqual([])
+    expect(parseAnswers([field('t', 'text')], { t: 'a'.repeat(1001) }).problems).toEqual([{ path: '/t', message: expect.any(String) }])
+  })
+})
+
+// ---------------------------------------------------------------- checkFieldConfig
+
+describe('checkFieldConfig', () => {
+  test.each([
+    ['text: a default matching the pattern', 'text', { default: 'abc', pattern: '[a-z]+' }],
+    ['text: an empty default means none', 'text', { default: '', min_length: 3, pattern: '[a-z]+' }],
+    ['text: a blank default means none', 'text', { default: '   ', pattern: '[a-z]+' }],
+    ['text: min_length equal to max_length', 'text', { min_length: 5, max_length: 5 }],
+    ['text: min_length equal to the default max_length', 'text', { min_length: 1000 }],
+    ['text: a pattern valid under the v flag', 'text', { pattern: '[\\p{L}--[a-z]]+' }],
+    ['text: a default of exactly max_length', 'text', { default: 'abcde', max_length: 5 }],
+    ['textarea: a default counted after normalising CRLF', 'textarea', { default: 'a\r\nb', max_length: 3 }],
+    ['textarea: an empty default means none', 'textarea', { default: '', min_length: 3 }],
+    ['textarea: min_length equal to the default max_length', 'textarea', { min_length: 10_000 }],
+    ['email: a valid default', 'email', { default: 'a@example.com' }],
+    ['email: an empty default means none', 'email', { default: '' }],
+    ['number: a default on a decimal step', 'number', { default: 0.3, step: 0.1 }],
+    ['number: a default on a step from min', 'number', { default: 7, min: 1, step: 2 }],
+    ['number: min equal to max, default between', 'number', { min: 5, max: 5, default: 5 }],
+    ['number: negative bounds', 'number', { min: -10, max: -1 }],
+    ['select: a default option value', 'select', { options: ['a', { value: 'b', label: 'a' }], default: 'b' }],
+    ['select: an empty default means none', 'select', { options: ['a'], default: '' }],
+    ['checkbox: default true', 'checkbox', { default: true }],
+    ['checkbox: default false', 'checkbox', { default: false }],
+    ['date: a leap-day default', 'date', { default: '2024-02-29' }],
+    ['date: min equal to max, default on it', 'date', { min: '2026-01-01', max: '2026-01-01', default: '2026-01-01' }],
+    ['date: an empty default means none', 'date', { default: '' }],
+    ['file: image/*,.pdf and a 1-byte max_size', 'file', { accept: 'image/*,.pdf', max_size: 1 }],
+    ['file: a long media type', 'file', { accept: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }],
+    ['file: tokens with spaces', 'file', { accept: ' audio/* , video/* , .tar.gz ' }],
+  ] as const)('%s: no problem', (_case, type, config) => {
+    expect(checkFieldConfig(field('f', type, config))).toEqual([])
+  })
+
+  test.each([
+    // `default` must itself be a valid value.
+    ['text: a default not matching the pattern', 'text', { default: 'abc1', pattern: '[a-z]+' }, '/config/default'],
+    ['text: a default over max_length', 'text', { default: 'abcdef', max_length: 5 }, '/config/default'],
+    ['text: a default under min_length', 'text', { default: 'ab', min_length: 3 }, '/config/default'],
+    ['text: a default over the default max_length', 'text', { default: 'a'.repeat(1001) }, '/config/default'],
+    ['text: a default with a line break', 'text', { default: 'a\nb' }, '/config/default'],
+    ['textarea: a default over max_length', 'textarea', { default: 'abcdef', max_length: 5 }, '/config/default'],
+    ['email: a default that is no address', 'email', { default: 'not-an-email' }, '/config/default'],
+    ['email: a default without a dot in the domain', 'email', { default: 'a@localhost' }, '/config/default'],
+    ['number: a default over max', 'number', { default: 11, max: 10 }, '/config/default'],
+    ['number: a default under min', 'number', { default: -1, min: 0 }, '/config/default'],
+    ['number: a default off a decimal step', 'number', { default: 0.35, step: 0.1 }, '/config/default'],
+    ['number: a default off the step from min', 'number', { default: 2, min: 1, step: 2 }, '/config/default'],
+    ['number: a default beyond the safe integers', 'number', { default: 9007199254740992 }, '/config/default'],
+    ['select: a default not among the options', 'select', { options: ['a', 'b'], default: 'c' }, '/config/default'],
+    ['select: a default that is a label', 'select', { options: [{ value: 'a', label: 'Apple' }], default: 'Apple' }, '/config/default'],
+    ['select: a default in another case', 'select', { options: ['a'], default: 'A' }, '/config/default'],
+    ['date: an unreal default', 'date', { default: '2026-02-30' }, '/config/default'],
+    ['date: a default before min', 'date', { default: '2025-12-31', min: '2026-01-01' }, '/config/default'],
+    ['date: a default after max', 'date', { default: '2026-01-02', max: '2026-01-01' }, '/config/default'],
+    // Rules between config keys.
+    ['text: min_length > max_length', 'text', { min_length: 6, max_length: 5 }, '/config/min_length'],
+    ['text: min_length > the default max_length', 'text', { min_length: 1001 }, '/config/min_length'],
+    ['textarea: min_length > max_length', 'textarea', { min_length: 11, max_length: 10 }, '/config/min_length'],
+    ['textarea: min_length > the default max_length', 'textarea', { min_length: 10_001 }, '/config/min_length'],
+    ['number: min > max', 'number', { min: 2, max: 1 }, '/config/max'],
+    ['number: min > max by a fraction', 'number', { min: 1.5, max: 1.4 }, '/config/max'],
+    ['select: a duplicate string value', 'select', { options: ['a', 'b', 'a'] }, '/config/options/2'],
+    ['select: a duplicate value in an object', 'select', { options: ['x', { value: 'x', label: 'Other' }] }, '/config/options/1'],
+    ['date: min > max', 'date', { min: '2026-02-01', max: '2026-01-31' }, '/config/max'],
+    ['date: an unreal min', 'date', { min: '2026-02-29' }, '/config/min'],
+    ['date: an unreal max', 'date', { max: '2026-13-01' }, '/config/max'],
+    ['text: an unclosed class', 'text', { pattern: '[' }, '/config/pattern'],
+    ['text: an unclosed group', 'text', { pattern: '(' }, '/config/pattern'],
+    ['text: a backwards quantifier', 'text', { pattern: 'a{2,1}' }, '/config/pattern'],
+    ['text: an unknown property', 'text', { pattern: '\\p{Nope}' }, '/config/pattern'],
+    ['text: a class invalid under v though valid without it', 'text', { pattern: '[(]' }, '/config/pattern'],
+    ['file: an empty accept', 'file', { accept: '' }, '/config/accept'],
+    ['file: only commas', 'file', { accept: ',,' }, '/config/accept'],
+    ['file: an extension without its dot', 'file', { accept: 'pdf' }, '/config/accept'],
+    ['file: a type without a subtype', 'file', { accept: 'image' }, '/config/accept'],
+    ['file: a type with an empty subtype', 'file', { accept: 'image/' }, '/config/accept'],
+    ['file: a semicolon-separated list', 'file', { accept: '.pdf;.doc' }, '/config/accept'],
+    ['file: one bad token among good ones', 'file', { accept: 'image/*, pdf' }, '/config/accept'],
+  ] as const)('%s: a problem at %s', (_case, type, config, path) => {
+    expect(checkFieldConfig(field('f', type, config))).toEqual([{ path, message: expect.any(String) }])
+  })
+
+  test('problems of several keys are all reported', () => {
+    expect(checkFieldConfig(field('f', 'text', { min_length: 6, max_length: 5, pattern: '(' }))).toEqual([
+      { path: '/config/min_length', message: expect.any(String) },
+      { path: '/config/pattern', message: expect.any(String) },
+    ])
+  })
+
+  test('both unreal date bounds are reported', () => {
+    expect(checkFieldConfig(field('f', 'date', { min: '2026-02-30', max: '2026-02-31' }))).toEqual([
+      { path: '/config/min', message: expect.any(String) },
+      { path: '/config/max', message: expect.any(String) },
+    ])
+  })
+})
+
+// ---------------------------------------------------------------- control and note
+
+describe('control', () => {
+  test.each<[string, Config, Control]>([
+    ['text', {}, { kind: 'input', attributes: { type: 'text', maxlength: 1000 } }],
+    [
+      'text',
+      { max_length: 50, min_length: 2, pattern: '[a-z]+', placeholder: 'name' },
+      { kind: 'input', attributes: { type: 'text', maxlength: 50, minlength: 2, pattern: '[a-z]+', placeholder: 'name' } },
+    ],
+    ['textarea', {}, { kind: 'textarea', attributes: { rows: 4, maxlength: 10_000 } }],
+    [
+      'textarea',
+      { rows: 8, max_length: 200, min_length: 10, placeholder: 'p' },
+      { kind: 'textarea', attributes: { rows: 8, maxlength: 200, minlength: 10, placeholder: 'p' } },
+    ],
+    ['email', {}, { kind: 'input', attributes: { type: 'email', maxlength: 254, autocomplete: 'email', spellcheck: 'false' } }],
+    ['number', {}, { kind: 'input', attributes: { type: 'number', step: 'any', inputmode: 'decimal' } }],
+    [
+      'number',
+      { min: 1, max: 9, step: 2, placeholder: 'n' },
+      { kind: 'input', attributes: { type: 'number', min: 1, max: 9, step: 2, placeholder: 'n', inputmode: 'decimal' } },
+    ],
+    ['number', { step: 0.1 }, { kind: 'input', attributes: { type: 'number', step: 0.1, inputmode: 'decimal' } }],
+    [
+      'select',
+      { options: ['a', { value: 'b', label: 'Bee' }] },
+      { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'Bee' }], placeholder: 'Choose an option' },
+    ],
+    ['select', { options: ['a'], placeholder: 'Pick one' }, { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }], placeholder: 'Pick one' }],
+    ['checkbox', { default: true }, { kind: 'checkbox', attributes: {} }],
+    ['date', {}, { kind: 'input', attributes: { type: 'date' } }],
+    ['date', { min: '2026-01-01', max: '2026-12-31' }, { kind: 'input', attributes: { type: 'date', min: '2026-01-01', max: '2026-12-31' } }],
+    ['file', {}, { kind: 'input', attributes: { type: 'file' } }],
+    ['file', { accept: 'image/*,.pdf', max_size: 100 }, { kind: 'input', attributes: { type: 'file', accept: 'image/*,.pdf' } }],
+  ])('%s with %p', (type, config, expected) => {
+    expect(typeOf(type).control(config)).toEqual(expected)
+  })
+})
+
+describe('note', () => {
+  test.each<[string, Config, string | undefined]>([
+    ['text', {}, undefined],
+    ['text', { min_length: 3 }, 'At least 3 characters.'],
+    ['textarea', { min_length: 20 }, 'At least 20 characters.'],
+    ['number', {}, undefined],
+    ['number', { min: 1, max: 9 }, 'A number from 1 to 9.'],
+    ['number', { min: 0 }, 'A number of at least 0.'],
+    ['number', { max: 5 }, 'A number of at most 5.'],
+    ['date', {}, 'A date, written YYYY-MM-DD.'],
+    ['date', { min: '2026-01-01', max: '2026-12-31' }, 'A date from 2026-01-01 to 2026-12-31 (YYYY-MM-DD).'],
+    ['file', {}, 'Up to 10 MB.'],
+    ['file', { accept: 'image/*,.pdf', max_size: MIB }, 'An image or PDF, up to 1 MB.'],
+  ])('%s with %p: %p', (type, config, expected) => {
+    expect(typeOf(type).note?.(config)).toBe(expected)
+  })
+})
+
+// ---------------------------------------------------------------- submissionBodyLimit
+
+describe('submissionBodyLimit', () => {
+  const none = submissionBodyLimit([])
+
+  test.each([1, MIB, 10 * MIB, 25 * MIB])('a file field with max_size %p raises the limit by at least that much', (maxSize) => {
+    expect(submissionBodyLimit([field('f', 'file', { max_size: maxSize })]) - none).toBeGreaterThanOrEqual(maxSize)
+  })
+
+  test('the limit grows byte for byte with max_size', () => {
+    const small = submissionBodyLimit([field('f', 'file', { max_size: MIB })])
+    const large = submissionBodyLimit([field('f', 'file', { max_size: 2 * MIB })])
+    expect(large - small).toBe(MIB)
+  })
+
+  test('a file field without max_size allows for the default 10 MiB', () => {
+    expect(submissionBodyLimit([field('f', 'file')]) - none).toBeGreaterThanOrEqual(10 * MIB)
+    expect(submissionBodyLimit([field('f', 'file')])).toBe(submissionBodyLimit([field('f', 'file', { max_size: 10 * MIB })]))
+  })
+
+  test('two file fields add up', () => {
+    const one = submissionBodyLimit([field('a', 'file', { max_size: 25 * MIB })])
+    const two = submissionBodyLimit([field('a', 'file', { max_size: 25 * MIB }), field('b', 'file', { max_size: 25 * MIB })])
+    expect(two - one).toBeGreaterThanOrEqual(25 * MIB)
+  })
+
+  test('a multipart post of a file of exactly max_size fits', async () => {
+    const form = new FormData()
+    form.append('doc', new File([new Uint8Array(MIB)], 'a-rather-long-file-name.pdf', { type: 'application/pdf' }))
+    const body = await new Response(form).arrayBuffer()
+    expect(body.byteLength).toBeGreaterThan(MIB)
+    expect(body.byteLength).toBeLessThanOrEqual(submissionBodyLimit([field('doc', 'file', { max_size: MIB })]))
+  })
+
+  test('a text field at max_length of 3-byte characters fits, percent-encoded', () => {
+    const encoded = encodeURIComponent('€'.repeat(10_000))
+    expect(submissionBodyLimit([field('t', 'text', { max_length: 10_000 })]) - none).toBeGreaterThanOrEqual(encoded.length)
+  })
+
+  test('a textarea at max_length of line breaks, sent as CRLF, fits', () => {
+    const encoded = encodeURIComponent('\r\n'.repeat(100_000))
+    expect(submissionBodyLimit([field('t', 'textarea', { max_length: 100_000 })]) - none).toBeGreaterThanOrEqual(encoded.length)
+  })
+
+  test('every field adds room, even one with no stated size', () => {
+    expect(submissionBodyLimit([field('c', 'checkbox')])).toBeGreaterThan(none)
+    expect(submissionBodyLimit([field('c', 'checkbox'), field('d', 'date')])).toBeGreaterThan(submissionBodyLimit([field('c', 'checkbox')]))
+  })
+})
