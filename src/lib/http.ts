@@ -1,3 +1,4 @@
+import Busboy from '@fastify/busboy'
 import { HttpError, invalid } from './errors.ts'
 
 /** The most an API request body (and a JSON submission) may carry. */
@@ -78,18 +79,60 @@ const unmapIpv4 = (address: string) => address.replace(/^::ffff:(\d+\.\d+\.\d+\.
 export const isFormContentType = (contentType: string | null) =>
   contentType !== null && /^(?:application\/x-www-form-urlencoded|multipart\/form-data)\s*(?:;|$)/i.test(contentType)
 
+/** A file part of a form post, with the type its sender declared for it. */
+export interface FilePart {
+  filename: string
+  type: string
+  bytes: Uint8Array
+}
+
+const unreadable = () => new HttpError(400, 'The form data could not be read')
+
 /**
  * A form post (urlencoded or multipart) of at most `limit` bytes, as its
- * entries in order. Anything that does not parse is a 400.
+ * entries. Anything that does not parse is a 400.
+ *
+ * Parsed with busboy rather than Request.formData(): Bun's parser drops the
+ * Content-Type a multipart part declares and guesses one from the file name
+ * (oven-sh/bun#39884), and `accept` must be checked against what was declared.
  */
-export async function readFormEntries(request: Request, limit: number): Promise<Array<[string, string | Blob]>> {
+export async function readFormEntries(request: Request, limit: number): Promise<Array<[string, string | FilePart]>> {
   const bytes = await readBody(request, limit)
-  try {
-    const form = await new Response(bytes, { headers: { 'content-type': request.headers.get('content-type')! } }).formData()
-    return [...form.entries()]
-  } catch {
-    throw new HttpError(400, 'The form data could not be read')
-  }
+  const entries: Array<[string, string | FilePart]> = []
+  const files: Array<Promise<void>> = []
+  await new Promise<void>((resolve, reject) => {
+    let parser: ReturnType<typeof Busboy>
+    try {
+      parser = Busboy({
+        headers: { 'content-type': request.headers.get('content-type') ?? '' },
+        // The body is already bounded; these bound the work of parsing it.
+        limits: { fieldSize: limit, fieldNameSize: 256, parts: 1000, headerPairs: 20 },
+      })
+    } catch {
+      return reject(unreadable())
+    }
+    parser.on('field', (name, value) => entries.push([name, value]))
+    parser.on('file', (name, stream, filename, _encoding, type) => {
+      files.push(
+        new Promise((done, fail) => {
+          const chunks: Buffer[] = []
+          stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+          stream.on('error', fail)
+          stream.on('end', () => {
+            entries.push([name, { filename, type, bytes: Buffer.concat(chunks) }])
+            done()
+          })
+        }),
+      )
+    })
+    parser.on('error', () => reject(unreadable()))
+    parser.on('finish', () => resolve())
+    parser.end(bytes)
+  })
+  await Promise.all(files).catch(() => {
+    throw unreadable()
+  })
+  return entries
 }
 
 /**

@@ -60,9 +60,7 @@ async function readFormPost(request: Request, limit: number) {
       values[key] = entry
       typed[key] = entry
     } else {
-      // For a file input left empty (filename="") Bun hands over a File whose name is undefined.
-      const name: string | undefined = (entry as File).name
-      values[key] = new Upload(name ?? '', entry.type, await entry.bytes())
+      values[key] = new Upload(entry.filename, entry.type, entry.bytes)
     }
   }
   return { values, typed }
