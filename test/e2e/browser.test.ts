@@ -304,7 +304,6 @@ async function audit(page: Page, label: string, scheme: Scheme): Promise<AuditRe
   const measured = [...results.passes, ...results.violations].some((rule) => rule.id === 'color-contrast')
   expect({ label, scheme, contrastMeasured: measured }).toEqual({ label, scheme, contrastMeasured: true })
 
-  console.log('DEBUG', label, scheme, JSON.stringify({ all: results.violations.map((r) => [r.id, r.impact, r.nodes.length, r.nodes.map((n) => n.html.slice(0, 80))]), incomplete: results.incomplete.map((r) => [r.id, r.nodes.length, r.nodes.map((n) => [n.html.slice(0, 60), n.failureSummary?.slice(0, 160)])]), contrastPasses: results.passes.find((r) => r.id === 'color-contrast')?.nodes.length }))
   const serious = results.violations
     .filter((rule) => rule.impact === 'serious' || rule.impact === 'critical')
     .map((rule) => ({
