@@ -13,6 +13,7 @@ import {
   EVERY_TYPE_FIELDS,
   openPage,
   postForm,
+  send,
   submit,
   UNKNOWN_ID,
   type TestContext,
@@ -281,17 +282,8 @@ function multipart(parts: Part[]): { body: Uint8Array; contentType: string } {
 }
 
 /** POST /f/<id> with exactly this body and content type. */
-async function postRaw(formId: string, body: Uint8Array | string, contentType: string, headers: Record<string, string> = {}, ctx: TestContext = t): Promise<TestResponse> {
-  const response = await ctx.app.handle(
-    new Request(`${BASE_URL}/f/${formId}`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body }),
-  )
-  const text = await response.text()
-  let parsed: unknown = text
-  try {
-    parsed = JSON.parse(text)
-  } catch {}
-  return { status: response.status, headers: response.headers, body: parsed, text }
-}
+const postRaw = (formId: string, body: Uint8Array | string, contentType: string, headers: Record<string, string> = {}, ctx: TestContext = t): Promise<TestResponse> =>
+  send(ctx.app, 'POST', `/f/${formId}`, { body, headers: { 'content-type': contentType, ...headers } })
 
 const postParts = (formId: string, parts: Part[], headers: Record<string, string> = {}) => {
   const { body, contentType } = multipart(parts)

@@ -106,8 +106,8 @@ type Handler = { handle(request: Request): Promise<Response> }
 
 /**
  * Sends one request through the app. FormData and URLSearchParams bodies go as
- * a browser sends them (multipart, urlencoded); strings as they are; anything
- * else as JSON.
+ * a browser sends them (multipart, urlencoded); strings and bytes as they are;
+ * anything else as JSON.
  */
 export async function send(
   app: Handler,
@@ -117,8 +117,8 @@ export async function send(
 ): Promise<TestResponse> {
   const headers: Record<string, string> = { ...options.headers }
   if (options.key) headers.authorization ??= `Bearer ${options.key}`
-  let body: string | FormData | URLSearchParams | undefined
-  if (options.body instanceof FormData || options.body instanceof URLSearchParams) {
+  let body: string | Uint8Array | FormData | URLSearchParams | undefined
+  if (options.body instanceof FormData || options.body instanceof URLSearchParams || options.body instanceof Uint8Array) {
     body = options.body
   } else if (options.body !== undefined) {
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
