@@ -25,32 +25,89 @@ import { createResponseStore } from './modules/responses/store.ts'
 import { submissionRoutes } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { createSubmissionStore } from './modules/submissions/store.ts'
+import { webhookRoutes } from './modules/webhooks/index.ts'
+import { createWebhookService } from './modules/webhooks/service.ts'
 import { createDeliveryStore } from './modules/webhooks/store.ts'
+import type { Resolver } from './modules/webhooks/addresses.ts'
+import { createBackgroundLoop } from './background.ts'
+import { createFormSignals } from './lib/signals.ts'
 import { VERSION } from './version.ts'
+import type { AuthService } from './modules/auth/service.ts'
+import type { FormService } from './modules/forms/service.ts'
+import type { ResponseService } from './modules/responses/service.ts'
+import type { SubmissionService } from './modules/submissions/service.ts'
+import type { WebhookService } from './modules/webhooks/service.ts'
 import { Type } from '@sinclair/typebox'
 
-export interface AppOptions {
+export interface IntakeOptions {
   config: Config
   db: Database
   /** Origin of form URLs; a function when it is known only once the server listens. */
   baseUrl: string | (() => string)
   clock?: Clock
   logger?: Logger
+  /** How webhook host names are resolved when private targets are blocked (tests stub it). */
+  resolver?: Resolver
 }
 
-/** The whole HTTP application, without listening: tests drive it with `app.handle(request)`. */
-export function createApp(options: AppOptions) {
+/**
+ * Everything intake runs, wired together but not yet running: the HTTP app
+ * (tests drive it with `app.handle(request)`), the background loop (started by
+ * the server, or by a test), and the in-process signals long-polls wait on.
+ */
+export function createIntake(options: IntakeOptions) {
   const { config, db } = options
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? createLogger()
   const baseUrl = typeof options.baseUrl === 'string' ? () => options.baseUrl as string : options.baseUrl
 
-  const auth = createAuthService(createAuthStore(db), clock)
+  const signals = createFormSignals()
   const formStore = createFormStore(db)
-  const forms = createFormService(formStore, clock, baseUrl)
-  const responses = createResponseService(createResponseStore(db), forms)
-  const submissions = createSubmissionService(formStore, createSubmissionStore(db, createDeliveryStore(db)), clock, baseUrl)
-  const healthCheck = db.query('SELECT 1')
+  const deliveryStore = createDeliveryStore(db)
+  const background = createBackgroundLoop({
+    deliveries: deliveryStore,
+    forms: formStore,
+    signals,
+    clock,
+    logger,
+    webhookTimeoutMs: config.webhookTimeoutMs,
+    webhookMaxRetries: config.webhookMaxRetries,
+    webhookBlockPrivate: config.webhookBlockPrivate,
+    resolver: options.resolver,
+  })
+  const auth = createAuthService(createAuthStore(db), clock)
+  const forms = createFormService(formStore, clock, baseUrl, signals.notify)
+  const responses = createResponseService(createResponseStore(db), forms, signals)
+  const submissions = createSubmissionService(formStore, createSubmissionStore(db, deliveryStore), clock, baseUrl, (formId) => {
+    signals.notify(formId)
+    background.wake()
+  })
+  const webhooks = createWebhookService(deliveryStore, forms, clock, background.wake)
+  const services = { auth, forms, responses, submissions, webhooks }
+  const app = createApp({ config, clock, logger, baseUrl, services, healthCheck: db.query('SELECT 1') })
+  return { app, background, signals }
+}
+
+export type Intake = ReturnType<typeof createIntake>
+
+interface AppParts {
+  config: Config
+  clock: Clock
+  logger: Logger
+  baseUrl: () => string
+  services: {
+    auth: AuthService
+    forms: FormService
+    responses: ResponseService
+    submissions: SubmissionService
+    webhooks: WebhookService
+  }
+  healthCheck: { get(): unknown }
+}
+
+/** The HTTP application: routes over the services, one error handler, security headers, the access log. */
+function createApp({ config, clock, logger, baseUrl, services, healthCheck }: AppParts) {
+  const { auth, forms, responses, submissions, webhooks } = services
 
   const app = new Elysia({ normalize: false })
     .use(accessLog(logger))
@@ -106,6 +163,7 @@ export function createApp(options: AppOptions) {
     })
     .use(formRoutes(forms, baseUrl))
     .use(responseRoutes(responses))
+    .use(webhookRoutes(webhooks))
     .use(submissionRoutes(submissions, {
       trustProxy: config.trustProxy,
       publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock),

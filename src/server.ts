@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { createApp } from './app.tsx'
+import { createIntake } from './app.tsx'
 import { resolveBaseUrl, type Config } from './config.ts'
 import { openDatabase } from './db/index.ts'
 import { createLogger, type Logger } from './lib/log.ts'
@@ -29,7 +29,7 @@ export function startServer(config: Config, print: (line: string) => void = cons
   const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
 
   let port = config.port
-  const app = createApp({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
+  const { app, background, signals } = createIntake({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
   try {
     app.listen({
       hostname: config.host,
@@ -55,11 +55,17 @@ export function startServer(config: Config, print: (line: string) => void = cons
   // One write: whoever sees the listening line sees the key line with it.
   print(banner.join('\n'))
 
+  background.start()
+
   let stopping: Promise<void> | undefined
   const stop = () =>
     (stopping ??= (async () => {
+      // Long-polls answer now with what they have; requests in flight finish; attempts in flight
+      // finish (each bounded by the webhook timeout); then the database closes.
       const force = setTimeout(() => app.server?.stop(true), SHUTDOWN_GRACE_MS)
-      await app.server?.stop(false)
+      const serverStopped = app.server?.stop(false)
+      signals.releaseAll()
+      await Promise.all([serverStopped, background.stop()])
       clearTimeout(force)
       db.close()
     })())

@@ -5,12 +5,13 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp } from '../src/app.tsx'
+import { createIntake, type Intake } from '../src/app.tsx'
 import { loadConfig } from '../src/config.ts'
 import { openDatabase, type Database } from '../src/db/index.ts'
 import { createLogger } from '../src/lib/log.ts'
 import { createAuthService } from '../src/modules/auth/service.ts'
 import { createAuthStore } from '../src/modules/auth/store.ts'
+import type { Resolver } from '../src/modules/webhooks/addresses.ts'
 
 export const BASE_URL = 'http://intake.test'
 
@@ -37,7 +38,9 @@ export function testClock(start = Date.now()) {
 export type TestClock = ReturnType<typeof testClock>
 
 export interface TestContext {
-  app: ReturnType<typeof createApp>
+  app: Intake['app']
+  /** The background loop (webhooks, expiry): not running until a test starts it. */
+  background: Intake['background']
   db: Database
   dbPath: string
   /** A valid key of the account "default". */
@@ -52,11 +55,14 @@ export interface TestContext {
   /** Revokes a key by id, as `intake keys revoke` does. */
   revokeKey(id: string): void
   api: ReturnType<typeof apiClient>
-  close(): void
+  close(): Promise<void>
 }
 
-/** Settings as environment variables (SERVICE_*), on top of test defaults. */
-export function createTestContext(env: Record<string, string> = {}): TestContext {
+/**
+ * Settings as environment variables (SERVICE_*), on top of test defaults.
+ * `resolver` stands in for DNS when a test blocks private webhook targets.
+ */
+export function createTestContext(env: Record<string, string> = {}, options: { resolver?: Resolver } = {}): TestContext {
   const dir = mkdtempSync(join(tmpdir(), 'intake-test-'))
   const dbPath = join(dir, 'intake.db')
   const config = loadConfig({ SERVICE_DB_PATH: dbPath, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', ...env })
@@ -64,7 +70,7 @@ export function createTestContext(env: Record<string, string> = {}): TestContext
   const clock = testClock()
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
-  const app = createApp({ config, db, baseUrl: BASE_URL, clock, logger })
+  const { app, background } = createIntake({ config, db, baseUrl: BASE_URL, clock, logger, resolver: options.resolver })
   const auth = createAuthService(createAuthStore(db), clock)
   const createKey = (account = 'default') => {
     const created = auth.createKey(account)
@@ -73,6 +79,7 @@ export function createTestContext(env: Record<string, string> = {}): TestContext
   const { key } = createKey()
   return {
     app,
+    background,
     db,
     dbPath,
     key,
@@ -84,7 +91,8 @@ export function createTestContext(env: Record<string, string> = {}): TestContext
     createKey,
     revokeKey: (id) => void auth.revokeKey(id),
     api: apiClient(app, key),
-    close() {
+    async close() {
+      await background.stop()
       db.close()
       rmSync(dir, { recursive: true, force: true })
     },

@@ -140,3 +140,13 @@ function jsonTypeOfValue(value: unknown): string {
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
+
+/** Query values arrive as text: those named that hold a whole number become one, for an integer schema to judge. */
+export function integerQuery(query: Record<string, unknown>, names: string[]): Record<string, unknown> {
+  const converted = { ...query }
+  for (const name of names) {
+    const value = query[name]
+    if (typeof value === 'string' && /^[+-]?\d+$/.test(value)) converted[name] = Number(value)
+  }
+  return converted
+}

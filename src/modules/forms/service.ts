@@ -5,7 +5,7 @@ import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { encodeFreeForm, utf8Length } from '../../lib/json.ts'
 import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
-import { validate } from '../../lib/validation.ts'
+import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import {
   CONTEXT_MAX_BYTES,
@@ -33,7 +33,11 @@ export interface FormPage {
   nextCursor: string | undefined
 }
 
-export function createFormService(store: FormStore, clock: Clock, baseUrl: () => string) {
+/**
+ * `onChange` hears of every change of state this service makes (cancelled,
+ * deleted), so long-polls on the form wake.
+ */
+export function createFormService(store: FormStore, clock: Clock, baseUrl: () => string, onChange: (formId: string) => void) {
   const summary = (row: FormSummaryRow): FormSummary => ({
     id: row.id,
     title: row.title,
@@ -111,11 +115,7 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
     },
 
     list(principal: Principal, rawQuery: Record<string, unknown>): FormPage {
-      const query = validate(ListFormsQuery, {
-        ...rawQuery,
-        // Query values arrive as text; a whole number is meant as one.
-        ...(typeof rawQuery.limit === 'string' && /^[+-]?\d+$/.test(rawQuery.limit) ? { limit: Number(rawQuery.limit) } : {}),
-      })
+      const query = validate(ListFormsQuery, integerQuery(rawQuery, ['limit']))
       const limit = query.limit ?? 20
       // One extra row tells whether another page exists.
       const rows = store.list({
@@ -143,7 +143,7 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
       } else {
         expiresAt = body.expires_at
       }
-      return store.transaction(() => {
+      const updated = store.transaction(() => {
         const now = clock()
         const form = ownForm(principal, formId, now)
         if (body.status === 'cancelled' && form.status !== 'active' && form.status !== 'cancelled') {
@@ -156,11 +156,14 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
         if (body.status === 'cancelled' && form.status === 'active') store.setStatus(form.id, 'cancelled', now)
         return withContext(store.findForAccount(principal.accountId, form.id, now)!)
       })
+      if (updated.status !== 'active') onChange(updated.id)
+      return updated
     },
 
     delete(principal: Principal, formId: string): void {
       const id = canonicalUlid(formId)
       if (!id || !store.delete(principal.accountId, id)) throw formNotFound()
+      onChange(id)
     },
   }
 }

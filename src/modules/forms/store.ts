@@ -85,6 +85,16 @@ export function createFormStore(db: Database) {
   const setStatus = db.query('UPDATE forms SET status = $status, updated_at = $now WHERE id = $id')
   const setExpiry = db.query('UPDATE forms SET expires_at = $expires_at, updated_at = $now WHERE id = $id')
   const remove = db.query('DELETE FROM forms WHERE id = $id AND account_id = $account_id')
+  // The sweep writes what reads already compute: status expired, context gone.
+  const expireDue = db.query<{ id: string }, { now: number; limit: number }>(
+    `UPDATE forms SET status = 'expired', context = NULL, updated_at = $now
+      WHERE id IN (SELECT id FROM forms INDEXED BY forms_active_expiry
+                    WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now LIMIT $limit)
+     RETURNING id`,
+  )
+  const nextExpiry = db.query<{ at: number | null }, []>(
+    `SELECT min(expires_at) AS at FROM forms INDEXED BY forms_active_expiry WHERE status = 'active' AND expires_at IS NOT NULL`,
+  )
 
   return {
     insert: (form: NewForm) => void insert.run(form),
@@ -114,6 +124,10 @@ export function createFormStore(db: Database) {
       void setExpiry.run({ id, expires_at: expiresAt, now }),
     /** True when a form was deleted (with its responses, files and deliveries, by cascade). */
     delete: (accountId: string, id: string) => remove.run({ id, account_id: accountId }).changes === 1,
+    /** Writes `expired` on up to `limit` active forms past their time; returns their ids. */
+    expireDue: (now: number, limit: number) => expireDue.all({ now, limit }).map((row) => row.id),
+    /** The earliest expiry among active forms, if any. */
+    nextExpiryAt: () => nextExpiry.get()!.at,
     /** Runs `work` in one write transaction, taken before the first read. */
     transaction: <T>(work: () => T): T => db.transaction(work).immediate(),
   }

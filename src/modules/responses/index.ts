@@ -3,19 +3,21 @@ import { Elysia } from 'elysia'
 import { attachmentDisposition } from '../../lib/http.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import { principalOf } from '../auth/index.ts'
-import { ResponseObject } from './model.ts'
+import { ListResponsesQuery, ResponseObject } from './model.ts'
 import type { ResponseService } from './service.ts'
 
 export function responseRoutes(responses: ResponseService) {
   return new Elysia({ name: 'responses', prefix: '/api/v1/forms/:id/responses' })
-    .get('', ({ request, params }) => responses.list(principalOf(request), params.id), {
+    .get('', ({ request, params, query }) => responses.list(principalOf(request), params.id, query, request.signal), {
       detail: apiDoc({
         tag: 'Responses',
         summary: 'List a form\'s responses',
-        description: 'A form takes one response, so this is an empty array or an array of one, newest first.',
+        description:
+          'A form takes one response, so this is an empty array or an array of one, newest first. With `wait=N` (1..60) an agent without a public URL can block until the human answers.',
         params: { id: 'Form id' },
+        query: ListResponsesQuery,
         responses: { 200: Type.Array(ResponseObject) },
-        errors: [404],
+        errors: [404, 422],
       }),
     })
     .get('/:responseId', ({ request, params }) => responses.get(principalOf(request), params.id, params.responseId), {

@@ -23,3 +23,17 @@ export const ResponseObject = Type.Object(
   { title: 'Response' },
 )
 export type ResponseObject = Static<typeof ResponseObject>
+
+export const ListResponsesQuery = Type.Object(
+  {
+    wait: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 60,
+        description:
+          'Seconds to hold the request while the form is active and unanswered: it answers as soon as a response arrives or the form leaves active, else when the time is up (possibly with []).',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+)

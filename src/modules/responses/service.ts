@@ -1,9 +1,11 @@
 import { HttpError, responseNotFound } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
+import type { FormSignals } from '../../lib/signals.ts'
 import { formatApiTime } from '../../lib/time.ts'
+import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
-import type { ResponseObject } from './model.ts'
+import { ListResponsesQuery, type ResponseObject } from './model.ts'
 import type { ResponseRow, ResponseStore, StoredFile } from './store.ts'
 
 export const toResponseObject = (row: ResponseRow): ResponseObject => ({
@@ -15,11 +17,22 @@ export const toResponseObject = (row: ResponseRow): ResponseObject => ({
   context: row.context === null ? null : JSON.parse(row.context),
 })
 
-export function createResponseService(store: ResponseStore, forms: FormService) {
+export function createResponseService(store: ResponseStore, forms: FormService, signals: FormSignals) {
   return {
-    /** The form's responses, newest first (a form takes one, so at most one). */
-    list(principal: Principal, formId: string): ResponseObject[] {
+    /**
+     * The form's responses, newest first (a form takes one, so at most one).
+     * With `wait`, an active unanswered form holds the request until it is
+     * answered or leaves active (or the seconds pass, or `abort` fires).
+     */
+    async list(principal: Principal, formId: string, rawQuery: Record<string, unknown> = {}, abort?: AbortSignal): Promise<ResponseObject[]> {
+      const query = validate(ListResponsesQuery, integerQuery(rawQuery, ['wait']))
       const form = forms.ownForm(principal, formId)
+      if (query.wait !== undefined && form.status === 'active' && store.listForForm(form.id).length === 0) {
+        // No await between the check and the wait: a change can only come after the waiter is registered.
+        // Expiry wakes it too: the background loop signals each form it expires.
+        await signals.wait(form.id, query.wait * 1000, abort)
+        return store.listForForm(forms.ownForm(principal, formId).id).map(toResponseObject)
+      }
       return store.listForForm(form.id).map(toResponseObject)
     },
 

@@ -68,8 +68,17 @@ export function parseAnswers(fields: FieldDefinition[], values: Record<string, u
 export const fileUrl = (baseUrl: string, formId: string, responseId: string, key: string) =>
   `${baseUrl}/api/v1/forms/${formId}/responses/${responseId}/files/${encodeURIComponent(key)}`
 
-/** The one way a human's answer is recorded, for the HTML page and the JSON path alike. */
-export function createSubmissionService(forms: FormStore, store: SubmissionStore, clock: Clock, baseUrl: () => string) {
+/**
+ * The one way a human's answer is recorded, for the HTML page and the JSON
+ * path alike. `onRecorded` runs once the response is committed.
+ */
+export function createSubmissionService(
+  forms: FormStore,
+  store: SubmissionStore,
+  clock: Clock,
+  baseUrl: () => string,
+  onRecorded: (formId: string) => void,
+) {
   /** The form behind a public link, in any state; 404 when there is none. */
   function publicForm(formId: string): FormRow {
     const id = canonicalUlid(formId)
@@ -140,6 +149,7 @@ export function createSubmissionService(forms: FormStore, store: SubmissionStore
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(publicForm(form.id)) ?? conflict('This form has already been submitted')
       }
+      onRecorded(form.id)
       return { id: responseId, formId: form.id, submittedAt }
     },
   }

@@ -10,15 +10,129 @@ export type NewDelivery = {
   created_at: number
 }
 
-/** The SQL of the webhook outbox. */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+export interface DeliveryRow {
+  id: string
+  form_id: string
+  event: string
+  status: DeliveryStatus
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  next_attempt_at: number | null
+  delivered_at: number | null
+  created_at: number
+}
+
+/** A delivery taken for an attempt, with what sending needs. */
+export interface ClaimedDelivery {
+  id: string
+  url: string
+  payload: string
+  secret: string
+  round_attempts: number
+  /** Identifies this claim: recording the outcome only counts while it holds. */
+  lease_until: number
+}
+
+export interface AttemptRecord {
+  id: string
+  lease: number
+  now: number
+  delivered: boolean
+  statusCode: number | null
+  error: string | null
+  /** Attempts a round may make (1 + SERVICE_WEBHOOK_MAX_RETRIES). */
+  attemptsPerRound: number
+}
+
+/** Delay before retry n of a round: 5^(n-1) seconds (1, 5, 25, ...). */
+export const retryDelayMs = (retry: number) => 5 ** (retry - 1) * 1000
+
+/** The SQL of the webhook outbox: the source of truth for every delivery. */
 export function createDeliveryStore(db: Database) {
   const insert = db.query<never, NewDelivery>(
     `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
      VALUES ($id, $form_id, $response_id, $event, $url, $payload, 'pending', $created_at, $created_at)`,
   )
+  const due = db.query<{ id: string }, { now: number; limit: number }>(
+    `SELECT id FROM deliveries
+      WHERE status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
+      ORDER BY next_attempt_at LIMIT $limit`,
+  )
+  const lease = db.query<ClaimedDelivery, { id: string; lease_until: number }>(
+    `UPDATE deliveries SET lease_until = $lease_until WHERE id = $id
+     RETURNING id, url, payload, round_attempts, lease_until,
+       (SELECT webhook_secret FROM forms WHERE forms.id = deliveries.form_id) AS secret`,
+  )
+  const record = db.query(
+    `UPDATE deliveries SET
+       attempts = attempts + 1,
+       round_attempts = round_attempts + 1,
+       last_status_code = $status_code,
+       last_error = $error,
+       lease_until = NULL,
+       status = CASE WHEN $delivered THEN 'delivered' WHEN round_attempts + 1 >= $per_round THEN 'failed' ELSE 'pending' END,
+       delivered_at = CASE WHEN $delivered THEN $now ELSE NULL END,
+       next_attempt_at = CASE WHEN $delivered OR round_attempts + 1 >= $per_round THEN NULL ELSE $now + $retry_delay END
+     WHERE id = $id AND lease_until = $lease`,
+  )
+  const roundAttempts = db.query<{ round_attempts: number }, [string]>('SELECT round_attempts FROM deliveries WHERE id = ?')
+  const nextDue = db.query<{ at: number | null }, []>(
+    `SELECT min(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries WHERE status = 'pending'`,
+  )
+  const forForm = db.query<DeliveryRow, [string]>(
+    `SELECT id, form_id, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at
+       FROM deliveries WHERE form_id = ? ORDER BY id`,
+  )
+  const redeliver = db.query(
+    `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $now, delivered_at = NULL, lease_until = NULL
+      WHERE id = $id AND form_id = $form_id AND status IN ('delivered', 'failed')`,
+  )
+
   return {
     /** Queues a delivery, due at once. Called inside the transaction that records the response. */
     enqueue: (delivery: NewDelivery) => void insert.run(delivery),
+
+    /**
+     * Takes up to `limit` due deliveries for an attempt each, leasing them
+     * until `leaseUntil`. A process that dies mid-attempt leaves its lease to
+     * run out; then the delivery is due again (at least once, never lost).
+     */
+    claimDue(now: number, limit: number, leaseUntil: number): ClaimedDelivery[] {
+      return db
+        .transaction(() => due.all({ now, limit }).map(({ id }) => lease.get({ id, lease_until: leaseUntil })!))
+        .immediate()
+    },
+
+    /** Records an attempt's outcome and schedules the next one, if the claim still holds. */
+    recordAttempt(attempt: AttemptRecord): void {
+      db.transaction(() => {
+        const current = roundAttempts.get(attempt.id)
+        if (!current) return
+        record.run({
+          id: attempt.id,
+          lease: attempt.lease,
+          now: attempt.now,
+          delivered: attempt.delivered ? 1 : 0,
+          status_code: attempt.statusCode,
+          error: attempt.error,
+          per_round: attempt.attemptsPerRound,
+          retry_delay: retryDelayMs(current.round_attempts + 1),
+        })
+      }).immediate()
+    },
+
+    /** When the earliest pending delivery falls due (or its lease runs out), if any is pending. */
+    nextDueAt: () => nextDue.get()!.at,
+
+    listForForm: (formId: string) => forForm.all(formId),
+
+    /** Starts a new round for a delivered or failed delivery; false when there is none such. */
+    redeliver: (formId: string, id: string, now: number) => redeliver.run({ id, form_id: formId, now }).changes === 1,
+
+    transaction: <T>(work: () => T): T => db.transaction(work).immediate(),
   }
 }
 

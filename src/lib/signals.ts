@@ -1,0 +1,56 @@
+/**
+ * In-process notice that something about a form changed (answered,
+ * cancelled, expired, deleted), so long-polls wake at once instead of polling
+ * the database. Changes made by another process (a second server on the same
+ * file) are not seen: such a waiter answers when its time is up.
+ */
+export function createFormSignals() {
+  const waiters = new Map<string, Set<() => void>>()
+
+  function notify(formId: string): void {
+    const waiting = waiters.get(formId)
+    if (!waiting) return
+    waiters.delete(formId)
+    for (const wake of waiting) wake()
+  }
+
+  return {
+    notify,
+
+    /**
+     * Resolves when `formId` changes, after `ms`, or when `abort` fires,
+     * whichever comes first. Costs a timer and a set entry while it waits.
+     */
+    wait(formId: string, ms: number, abort?: AbortSignal): Promise<void> {
+      return new Promise((resolve) => {
+        let waiting = waiters.get(formId)
+        if (!waiting) waiters.set(formId, (waiting = new Set()))
+        const done = () => {
+          clearTimeout(timer)
+          abort?.removeEventListener('abort', done)
+          const current = waiters.get(formId)
+          current?.delete(done)
+          if (current?.size === 0) waiters.delete(formId)
+          resolve()
+        }
+        const timer = setTimeout(done, ms)
+        abort?.addEventListener('abort', done)
+        waiting.add(done)
+      })
+    },
+
+    /** Wakes every waiter (at shutdown, so no request waits out its time). */
+    releaseAll(): void {
+      for (const formId of [...waiters.keys()]) notify(formId)
+    },
+
+    /** How many requests are waiting now. */
+    get waiting(): number {
+      let count = 0
+      for (const set of waiters.values()) count += set.size
+      return count
+    },
+  }
+}
+
+export type FormSignals = ReturnType<typeof createFormSignals>

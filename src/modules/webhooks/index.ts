@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
+import { apiDoc } from '../../lib/openapi.ts'
+import { principalOf } from '../auth/index.ts'
+import { DeliveryObject } from './model.ts'
+import type { WebhookService } from './service.ts'
+
+export function webhookRoutes(webhooks: WebhookService) {
+  return new Elysia({ name: 'webhooks', prefix: '/api/v1/forms/:id/deliveries' })
+    .get('', ({ request, params }) => webhooks.list(principalOf(request), params.id), {
+      detail: apiDoc({
+        tag: 'Webhooks',
+        summary: 'List a form\'s webhook deliveries',
+        description: 'The form.completed delivery of a form with a callback_url, once answered: its status, attempts and last outcome.',
+        params: { id: 'Form id' },
+        responses: { 200: Type.Array(DeliveryObject) },
+        errors: [404],
+      }),
+    })
+    .post(
+      '/:deliveryId/redeliver',
+      ({ request, params, set }) => {
+        const delivery = webhooks.redeliver(principalOf(request), params.id, params.deliveryId)
+        set.status = 202
+        return delivery
+      },
+      {
+        detail: apiDoc({
+          tag: 'Webhooks',
+          summary: 'Deliver again',
+          description:
+            'Queues a delivered or failed delivery again: a fresh round with the full attempt budget, the same delivery id and body. `attempts` keeps counting the total.',
+          params: { id: 'Form id', deliveryId: 'Delivery id' },
+          responses: { 202: DeliveryObject },
+          errors: [404, 409],
+        }),
+      },
+    )
+}
