@@ -97,6 +97,7 @@ export function createBackgroundLoop(options: BackgroundOptions) {
     deliveries.recordAttempt({
       id: claim.id,
       lease: claim.lease_until,
+      roundAttempt: claim.round_attempts,
       now: clock(),
       delivered: outcome.delivered,
       statusCode: outcome.statusCode,
@@ -105,7 +106,7 @@ export function createBackgroundLoop(options: BackgroundOptions) {
     })
     logger.info('webhook attempt', {
       delivery_id: claim.id,
-      attempt: claim.round_attempts + 1,
+      attempt: claim.round_attempts,
       delivered: outcome.delivered,
       status: outcome.statusCode,
       error: outcome.error ?? undefined,

@@ -31,6 +31,7 @@ export interface ClaimedDelivery {
   url: string
   payload: string
   secret: string
+  /** This attempt's number within its round (1 for the first). */
   round_attempts: number
   /** Identifies this claim: recording the outcome only counts while it holds. */
   lease_until: number
@@ -39,6 +40,8 @@ export interface ClaimedDelivery {
 export interface AttemptRecord {
   id: string
   lease: number
+  /** The attempt's number within its round, as claimed. */
+  roundAttempt: number
   now: number
   delivered: boolean
   statusCode: number | null
@@ -61,24 +64,23 @@ export function createDeliveryStore(db: Database) {
       WHERE status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
       ORDER BY next_attempt_at LIMIT $limit`,
   )
+  // An attempt counts from the moment it is claimed: one cut off by a crash was made too.
   const lease = db.query<ClaimedDelivery, { id: string; lease_until: number }>(
-    `UPDATE deliveries SET lease_until = $lease_until WHERE id = $id
+    `UPDATE deliveries SET lease_until = $lease_until, attempts = attempts + 1, round_attempts = round_attempts + 1
+      WHERE id = $id
      RETURNING id, url, payload, round_attempts, lease_until,
        (SELECT webhook_secret FROM forms WHERE forms.id = deliveries.form_id) AS secret`,
   )
   const record = db.query(
     `UPDATE deliveries SET
-       attempts = attempts + 1,
-       round_attempts = round_attempts + 1,
        last_status_code = $status_code,
        last_error = $error,
        lease_until = NULL,
-       status = CASE WHEN $delivered THEN 'delivered' WHEN round_attempts + 1 >= $per_round THEN 'failed' ELSE 'pending' END,
+       status = CASE WHEN $delivered THEN 'delivered' WHEN round_attempts >= $per_round THEN 'failed' ELSE 'pending' END,
        delivered_at = CASE WHEN $delivered THEN $now ELSE NULL END,
-       next_attempt_at = CASE WHEN $delivered OR round_attempts + 1 >= $per_round THEN NULL ELSE $now + $retry_delay END
+       next_attempt_at = CASE WHEN $delivered OR round_attempts >= $per_round THEN NULL ELSE $now + $retry_delay END
      WHERE id = $id AND lease_until = $lease`,
   )
-  const roundAttempts = db.query<{ round_attempts: number }, [string]>('SELECT round_attempts FROM deliveries WHERE id = ?')
   const nextDue = db.query<{ at: number | null }, []>(
     `SELECT min(max(next_attempt_at, coalesce(lease_until, 0))) AS at FROM deliveries WHERE status = 'pending'`,
   )
@@ -108,20 +110,17 @@ export function createDeliveryStore(db: Database) {
 
     /** Records an attempt's outcome and schedules the next one, if the claim still holds. */
     recordAttempt(attempt: AttemptRecord): void {
-      db.transaction(() => {
-        const current = roundAttempts.get(attempt.id)
-        if (!current) return
-        record.run({
-          id: attempt.id,
-          lease: attempt.lease,
-          now: attempt.now,
-          delivered: attempt.delivered ? 1 : 0,
-          status_code: attempt.statusCode,
-          error: attempt.error,
-          per_round: attempt.attemptsPerRound,
-          retry_delay: retryDelayMs(current.round_attempts + 1),
-        })
-      }).immediate()
+      record.run({
+        id: attempt.id,
+        lease: attempt.lease,
+        now: attempt.now,
+        delivered: attempt.delivered ? 1 : 0,
+        status_code: attempt.statusCode,
+        error: attempt.error,
+        per_round: attempt.attemptsPerRound,
+        // After attempt n of a round fails, retry n comes 5^(n-1) s later.
+        retry_delay: retryDelayMs(attempt.roundAttempt),
+      })
     },
 
     /** When the earliest pending delivery falls due (or its lease runs out), if any is pending. */

@@ -1,0 +1,480 @@
+/**
+ * Long-poll benchmark: what 1,000 concurrent `?wait=60` waiters cost the
+ * server while nothing happens, and how fast they wake once answered.
+ *
+ *   bun run build && bun run bench:longpoll
+ *
+ * It runs dist/intake as built (it never builds), on a fresh database in a
+ * temp dir, on 127.0.0.1 only, with rate limits off. Steps:
+ *   1. start intake (`serve --port 0`), read the port and the printed key;
+ *   2. create 1,000 forms over the API;
+ *   3. measure an idle window with no waiter (the baseline: the background loop);
+ *   4. open one long-poll per form, wait until the server holds them all,
+ *      then measure intake's CPU time (/proc/<pid>/stat) over an idle window
+ *      and its RSS (/proc/<pid>/status);
+ *   5. answer every form (JSON POST /f/<id>) and time "answer sent -> waiter
+ *      returned", checking each waiter got exactly its one response;
+ *   6. stop intake with SIGTERM and print a Markdown table of the figures.
+ *
+ * It prints figures and asserts no timing; it exits 1 only when something is
+ * wrong (a request failed, a waiter returned early or with the wrong body).
+ */
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
+import { cpus, release, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const FORMS = 1000
+const WAIT_SECONDS = 60
+const IDLE_WINDOW_MS = 10_000
+/** After the server has accepted every long-poll connection, let the requests reach their wait. */
+const SETTLE_MS = 2000
+/** Requests in flight while creating forms and while answering them (over keep-alive connections). */
+const CREATE_CONCURRENCY = 32
+const ANSWER_CONCURRENCY = 32
+/** Bun's fetch sends at most 256 requests at once unless told otherwise when it starts. */
+const HTTP_REQUESTS_NEEDED = FORMS + Math.max(CREATE_CONCURRENCY, ANSWER_CONCURRENCY) + 64
+/** Each side holds one socket per waiter, plus the submitters' sockets and some spare. */
+const OPEN_FILES_NEEDED = FORMS + 300
+
+const PROJECT_ROOT = resolve(import.meta.dir, '..')
+const BINARY = join(PROJECT_ROOT, 'dist', 'intake')
+
+// Bun reads BUN_CONFIG_MAX_HTTP_REQUESTS once, at start: without it the
+// waiters past the 256th would queue inside the bench, never reaching intake.
+// Run this file again with it set (and nothing else changed).
+if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
+  const again = Bun.spawn([process.execPath, import.meta.path, ...process.argv.slice(2)], {
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(HTTP_REQUESTS_NEEDED) },
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
+  // The run below cleans up on SIGINT / SIGTERM; pass them on (Ctrl-C may deliver it twice: harmless).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => again.kill(signal))
+  process.exit(await again.exited)
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+const log = (line: string) => console.log(line)
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const sleep = (ms: number) => Bun.sleep(ms)
+
+class BenchError extends Error {}
+
+/** Soft "Max open files" of a process, from /proc/<pid>/limits (after Bun raised its own to the hard limit). */
+function openFileLimit(pid: number | 'self'): number | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/limits`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'))
+    const soft = line?.split(/\s{2,}/)[1]
+    return soft === undefined ? undefined : soft === 'unlimited' ? Infinity : Number(soft)
+  } catch {
+    return undefined
+  }
+}
+
+function clockTicksPerSecond(): number {
+  try {
+    const out = Bun.spawnSync(['getconf', 'CLK_TCK'], { stdout: 'pipe', stderr: 'ignore' })
+    const n = Number(out.stdout.toString().trim())
+    return Number.isFinite(n) && n > 0 ? n : 100
+  } catch {
+    return 100
+  }
+}
+
+/** utime + stime of the whole process (every thread), in clock ticks. */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after "(comm)": state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(rest[11]) + Number(rest[12])
+}
+
+/** VmRSS in KiB. */
+function rssKiB(pid: number): number {
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) : NaN
+}
+
+/** Sockets the process holds open (listener plus connections). */
+function socketCount(pid: number): number {
+  let count = 0
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count++
+    } catch {
+      // closed while we looked
+    }
+  }
+  return count
+}
+
+function cpuModel(): string {
+  const fromOs = cpus()[0]?.model?.trim()
+  if (fromOs) return fromOs
+  try {
+    return /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? 'unknown CPU'
+  } catch {
+    return 'unknown CPU'
+  }
+}
+
+/** Nearest-rank percentile of sorted values. */
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN
+
+/** Runs `task(i)` for i in 0..count-1 with at most `concurrency` at once. */
+async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0
+  const worker = async () => {
+    while (next < count) await task(next++)
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+}
+
+/** Reads a stream as it comes (so the child never blocks on a full pipe), keeping the start and the end. */
+function drain(stream: ReadableStream<Uint8Array>) {
+  const KEEP = 64 * 1024
+  let head = ''
+  let tail = ''
+  let changed = () => {}
+  const done = (async () => {
+    const decoder = new TextDecoder()
+    try {
+      for await (const chunk of stream) {
+        const text = decoder.decode(chunk, { stream: true })
+        if (head.length < KEEP) head += text
+        tail = (tail + text).slice(-KEEP)
+        changed()
+      }
+    } catch {
+      // the child went away
+    }
+  })()
+  return {
+    get head() {
+      return head
+    },
+    get tail() {
+      return tail
+    },
+    done,
+    onChange(f: () => void) {
+      changed = f
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Intake as a child process
+
+type Child = ReturnType<typeof spawnIntake>
+
+function spawnIntake(dir: string) {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith('SERVICE_') && name !== 'BUN_CONFIG_MAX_HTTP_REQUESTS') env[name] = value
+  }
+  env.SERVICE_RATE_LIMIT = '0'
+  env.SERVICE_PUBLIC_RATE_LIMIT = '0'
+  const proc = Bun.spawn([BINARY, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'intake.db')], {
+    cwd: dir,
+    env,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  return { proc, out: drain(proc.stdout), err: drain(proc.stderr) }
+}
+
+const alive = (child: Child) => child.proc.exitCode === null && child.proc.signalCode === null
+
+/** Waits for the listening line and the key line (printed in one write), then for /healthz. */
+async function whenReady(child: Child, timeoutMs = 15_000): Promise<{ url: string; port: number; version: string; key: string }> {
+  const found = await new Promise<{ url: string; port: number; version: string; key: string }>((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new BenchError(`intake printed no listening line within ${timeoutMs} ms`)), timeoutMs)
+    const check = () => {
+      const listening = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/m.exec(child.out.head)
+      const key = /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(child.out.head)
+      if (listening && key) {
+        clearTimeout(timer)
+        resolvePromise({ version: listening[1]!, url: listening[2]!, port: Number(listening[3]), key: key[1]! })
+      } else if (listening) {
+        clearTimeout(timer)
+        reject(new BenchError('intake started without printing an API key (the database should have been new)'))
+      }
+    }
+    child.out.onChange(check)
+    void child.proc.exited.then(() => {
+      clearTimeout(timer)
+      reject(new BenchError(`intake exited (code ${child.proc.exitCode}, signal ${child.proc.signalCode}) before it was ready`))
+    })
+    check()
+  })
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    try {
+      const res = await fetch(`${found.url}/healthz`)
+      await res.arrayBuffer()
+      if (res.status === 200) return found
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new BenchError(`${found.url}/healthz did not answer 200 within 10 s`)
+    await sleep(50)
+  }
+}
+
+async function stopIntake(child: Child, timeoutMs = 15_000): Promise<{ code: number | null; ms: number }> {
+  const started = performance.now()
+  if (alive(child)) child.proc.kill('SIGTERM')
+  const timer = setTimeout(() => alive(child) && child.proc.kill('SIGKILL'), timeoutMs)
+  await child.proc.exited
+  clearTimeout(timer)
+  return { code: child.proc.exitCode, ms: performance.now() - started }
+}
+
+// ---------------------------------------------------------------------------
+// The run
+
+interface IdleWindow {
+  cpuMs: number
+  wallMs: number
+  rssKiB: number
+}
+
+async function idleWindow(pid: number, tickMs: number): Promise<IdleWindow> {
+  const t0 = performance.now()
+  const c0 = cpuTicks(pid)
+  await sleep(IDLE_WINDOW_MS)
+  const c1 = cpuTicks(pid)
+  const t1 = performance.now()
+  return { cpuMs: (c1 - c0) * tickMs, wallMs: t1 - t0, rssKiB: rssKiB(pid) }
+}
+
+const pctOfCore = (w: IdleWindow) => (100 * w.cpuMs) / w.wallMs
+
+interface Waiter {
+  formId: string
+  /** When the answer to this form was sent (performance.now()). */
+  answeredAt?: number
+  returnedAt?: number
+  status?: number
+  body?: unknown
+  error?: string
+}
+
+async function run(state: { child?: Child; dir?: string; abort: AbortController }): Promise<number> {
+  if (!existsSync(BINARY)) {
+    console.error(`${BINARY} not found. Build it first:\n\n  bun run build\n`)
+    return 1
+  }
+  const ownLimit = openFileLimit('self')
+  if (ownLimit !== undefined && ownLimit < OPEN_FILES_NEEDED) {
+    console.error(
+      `The open-file limit is ${ownLimit}; this bench needs about ${OPEN_FILES_NEEDED} (one socket per waiter on each side).\n` +
+        `Raise it in this shell and run again:\n\n  ulimit -n 4096\n`,
+    )
+    return 1
+  }
+
+  const tickMs = 1000 / clockTicksPerSecond()
+  state.dir = mkdtempSync(join(tmpdir(), 'intake-bench-longpoll-'))
+  const child = (state.child = spawnIntake(state.dir))
+  const pid = child.proc.pid
+  const { url, key, version } = await whenReady(child)
+  const childLimit = openFileLimit(pid)
+  log(`intake ${version} (pid ${pid}) on ${url}, database in ${state.dir}`)
+  log(`open-file limit: bench ${ownLimit ?? '?'}, intake ${childLimit ?? '?'}; clock tick ${fmt(tickMs, 1)} ms`)
+  if (childLimit !== undefined && childLimit < OPEN_FILES_NEEDED) {
+    throw new BenchError(`intake's open-file limit is ${childLimit}; it needs about ${OPEN_FILES_NEEDED}. Run \`ulimit -n 4096\` first.`)
+  }
+  const auth = { authorization: `Bearer ${key}` }
+
+  // 2. Forms, over keep-alive connections, CREATE_CONCURRENCY at a time.
+  const formIds: string[] = new Array(FORMS)
+  const createStart = performance.now()
+  await pool(FORMS, CREATE_CONCURRENCY, async (i) => {
+    const res = await fetch(`${url}/api/v1/forms`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        title: `Bench form ${i + 1}`,
+        fields: [{ key: 'answer', type: 'text', label: 'Answer', required: true }],
+        context: { n: i },
+        expires_in: '1h',
+      }),
+      signal: state.abort.signal,
+    })
+    const body = (await res.json()) as { id?: string; detail?: string }
+    if (res.status !== 201 || typeof body.id !== 'string') throw new BenchError(`creating form ${i + 1}: ${res.status} ${JSON.stringify(body)}`)
+    formIds[i] = body.id
+  })
+  const createMs = performance.now() - createStart
+  log(`created ${fmt(FORMS)} forms in ${fmt(createMs)} ms (${fmt((FORMS * 1000) / createMs)} forms/s)`)
+
+  // 3. Baseline: the same idle window with no waiter.
+  await sleep(1000)
+  log(`measuring ${IDLE_WINDOW_MS / 1000} s idle with no waiter (baseline)...`)
+  const baseline = await idleWindow(pid, tickMs)
+  const baseSockets = socketCount(pid)
+
+  // 4. One long-poll per form.
+  const waiters: Waiter[] = formIds.map((formId) => ({ formId }))
+  let pending = 0
+  const openStart = performance.now()
+  const polls = waiters.map(async (w) => {
+    pending++
+    try {
+      const res = await fetch(`${url}/api/v1/forms/${w.formId}/responses?wait=${WAIT_SECONDS}`, { headers: auth, signal: state.abort.signal })
+      const text = await res.text()
+      w.returnedAt = performance.now()
+      w.status = res.status
+      try {
+        w.body = JSON.parse(text)
+      } catch {
+        w.body = text
+      }
+    } catch (error) {
+      w.returnedAt = performance.now()
+      w.error = error instanceof Error ? error.message : String(error)
+    } finally {
+      pending--
+    }
+  })
+
+  // The server holds one connection per waiter: wait until it has them all (or 30 s), then let the requests settle.
+  const connectDeadline = Date.now() + 30_000
+  let sockets = socketCount(pid)
+  while (sockets < FORMS + 1 && Date.now() < connectDeadline && pending > 0) {
+    await sleep(100)
+    sockets = socketCount(pid)
+  }
+  const connectMs = performance.now() - openStart
+  log(`intake holds ${fmt(sockets)} sockets (${fmt(baseSockets)} before) ${fmt(connectMs)} ms after opening ${fmt(FORMS)} long-polls`)
+  if (sockets < FORMS + 1) log(`warning: intake holds fewer sockets than waiters after 30 s; measuring anyway`)
+  await sleep(SETTLE_MS)
+  const pendingBefore = pending
+  log(`measuring ${IDLE_WINDOW_MS / 1000} s idle with ${fmt(pendingBefore)} waiters...`)
+  const loaded = await idleWindow(pid, tickMs)
+  const pendingAfter = pending
+  const returnedEarly = waiters.filter((w) => w.returnedAt !== undefined).length
+
+  // 5. Answer every form; each waiter should return with its one response.
+  log(`answering ${fmt(FORMS)} forms, ${ANSWER_CONCURRENCY} at a time...`)
+  const submitFailures: string[] = []
+  const answerStart = performance.now()
+  await pool(FORMS, ANSWER_CONCURRENCY, async (i) => {
+    const w = waiters[i]!
+    w.answeredAt = performance.now()
+    const res = await fetch(`${url}/f/${w.formId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ answer: `answer ${i + 1}` }),
+      signal: state.abort.signal,
+    })
+    const text = await res.text()
+    if (res.status !== 201) submitFailures.push(`form ${i + 1}: ${res.status} ${text.slice(0, 200)}`)
+  })
+  const submitMs = performance.now() - answerStart
+  await Promise.race([Promise.all(polls), sleep((WAIT_SECONDS + 5) * 1000)])
+  const lastReturned = Math.max(...waiters.map((w) => w.returnedAt ?? NaN))
+  const allReturnedMs = lastReturned - answerStart
+
+  const badBodies: string[] = []
+  const latencies: number[] = []
+  waiters.forEach((w, i) => {
+    const one = Array.isArray(w.body) && w.body.length === 1 ? (w.body[0] as { form_id?: unknown; data?: { answer?: unknown } }) : undefined
+    if (w.error || w.status !== 200 || one?.form_id !== w.formId || one?.data?.answer !== `answer ${i + 1}`) {
+      badBodies.push(`form ${i + 1}: ${w.error ?? `${w.status} ${JSON.stringify(w.body)?.slice(0, 200)}`}`)
+    }
+    if (w.answeredAt !== undefined && w.returnedAt !== undefined && w.returnedAt >= w.answeredAt) latencies.push(w.returnedAt - w.answeredAt)
+  })
+  latencies.sort((a, b) => a - b)
+
+  // 6. Stop, then report.
+  const stopped = await stopIntake(child)
+
+  const machine = `${cpuModel()}, ${navigator.hardwareConcurrency} cores, Linux ${release()}, Bun ${Bun.version}`
+  const kib = (n: number) => `${fmt(n / 1024, 1)} MiB`
+  const cpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt(pctOfCore(w), 2)} % of one core)`
+  const rows: [string, string][] = [
+    ['forms created', `${fmt(FORMS)} in ${fmt(createMs)} ms (${CREATE_CONCURRENCY} in flight)`],
+    ['idle CPU, no waiter (baseline)', cpu(baseline)],
+    [`idle CPU, ${fmt(pendingBefore)} waiters`, cpu(loaded)],
+    ['CPU added by the waiters', `${fmt(loaded.cpuMs - baseline.cpuMs)} ms per ${fmt(IDLE_WINDOW_MS / 1000)} s`],
+    ['RSS, no waiter', kib(baseline.rssKiB)],
+    [`RSS, ${fmt(pendingBefore)} waiters`, `${kib(loaded.rssKiB)} (${fmt((loaded.rssKiB - baseline.rssKiB) / Math.max(1, pendingBefore), 1)} KiB more per waiter)`],
+    ['waiters pending after the idle window', `${fmt(pendingAfter)} of ${fmt(FORMS)}`],
+    ['answers sent', `${fmt(FORMS)} in ${fmt(submitMs)} ms (${ANSWER_CONCURRENCY} in flight)`],
+    ['answer sent → waiter returned, p50', `${fmt(percentile(latencies, 50), 1)} ms`],
+    ['answer sent → waiter returned, p99', `${fmt(percentile(latencies, 99), 1)} ms`],
+    ['answer sent → waiter returned, max', `${fmt(latencies.at(-1) ?? NaN, 1)} ms`],
+    ['first answer sent → last waiter returned', `${fmt(allReturnedMs)} ms`],
+    ['waiters with exactly their one response', `${fmt(FORMS - badBodies.length)} of ${fmt(FORMS)}`],
+  ]
+  log('')
+  log(`## Long-poll: ${fmt(FORMS)} concurrent waiters (\`?wait=${WAIT_SECONDS}\`), intake ${version}`)
+  log('')
+  log('| measure | value |')
+  log('|---|---|')
+  for (const [name, value] of rows) log(`| ${name} | ${value} |`)
+  log('')
+  log(`Machine: ${machine}`)
+  log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(tickMs, 0)} ms clock ticks (one tick either way is noise).`)
+  log(`intake stopped by SIGTERM in ${fmt(stopped.ms)} ms, exit code ${stopped.code}`)
+
+  const problems = [
+    ...(returnedEarly > 0 ? [`${returnedEarly} waiter(s) returned before any answer was sent`] : []),
+    ...(pendingBefore < FORMS ? [`only ${pendingBefore} of ${FORMS} waiters were pending when the idle window started`] : []),
+    ...submitFailures.slice(0, 5).map((s) => `answer failed: ${s}`),
+    ...badBodies.slice(0, 5).map((s) => `wrong long-poll result: ${s}`),
+    ...(stopped.code !== 0 ? [`intake exited with code ${stopped.code} on SIGTERM`] : []),
+  ]
+  if (submitFailures.length > 5) problems.push(`... ${submitFailures.length - 5} more failed answers`)
+  if (badBodies.length > 5) problems.push(`... ${badBodies.length - 5} more wrong long-poll results`)
+  if (problems.length > 0) {
+    console.error('\nProblems:')
+    for (const p of problems) console.error(`- ${p}`)
+    return 1
+  }
+  return 0
+}
+
+// ---------------------------------------------------------------------------
+// Clean up the child and the temp dir whatever happens.
+
+const state: { child?: Child; dir?: string; abort: AbortController } = { abort: new AbortController() }
+
+function cleanUpNow() {
+  state.abort.abort()
+  if (state.child && alive(state.child)) state.child.proc.kill('SIGKILL')
+  if (state.dir) rmSync(state.dir, { recursive: true, force: true })
+  state.dir = undefined
+}
+
+process.on('exit', cleanUpNow)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping intake and removing ${state.dir ?? 'the temp dir'}`)
+    cleanUpNow()
+    process.exit(130)
+  })
+}
+
+let exitCode = 1
+try {
+  exitCode = await run(state)
+} catch (error) {
+  console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`)
+  if (state.child) {
+    const err = state.child.err.tail.trim()
+    if (err) console.error(`--- intake stderr (end) ---\n${err}`)
+  }
+} finally {
+  state.abort.abort()
+  if (state.child && alive(state.child)) await stopIntake(state.child, 5000)
+  cleanUpNow()
+}
+process.exit(exitCode)
