@@ -19,9 +19,28 @@
  * It prints figures and asserts no timing; it exits 1 only when something is
  * wrong (a request failed, a waiter returned early or with the wrong body).
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
-import { cpus, release, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  BenchError,
+  binaryPresent,
+  clockTicksPerSecond,
+  cpuTicks,
+  createForms,
+  fmt,
+  log,
+  machineLine,
+  percentile,
+  pool,
+  rssKiB,
+  runBench,
+  sleep,
+  spawnIntake,
+  stopIntake,
+  whenReady,
+  type BenchState,
+} from './lib.ts'
 
 const FORMS = 1000
 const WAIT_SECONDS = 60
@@ -35,9 +54,6 @@ const ANSWER_CONCURRENCY = 32
 const HTTP_REQUESTS_NEEDED = FORMS + Math.max(CREATE_CONCURRENCY, ANSWER_CONCURRENCY) + 64
 /** Each side holds one socket per waiter, plus the submitters' sockets and some spare. */
 const OPEN_FILES_NEEDED = FORMS + 300
-
-const PROJECT_ROOT = resolve(import.meta.dir, '..')
-const BINARY = join(PROJECT_ROOT, 'dist', 'intake')
 
 // Bun reads BUN_CONFIG_MAX_HTTP_REQUESTS once, at start: without it the
 // waiters past the 256th would queue inside the bench, never reaching intake.
@@ -53,13 +69,7 @@ if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED
 }
 
 // ---------------------------------------------------------------------------
-// Small helpers
-
-const log = (line: string) => console.log(line)
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
-const sleep = (ms: number) => Bun.sleep(ms)
-
-class BenchError extends Error {}
+// Helpers only this bench needs
 
 /** Soft "Max open files" of a process, from /proc/<pid>/limits (after Bun raised its own to the hard limit). */
 function openFileLimit(pid: number | 'self'): number | undefined {
@@ -74,30 +84,6 @@ function openFileLimit(pid: number | 'self'): number | undefined {
   }
 }
 
-function clockTicksPerSecond(): number {
-  try {
-    const out = Bun.spawnSync(['getconf', 'CLK_TCK'], { stdout: 'pipe', stderr: 'ignore' })
-    const n = Number(out.stdout.toString().trim())
-    return Number.isFinite(n) && n > 0 ? n : 100
-  } catch {
-    return 100
-  }
-}
-
-/** utime + stime of the whole process (every thread), in clock ticks. */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // Fields after "(comm)": state is field 3, utime 14, stime 15.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(rest[11]) + Number(rest[12])
-}
-
-/** VmRSS in KiB. */
-function rssKiB(pid: number): number {
-  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return match ? Number(match[1]) : NaN
-}
-
 /** Sockets the process holds open (listener plus connections). */
 function socketCount(pid: number): number {
   let count = 0
@@ -109,130 +95,6 @@ function socketCount(pid: number): number {
     }
   }
   return count
-}
-
-function cpuModel(): string {
-  const fromOs = cpus()[0]?.model?.trim()
-  if (fromOs) return fromOs
-  try {
-    return /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? 'unknown CPU'
-  } catch {
-    return 'unknown CPU'
-  }
-}
-
-/** Nearest-rank percentile of sorted values. */
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN
-
-/** Runs `task(i)` for i in 0..count-1 with at most `concurrency` at once. */
-async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0
-  const worker = async () => {
-    while (next < count) await task(next++)
-  }
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
-}
-
-/** Reads a stream as it comes (so the child never blocks on a full pipe), keeping the start and the end. */
-function drain(stream: ReadableStream<Uint8Array>) {
-  const KEEP = 64 * 1024
-  let head = ''
-  let tail = ''
-  let changed = () => {}
-  const done = (async () => {
-    const decoder = new TextDecoder()
-    try {
-      for await (const chunk of stream) {
-        const text = decoder.decode(chunk, { stream: true })
-        if (head.length < KEEP) head += text
-        tail = (tail + text).slice(-KEEP)
-        changed()
-      }
-    } catch {
-      // the child went away
-    }
-  })()
-  return {
-    get head() {
-      return head
-    },
-    get tail() {
-      return tail
-    },
-    done,
-    onChange(f: () => void) {
-      changed = f
-    },
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Intake as a child process
-
-type Child = ReturnType<typeof spawnIntake>
-
-function spawnIntake(dir: string) {
-  const env: Record<string, string> = {}
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !name.startsWith('SERVICE_') && name !== 'BUN_CONFIG_MAX_HTTP_REQUESTS') env[name] = value
-  }
-  env.SERVICE_RATE_LIMIT = '0'
-  env.SERVICE_PUBLIC_RATE_LIMIT = '0'
-  const proc = Bun.spawn([BINARY, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'intake.db')], {
-    cwd: dir,
-    env,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  return { proc, out: drain(proc.stdout), err: drain(proc.stderr) }
-}
-
-const alive = (child: Child) => child.proc.exitCode === null && child.proc.signalCode === null
-
-/** Waits for the listening line and the key line (printed in one write), then for /healthz. */
-async function whenReady(child: Child, timeoutMs = 15_000): Promise<{ url: string; port: number; version: string; key: string }> {
-  const found = await new Promise<{ url: string; port: number; version: string; key: string }>((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new BenchError(`intake printed no listening line within ${timeoutMs} ms`)), timeoutMs)
-    const check = () => {
-      const listening = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/m.exec(child.out.head)
-      const key = /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(child.out.head)
-      if (listening && key) {
-        clearTimeout(timer)
-        resolvePromise({ version: listening[1]!, url: listening[2]!, port: Number(listening[3]), key: key[1]! })
-      } else if (listening) {
-        clearTimeout(timer)
-        reject(new BenchError('intake started without printing an API key (the database should have been new)'))
-      }
-    }
-    child.out.onChange(check)
-    void child.proc.exited.then(() => {
-      clearTimeout(timer)
-      reject(new BenchError(`intake exited (code ${child.proc.exitCode}, signal ${child.proc.signalCode}) before it was ready`))
-    })
-    check()
-  })
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    try {
-      const res = await fetch(`${found.url}/healthz`)
-      await res.arrayBuffer()
-      if (res.status === 200) return found
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new BenchError(`${found.url}/healthz did not answer 200 within 10 s`)
-    await sleep(50)
-  }
-}
-
-async function stopIntake(child: Child, timeoutMs = 15_000): Promise<{ code: number | null; ms: number }> {
-  const started = performance.now()
-  if (alive(child)) child.proc.kill('SIGTERM')
-  const timer = setTimeout(() => alive(child) && child.proc.kill('SIGKILL'), timeoutMs)
-  await child.proc.exited
-  clearTimeout(timer)
-  return { code: child.proc.exitCode, ms: performance.now() - started }
 }
 
 // ---------------------------------------------------------------------------
@@ -265,11 +127,8 @@ interface Waiter {
   error?: string
 }
 
-async function run(state: { child?: Child; dir?: string; abort: AbortController }): Promise<number> {
-  if (!existsSync(BINARY)) {
-    console.error(`${BINARY} not found. Build it first:\n\n  bun run build\n`)
-    return 1
-  }
+async function run(state: BenchState): Promise<number> {
+  if (!binaryPresent()) return 1
   const ownLimit = openFileLimit('self')
   if (ownLimit !== undefined && ownLimit < OPEN_FILES_NEEDED) {
     console.error(
@@ -293,25 +152,12 @@ async function run(state: { child?: Child; dir?: string; abort: AbortController 
   const auth = { authorization: `Bearer ${key}` }
 
   // 2. Forms, over keep-alive connections, CREATE_CONCURRENCY at a time.
-  const formIds: string[] = new Array(FORMS)
-  const createStart = performance.now()
-  await pool(FORMS, CREATE_CONCURRENCY, async (i) => {
-    const res = await fetch(`${url}/api/v1/forms`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        title: `Bench form ${i + 1}`,
-        fields: [{ key: 'answer', type: 'text', label: 'Answer', required: true }],
-        context: { n: i },
-        expires_in: '1h',
-      }),
-      signal: state.abort.signal,
-    })
-    const body = (await res.json()) as { id?: string; detail?: string }
-    if (res.status !== 201 || typeof body.id !== 'string') throw new BenchError(`creating form ${i + 1}: ${res.status} ${JSON.stringify(body)}`)
-    formIds[i] = body.id
-  })
-  const createMs = performance.now() - createStart
+  const { ids: formIds, ms: createMs } = await createForms({ url, key, signal: state.abort.signal }, FORMS, CREATE_CONCURRENCY, (i) => ({
+    title: `Bench form ${i + 1}`,
+    fields: [{ key: 'answer', type: 'text', label: 'Answer', required: true }],
+    context: { n: i },
+    expires_in: '1h',
+  }))
   log(`created ${fmt(FORMS)} forms in ${fmt(createMs)} ms (${fmt((FORMS * 1000) / createMs)} forms/s)`)
 
   // 3. Baseline: the same idle window with no waiter.
@@ -396,7 +242,7 @@ async function run(state: { child?: Child; dir?: string; abort: AbortController 
   // 6. Stop, then report.
   const stopped = await stopIntake(child)
 
-  const machine = `${cpuModel()}, ${navigator.hardwareConcurrency} cores, Linux ${release()}, Bun ${Bun.version}`
+  const machine = machineLine()
   const kib = (n: number) => `${fmt(n / 1024, 1)} MiB`
   const cpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt(pctOfCore(w), 2)} % of one core)`
   const rows: [string, string][] = [
@@ -442,39 +288,4 @@ async function run(state: { child?: Child; dir?: string; abort: AbortController 
   return 0
 }
 
-// ---------------------------------------------------------------------------
-// Clean up the child and the temp dir whatever happens.
-
-const state: { child?: Child; dir?: string; abort: AbortController } = { abort: new AbortController() }
-
-function cleanUpNow() {
-  state.abort.abort()
-  if (state.child && alive(state.child)) state.child.proc.kill('SIGKILL')
-  if (state.dir) rmSync(state.dir, { recursive: true, force: true })
-  state.dir = undefined
-}
-
-process.on('exit', cleanUpNow)
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping intake and removing ${state.dir ?? 'the temp dir'}`)
-    cleanUpNow()
-    process.exit(130)
-  })
-}
-
-let exitCode = 1
-try {
-  exitCode = await run(state)
-} catch (error) {
-  console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`)
-  if (state.child) {
-    const err = state.child.err.tail.trim()
-    if (err) console.error(`--- intake stderr (end) ---\n${err}`)
-  }
-} finally {
-  state.abort.abort()
-  if (state.child && alive(state.child)) await stopIntake(state.child, 5000)
-  cleanUpNow()
-}
-process.exit(exitCode)
+await runBench(run)
