@@ -4,10 +4,12 @@ import type { Clock } from './lib/time.ts'
 import type { FormStore } from './modules/forms/store.ts'
 import { systemResolver, type Resolver } from './modules/webhooks/addresses.ts'
 import { attemptDelivery, type AttemptOutcome } from './modules/webhooks/delivery.ts'
-import type { ClaimedDelivery, DeliveryStore } from './modules/webhooks/store.ts'
+import type { AttemptRecord, ClaimedDelivery, DeliveryStore } from './modules/webhooks/store.ts'
 
-/** Attempts in flight at once: a slow receiver holds one slot, never the others. */
-export const PARALLEL_ATTEMPTS = 16
+/** Attempts in flight at once. */
+export const PARALLEL_ATTEMPTS = 64
+/** Attempts in flight at once to one host: a slow receiver holds at most half the slots, never the others. */
+export const PARALLEL_ATTEMPTS_PER_HOST = 32
 /** The loop looks at least this often, so expiry is written within about a second. */
 const MAX_SLEEP_MS = 1000
 /** Expired forms written per pass; more wait for the next pass, a moment later. */
@@ -37,17 +39,29 @@ export interface BackgroundOptions {
 export function createBackgroundLoop(options: BackgroundOptions) {
   const { deliveries, forms, signals, clock, logger } = options
   const inFlight = new Set<Promise<void>>()
+  const inFlightByHost = new Map<string, number>()
+  const outcomes: AttemptRecord[] = []
   let timer: ReturnType<typeof setTimeout> | undefined
+  let timerDueAt = Infinity
   let running = false
 
+  /** Runs a pass in `ms`, unless one is already due sooner: a stream of wakes must not keep pushing it back. */
   function schedule(ms: number) {
+    const dueAt = performance.now() + ms
+    if (timer !== undefined && timerDueAt <= dueAt) return
     clearTimeout(timer)
-    timer = setTimeout(pass, ms)
+    timerDueAt = dueAt
+    timer = setTimeout(() => {
+      timer = undefined
+      timerDueAt = Infinity
+      pass()
+    }, ms)
   }
 
   function pass() {
     if (!running) return
     try {
+      flushOutcomes()
       const now = clock()
       const expiry = forms.nextExpiryAt()
       if (expiry !== null && expiry <= now) {
@@ -56,7 +70,15 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       const free = PARALLEL_ATTEMPTS - inFlight.size
       const due = deliveries.nextDueAt()
       if (free > 0 && due !== null && due <= now) {
-        for (const claim of deliveries.claimDue(now, free, now + options.webhookTimeoutMs + LEASE_MARGIN_MS)) launch(claim)
+        const perHost = new Map(inFlightByHost)
+        const admit = (url: string) => {
+          const host = hostOf(url)
+          const count = perHost.get(host) ?? 0
+          if (count >= PARALLEL_ATTEMPTS_PER_HOST) return false
+          perHost.set(host, count + 1)
+          return true
+        }
+        for (const claim of deliveries.claimDue(now, free, now + options.webhookTimeoutMs + LEASE_MARGIN_MS, admit)) launch(claim)
       }
     } catch (error) {
       logger.error('background loop failed', { error: error instanceof Error ? error.message : String(error) })
@@ -77,6 +99,8 @@ export function createBackgroundLoop(options: BackgroundOptions) {
   }
 
   function launch(claim: ClaimedDelivery) {
+    const host = hostOf(claim.url)
+    inFlightByHost.set(host, (inFlightByHost.get(host) ?? 0) + 1)
     const attempt = attemptDelivery(claim, {
       timeoutMs: options.webhookTimeoutMs,
       blockPrivate: options.webhookBlockPrivate,
@@ -84,17 +108,34 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       nowSeconds: Math.floor(clock() / 1000),
     })
       .then((outcome) => record(claim, outcome))
-      .catch((error) => logger.error('webhook attempt failed to record', { delivery_id: claim.id, error: String(error) }))
       .finally(() => {
         inFlight.delete(attempt)
+        const left = (inFlightByHost.get(host) ?? 1) - 1
+        if (left > 0) inFlightByHost.set(host, left)
+        else inFlightByHost.delete(host)
         // A slot is free: look again now rather than at the next tick.
         if (running) schedule(0)
       })
     inFlight.add(attempt)
   }
 
+  /**
+   * Outcomes are written together, in one transaction per pass: one disk
+   * sync for every attempt that finished meanwhile, instead of one each.
+   */
+  function flushOutcomes() {
+    if (outcomes.length === 0) return
+    const batch = outcomes.splice(0)
+    try {
+      deliveries.recordAttempts(batch)
+    } catch (error) {
+      // Unrecorded outcomes are not lost work: their leases run out and the attempts are made again.
+      logger.error('webhook outcomes not recorded', { count: batch.length, error: error instanceof Error ? error.message : String(error) })
+    }
+  }
+
   function record(claim: ClaimedDelivery, outcome: AttemptOutcome) {
-    deliveries.recordAttempt({
+    outcomes.push({
       id: claim.id,
       lease: claim.lease_until,
       roundAttempt: claim.round_attempts,
@@ -127,7 +168,9 @@ export function createBackgroundLoop(options: BackgroundOptions) {
     async stop(): Promise<void> {
       running = false
       clearTimeout(timer)
+      timer = undefined
       await Promise.allSettled([...inFlight])
+      flushOutcomes()
     },
     /** Attempts in flight now. */
     get inFlight() {
@@ -137,3 +180,12 @@ export function createBackgroundLoop(options: BackgroundOptions) {
 }
 
 export type BackgroundLoop = ReturnType<typeof createBackgroundLoop>
+
+/** The host (and port) a delivery goes to, for sharing attempts fairly between receivers. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host
+  } catch {
+    return url
+  }
+}

@@ -11,6 +11,7 @@
  *
  * Receivers are real HTTP servers (and raw sockets) on 127.0.0.1 only.
  */
+import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_HOST } from '../src/background.ts'
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
@@ -590,6 +591,23 @@ describe('SERVICE_WEBHOOK_TIMEOUT bounds each attempt whole; connection failures
     expect(stuck.last_status_code).toBeNull()
     expect(stuck.last_error).toBeNull()
     // afterEach destroys the hanging socket before closing the app, so the attempt ends at once.
+  })
+
+  test('a receiver that hangs on more deliveries than one host may hold cannot take every slot from another receiver', async () => {
+    setup({ SERVICE_WEBHOOK_TIMEOUT: '30' })
+    const hanging = await rawServer(() => {})
+    const healthy = receiver()
+    const slowForms = await Promise.all(Array.from({ length: PARALLEL_ATTEMPTS }, () => hookedForm(hanging.url)))
+    const quickForm = await hookedForm(healthy.url)
+    for (const form of slowForms) await answer(form.id)
+    t.background.start()
+    // The hanging host gets its share of the slots, and no more.
+    await until(() => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST, 5000, 'the hanging receiver to hold its share', () => hanging.state)
+
+    await answer(quickForm.id)
+    await waitForReceived(healthy, 1)
+    await waitForDelivery(quickForm.id, (d) => d.status === 'delivered', 'delivered while the other host holds its share')
+    expect(hanging.state.requests).toBe(PARALLEL_ATTEMPTS_PER_HOST)
   })
 })
 

@@ -59,8 +59,8 @@ export function createDeliveryStore(db: Database) {
     `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
      VALUES ($id, $form_id, $response_id, $event, $url, $payload, 'pending', $created_at, $created_at)`,
   )
-  const due = db.query<{ id: string }, { now: number; limit: number }>(
-    `SELECT id FROM deliveries
+  const due = db.query<{ id: string; url: string }, { now: number; limit: number }>(
+    `SELECT id, url FROM deliveries
       WHERE status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
       ORDER BY next_attempt_at LIMIT $limit`,
   )
@@ -99,28 +99,41 @@ export function createDeliveryStore(db: Database) {
 
     /**
      * Takes up to `limit` due deliveries for an attempt each, leasing them
-     * until `leaseUntil`. A process that dies mid-attempt leaves its lease to
-     * run out; then the delivery is due again (at least once, never lost).
+     * until `leaseUntil`; `admit` may pass over some (by their URL) for now.
+     * A process that dies mid-attempt leaves its lease to run out; then the
+     * delivery is due again (at least once, never lost).
      */
-    claimDue(now: number, limit: number, leaseUntil: number): ClaimedDelivery[] {
+    claimDue(now: number, limit: number, leaseUntil: number, admit: (url: string) => boolean): ClaimedDelivery[] {
       return db
-        .transaction(() => due.all({ now, limit }).map(({ id }) => lease.get({ id, lease_until: leaseUntil })!))
+        .transaction(() => {
+          const claimed: ClaimedDelivery[] = []
+          // Look a little further than `limit`, so deliveries passed over do not hide the rest.
+          for (const { id, url } of due.all({ now, limit: limit * 4 })) {
+            if (claimed.length === limit) break
+            if (admit(url)) claimed.push(lease.get({ id, lease_until: leaseUntil })!)
+          }
+          return claimed
+        })
         .immediate()
     },
 
-    /** Records an attempt's outcome and schedules the next one, if the claim still holds. */
-    recordAttempt(attempt: AttemptRecord): void {
-      record.run({
-        id: attempt.id,
-        lease: attempt.lease,
-        now: attempt.now,
-        delivered: attempt.delivered ? 1 : 0,
-        status_code: attempt.statusCode,
-        error: attempt.error,
-        per_round: attempt.attemptsPerRound,
-        // After attempt n of a round fails, retry n comes 5^(n-1) s later.
-        retry_delay: retryDelayMs(attempt.roundAttempt),
-      })
+    /** Records attempts' outcomes and schedules what comes next, each only while its claim still holds. */
+    recordAttempts(attempts: AttemptRecord[]): void {
+      db.transaction(() => {
+        for (const attempt of attempts) {
+          record.run({
+            id: attempt.id,
+            lease: attempt.lease,
+            now: attempt.now,
+            delivered: attempt.delivered ? 1 : 0,
+            status_code: attempt.statusCode,
+            error: attempt.error,
+            per_round: attempt.attemptsPerRound,
+            // After attempt n of a round fails, retry n comes 5^(n-1) s later.
+            retry_delay: retryDelayMs(attempt.roundAttempt),
+          })
+        }
+      }).immediate()
     },
 
     /** When the earliest pending delivery falls due (or its lease runs out), if any is pending. */
