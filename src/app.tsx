@@ -1,5 +1,4 @@
 /** @jsxImportSource @kitajs/html */
-import { html } from '@elysiajs/html'
 import { Elysia } from 'elysia'
 import { STYLESHEET } from '../views/assets.ts'
 import { HomePage } from '../views/HomePage.tsx'
@@ -8,7 +7,7 @@ import type { Config } from './config.ts'
 import type { Database } from './db/index.ts'
 import { accessLog, requestIdOf } from './lib/access-log.ts'
 import { HttpError } from './lib/errors.ts'
-import { SECURITY_HEADERS, isFormContentType, isJsonContentType } from './lib/http.ts'
+import { SECURITY_HEADERS, htmlPage, isFormContentType, isJsonContentType, pathOf } from './lib/http.ts'
 import { createLogger, type Logger } from './lib/log.ts'
 import { apiDoc, buildOpenApi } from './lib/openapi.ts'
 import { createRateLimiter } from './lib/rate-limit.ts'
@@ -129,14 +128,10 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
       Object.assign(set.headers, failure.headers)
       if (wantsPage(request)) {
         const retryAfter = Number(failure.headers?.['Retry-After']) || undefined
-        return <StatusPage kind={pageKind(failure.status)} retryAfterSeconds={retryAfter} />
+        return htmlPage(set, <StatusPage kind={pageKind(failure.status)} retryAfterSeconds={retryAfter} />, failure.status)
       }
-      // A Response, not an object: the html plugin's response mapping would otherwise empty bodies of errors raised before routing.
-      const body = failure.problems ? { detail: failure.detail, errors: failure.problems } : { detail: failure.detail }
-      return Response.json(body, { status: failure.status })
+      return failure.problems ? { detail: failure.detail, errors: failure.problems } : { detail: failure.detail }
     })
-    // Routes return JSX (and set.status); the plugin sends it as HTML.
-    .use(html({ contentType: 'text/html; charset=utf-8' }))
     .use(apiAuth(auth, createRateLimiter(config.rateLimitPerMinute, clock)))
     .get(
       '/healthz',
@@ -154,7 +149,7 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
         }),
       },
     )
-    .get('/', () => <HomePage version={VERSION} />)
+    .get('/', ({ set }) => htmlPage(set, <HomePage version={VERSION} />))
     .get(STYLESHEET.path, ({ set }) => {
       set.headers['content-type'] = 'text/css; charset=utf-8'
       // The path names the content: it never changes under this URL.
@@ -186,7 +181,7 @@ export type App = ReturnType<typeof createApp>
  * outside the API that asks for HTML. Everything else gets JSON errors.
  */
 function wantsPage(request: Request): boolean {
-  const path = new URL(request.url).pathname
+  const path = pathOf(request.url)
   const contentType = request.headers.get('content-type')
   if (path.startsWith('/api/') || isJsonContentType(contentType)) return false
   if (path.startsWith('/f/') && (request.method === 'GET' || isFormContentType(contentType))) return true

@@ -144,3 +144,28 @@ export function attachmentDisposition(name: string): string {
   const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`
 }
+
+/** The path of an absolute request URL, without its query: cheaper than parsing a URL on every request. */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start === -1) return '/'
+  const query = url.indexOf('?', start)
+  return url.slice(start, query === -1 ? undefined : query)
+}
+
+/** What a route may set on its response (Elysia's `set`). */
+export interface ResponseSet {
+  status?: number | string
+  headers: Record<string, string | number>
+}
+
+/**
+ * Sends a rendered page: status and type go on `set`, the HTML is returned as
+ * a string. (A Response built here would be copied again to merge the headers
+ * every request carries.)
+ */
+export function htmlPage(set: ResponseSet, html: JSX.Element, status = 200): string {
+  set.status = status
+  set.headers['content-type'] = 'text/html; charset=utf-8'
+  return html as string
+}

@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs'
+
 /**
  * Structured logs: one JSON object per line. Callers pass only what is safe to
  * keep: never a key, a webhook secret, a form's context or submitted data.
@@ -12,9 +14,31 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void
 }
 
-export const stdoutSink: LogSink = (line) => process.stdout.write(`${line}\n`)
+/**
+ * Lines for stdout, written together once per turn of the event loop: under
+ * load one write carries many requests' lines instead of one write each.
+ * Whatever is still buffered is written before the process exits.
+ */
+function bufferedStdout(): LogSink {
+  let pending: string[] = []
+  const flush = () => {
+    if (pending.length === 0) return
+    const chunk = `${pending.join('\n')}\n`
+    pending = []
+    process.stdout.write(chunk)
+  }
+  process.on('exit', () => {
+    if (pending.length > 0) writeSync(1, `${pending.join('\n')}\n`)
+  })
+  return (line) => {
+    if (pending.push(line) === 1) setImmediate(flush)
+  }
+}
 
-export function createLogger(sink: LogSink = stdoutSink): Logger {
+let stdoutSink: LogSink | undefined
+
+/** A logger writing to `sink`, or to stdout (buffered per event-loop turn) when none is given. */
+export function createLogger(sink: LogSink = (stdoutSink ??= bufferedStdout())): Logger {
   const write = (level: string, msg: string, fields?: LogFields) =>
     sink(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))
   return {

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { HttpError } from '../../lib/errors.ts'
+import { pathOf } from '../../lib/http.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import type { AuthService, Principal } from './service.ts'
 
@@ -18,7 +19,7 @@ const needsKey = (path: string) => path.startsWith(API_PREFIX) && !PUBLIC_API_PA
  */
 export function apiAuth(auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'api-auth' }).onRequest(({ request }) => {
-    if (!needsKey(new URL(request.url).pathname)) return
+    if (!needsKey(pathOf(request.url))) return
     const principal = auth.authenticate(request.headers.get('authorization'))
     const decision = limiter.take(principal.keyId)
     if (!decision.allowed) {

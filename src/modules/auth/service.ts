@@ -20,6 +20,19 @@ export const ACCOUNT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const LAST_USED_RESOLUTION_MS = 60_000
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
+
+// A client sends the same key on every request: remember recent hashes rather than recompute them.
+// The lookup by hash still happens each time, so revocation stays immediate.
+const recentHashes = new Map<string, string>()
+const RECENT_HASHES_KEPT = 1000
+function cachedHash(key: string): string {
+  let hash = recentHashes.get(key)
+  if (hash === undefined) {
+    if (recentHashes.size >= RECENT_HASHES_KEPT) recentHashes.clear()
+    recentHashes.set(key, (hash = hashKey(key)))
+  }
+  return hash
+}
 export const generateKey = () => `svc_live_${randomBytes(24).toString('hex')}`
 
 const notAuthenticated = () => new HttpError(403, 'Not authenticated')
@@ -73,7 +86,7 @@ export function createAuthService(store: AuthStore, clock: Clock) {
       const key = (match[1] ?? '').trim()
       if (key === '') throw notAuthenticated()
       if (!API_KEY_PATTERN.test(key)) throw invalidKey()
-      const row = store.keyByHash(hashKey(key))
+      const row = store.keyByHash(cachedHash(key))
       if (!row || row.revoked_at !== null) throw invalidKey()
       const now = clock()
       if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) store.touch(row.id, now)

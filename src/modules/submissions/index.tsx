@@ -6,7 +6,7 @@ import { StatusPage } from '../../../views/StatusPage.tsx'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
 import { HttpError } from '../../lib/errors.ts'
-import { clientAddress, isFormContentType, isJsonContentType, readFormEntries, readJson } from '../../lib/http.ts'
+import { clientAddress, htmlPage, isFormContentType, isJsonContentType, readFormEntries, readJson, type ResponseSet } from '../../lib/http.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
@@ -22,8 +22,6 @@ export interface SubmissionRouteOptions {
 
 const SubmissionReceipt = Type.Object({ id: Ulid, form_id: Ulid, submitted_at: ApiTime }, { title: 'SubmissionReceipt' })
 
-type Set = { status?: number | string; headers: Record<string, string | number> }
-
 const formView = (form: FormRow): FormView => ({
   id: form.id,
   title: form.title,
@@ -35,14 +33,10 @@ const formView = (form: FormRow): FormView => ({
  * The page of a form that takes no answer: a thank-you once answered (409 when
  * someone posts to it again), 410 when cancelled or expired.
  */
-function closedPage(form: FormRow, set: Set, posted: boolean) {
+function closedPage(set: ResponseSet, form: FormRow, posted: boolean): string {
   const about = { id: form.id, title: form.title }
-  if (form.status === 'completed') {
-    set.status = posted ? 409 : 200
-    return <StatusPage kind={posted ? 'answered' : 'thanks'} form={about} />
-  }
-  set.status = 410
-  return <StatusPage kind={form.status === 'cancelled' ? 'cancelled' : 'expired'} form={about} />
+  if (form.status === 'completed') return htmlPage(set, <StatusPage kind={posted ? 'answered' : 'thanks'} form={about} />, posted ? 409 : 200)
+  return htmlPage(set, <StatusPage kind={form.status === 'cancelled' ? 'cancelled' : 'expired'} form={about} />, 410)
 }
 
 /**
@@ -73,7 +67,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
       '/f/:id',
       ({ params, set }) => {
         const form = submissions.publicForm(params.id)
-        return form.status === 'active' ? <FormPage form={formView(form)} /> : closedPage(form, set, false)
+        return form.status === 'active' ? htmlPage(set, <FormPage form={formView(form)} />) : closedPage(set, form, false)
       },
       {
         detail: apiDoc({
@@ -115,7 +109,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
 
         // Before reading what may be a large upload: is there a form, and does it take an answer?
         const form = submissions.publicForm(params.id)
-        if (form.status !== 'active') return closedPage(form, set, true)
+        if (form.status !== 'active') return closedPage(set, form, true)
         const view = formView(form)
         const { values, typed } = await readFormPost(request, submissionBodyLimit(view.fields))
         try {
@@ -123,11 +117,10 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         } catch (error) {
           if (!(error instanceof HttpError)) throw error
           if (error.status === 422 && error.problems) {
-            set.status = 422
-            return <FormPage form={view} submitted={typed} problems={error.problems} />
+            return htmlPage(set, <FormPage form={view} submitted={typed} problems={error.problems} />, 422)
           }
           // Answered, cancelled or expired while this person was typing.
-          if (error.status === 409 || error.status === 410) return closedPage(submissions.publicForm(form.id), set, true)
+          if (error.status === 409 || error.status === 410) return closedPage(set, submissions.publicForm(form.id), true)
           throw error
         }
         // See Other: the thank-you page, which a refresh can never send again.
