@@ -5,7 +5,7 @@ import { HomePage } from '../views/HomePage.tsx'
 import { StatusPage, type StatusKind } from '../views/StatusPage.tsx'
 import type { Config } from './config.ts'
 import type { Database } from './db/index.ts'
-import { accessLog, requestIdOf } from './lib/access-log.ts'
+import { requestIdOf, requestIds, withAccessLog } from './lib/access-log.ts'
 import { HttpError } from './lib/errors.ts'
 import { SECURITY_HEADERS, htmlPage, isFormContentType, isJsonContentType, pathOf } from './lib/http.ts'
 import { createLogger, type Logger } from './lib/log.ts'
@@ -84,7 +84,9 @@ export function createIntake(options: IntakeOptions) {
   const webhooks = createWebhookService(deliveryStore, forms, clock, background.wake)
   const services = { auth, forms, responses, submissions, webhooks }
   const app = createApp({ config, clock, logger, baseUrl, services, healthCheck: db.query('SELECT 1') })
-  return { app, background, signals }
+  /** Every request goes through here: the app, with the access log around it. */
+  const handle = withAccessLog((request) => app.handle(request), logger)
+  return { app, handle, background, signals }
 }
 
 export type Intake = ReturnType<typeof createIntake>
@@ -109,7 +111,7 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
   const { auth, forms, responses, submissions, webhooks } = services
 
   const app = new Elysia({ normalize: false })
-    .use(accessLog(logger))
+    .use(requestIds())
     .onRequest(({ set }) => {
       Object.assign(set.headers, SECURITY_HEADERS)
     })
@@ -119,7 +121,7 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
       else if (code === 'NOT_FOUND') failure = new HttpError(404, 'Not found')
       else {
         logger.error('internal error', {
-          request_id: requestIdOf(request),
+          request_id: requestIdOf(set),
           error: error instanceof Error ? (error.stack ?? error.message) : String(error),
         })
         failure = new HttpError(500, 'Internal server error')

@@ -29,20 +29,27 @@ export function startServer(config: Config, print: (line: string) => void = cons
   const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
 
   let port = config.port
-  const { app, background, signals } = createIntake({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
+  const { app, handle, background, signals } = createIntake({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
+  let server: ReturnType<typeof Bun.serve>
   try {
-    app.listen({
+    server = Bun.serve({
       hostname: config.host,
       port: config.port,
       idleTimeout: IDLE_TIMEOUT_SECONDS,
       maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+      // A second intake on a taken port must fail, not quietly share it.
+      reusePort: false,
+      development: false,
+      fetch: handle,
     })
   } catch (error) {
     db.close()
     throw new ListenError(`Cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`)
   }
-  port = app.server!.port!
-  const listeningUrl = app.server!.url.href.replace(/\/$/, '')
+  // Routes read the peer address (server.requestIP) through the app's server.
+  app.server = server
+  port = server.port!
+  const listeningUrl = server.url.href.replace(/\/$/, '')
 
   const banner = [
     `intake ${VERSION} listening on ${listeningUrl}`,
@@ -62,8 +69,8 @@ export function startServer(config: Config, print: (line: string) => void = cons
     (stopping ??= (async () => {
       // Long-polls answer now with what they have; requests in flight finish; attempts in flight
       // finish (each bounded by the webhook timeout); then the database closes.
-      const force = setTimeout(() => app.server?.stop(true), SHUTDOWN_GRACE_MS)
-      const serverStopped = app.server?.stop(false)
+      const force = setTimeout(() => server.stop(true), SHUTDOWN_GRACE_MS)
+      const serverStopped = server.stop(false)
       signals.releaseAll()
       await Promise.all([serverStopped, background.stop()])
       clearTimeout(force)

@@ -242,6 +242,20 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
     })
   }
 
+  test('a port another intake already listens on: refused, never shared', async () => {
+    const first = await startIntake(intake.path, { cwd: tempDir() })
+    try {
+      const cwd = tempDir()
+      const result = await runIntake(intake.path, ['serve', '--port', String(first.port), '--db', join(cwd, 'intake.db')], { cwd })
+      expectUsageFailure(result)
+      expect(result.stderr).toContain(String(first.port))
+      // The first one still answers, alone.
+      expect((await request(`${first.url}/healthz`)).status).toBe(200)
+    } finally {
+      await first.stop()
+    }
+  }, STEP_TIMEOUT)
+
   test('an unwritable database path (--db /proc/intake/x.db)', async () => {
     const cwd = tempDir()
     const result = await runIntake(intake.path, ['serve', '--port', '0', '--db', '/proc/intake/x.db'], { cwd })

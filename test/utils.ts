@@ -38,7 +38,8 @@ export function testClock(start = Date.now()) {
 export type TestClock = ReturnType<typeof testClock>
 
 export interface TestContext {
-  app: Intake['app']
+  /** Requests go in through `handle`, as the server sends them (access log included); `routes` for the OpenAPI check. */
+  app: { handle: Intake['handle']; routes: Intake['app']['routes'] }
   /** The background loop (webhooks, expiry): not running until a test starts it. */
   background: Intake['background']
   db: Database
@@ -70,7 +71,9 @@ export function createTestContext(env: Record<string, string> = {}, options: { r
   const clock = testClock()
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
-  const { app, background } = createIntake({ config, db, baseUrl: BASE_URL, clock, logger, resolver: options.resolver })
+  const intake = createIntake({ config, db, baseUrl: BASE_URL, clock, logger, resolver: options.resolver })
+  const { background } = intake
+  const app = { handle: intake.handle, routes: intake.app.routes }
   const auth = createAuthService(createAuthStore(db), clock)
   const createKey = (account = 'default') => {
     const created = auth.createKey(account)

@@ -1,14 +1,7 @@
 import { Elysia } from 'elysia'
 import { randomBytes } from 'node:crypto'
-import { pathOf } from './http.ts'
+import { pathOf, type ResponseSet } from './http.ts'
 import type { Logger } from './log.ts'
-
-interface RequestTiming {
-  id: string
-  startedAt: number
-}
-
-const timings = new WeakMap<Request, RequestTiming>()
 
 // An id from a proxy is reused (so log lines join up) only when it is plainly an id.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
@@ -18,29 +11,34 @@ const idPrefix = randomBytes(4).toString('hex')
 let idCounter = 0
 const nextRequestId = () => idPrefix + ((idCounter = (idCounter + 1) >>> 0).toString(16).padStart(8, '0'))
 
-/** The id of a request in flight, as logged and sent back in X-Request-Id. */
-export const requestIdOf = (request: Request) => timings.get(request)?.id
+/** The id of a request in flight, from its `set`: as logged and sent back in X-Request-Id. */
+export const requestIdOf = (set: ResponseSet) => set.headers['x-request-id'] as string | undefined
+
+/** Gives every request an id (a plain one from a proxy is kept), sent back in X-Request-Id. */
+export function requestIds() {
+  return new Elysia({ name: 'request-ids' }).onRequest(({ request, set }) => {
+    const offered = request.headers.get('x-request-id')
+    set.headers['x-request-id'] = offered && SAFE_REQUEST_ID.test(offered) ? offered : nextRequestId()
+  })
+}
 
 /**
- * One log line per request: method, path without the query, status, duration
- * and request id. Nothing else: no headers, no bodies.
+ * Wraps a request handler with the access log: one line per request with
+ * method, path without the query, status, duration and request id. Nothing
+ * else: no headers, no bodies. (Around the handler rather than an Elysia
+ * afterResponse hook, which schedules an async task for every request.)
  */
-export function accessLog(logger: Logger) {
-  return new Elysia({ name: 'access-log' })
-    .onRequest(({ request, set }) => {
-      const offered = request.headers.get('x-request-id')
-      const id = offered && SAFE_REQUEST_ID.test(offered) ? offered : nextRequestId()
-      timings.set(request, { id, startedAt: performance.now() })
-      set.headers['x-request-id'] = id
+export function withAccessLog(handle: (request: Request) => Promise<Response>, logger: Logger) {
+  return async (request: Request): Promise<Response> => {
+    const startedAt = performance.now()
+    const response = await handle(request)
+    logger.info('request', {
+      method: request.method,
+      path: pathOf(request.url),
+      status: response.status,
+      ms: Math.round((performance.now() - startedAt) * 10) / 10,
+      request_id: response.headers.get('x-request-id') ?? undefined,
     })
-    .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
-      const timing = timings.get(request)
-      logger.info('request', {
-        method: request.method,
-        path: pathOf(request.url),
-        status: responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200),
-        ms: timing ? Math.round((performance.now() - timing.startedAt) * 10) / 10 : undefined,
-        request_id: timing?.id,
-      })
-    })
+    return response
+  }
 }
