@@ -29,6 +29,7 @@ import { createWebhookService } from './modules/webhooks/service.ts'
 import { createDeliveryStore } from './modules/webhooks/store.ts'
 import type { Resolver } from './modules/webhooks/addresses.ts'
 import { createBackgroundLoop } from './background.ts'
+import { createWriter } from './db/writer.ts'
 import { createFormSignals } from './lib/signals.ts'
 import { VERSION } from './version.ts'
 import type { AuthService } from './modules/auth/service.ts'
@@ -61,11 +62,14 @@ export function createIntake(options: IntakeOptions) {
   const baseUrl = typeof options.baseUrl === 'string' ? () => options.baseUrl as string : options.baseUrl
 
   const signals = createFormSignals()
+  // Every write of the server goes through one writer: concurrent writes share a commit.
+  const writer = createWriter(db)
   const formStore = createFormStore(db)
   const deliveryStore = createDeliveryStore(db)
   const background = createBackgroundLoop({
     deliveries: deliveryStore,
     forms: formStore,
+    writer,
     signals,
     clock,
     logger,
@@ -74,14 +78,16 @@ export function createIntake(options: IntakeOptions) {
     webhookBlockPrivate: config.webhookBlockPrivate,
     resolver: options.resolver,
   })
-  const auth = createAuthService(createAuthStore(db), clock)
-  const forms = createFormService(formStore, clock, baseUrl, signals.notify)
+  const auth = createAuthService(createAuthStore(db), clock, (work) => {
+    writer.run(work).catch((error) => logger.warn('last-used time not recorded', { error: String(error) }))
+  })
+  const forms = createFormService(formStore, writer, clock, baseUrl, signals.notify)
   const responses = createResponseService(createResponseStore(db), forms, signals)
-  const submissions = createSubmissionService(formStore, createSubmissionStore(db, deliveryStore), clock, baseUrl, (formId) => {
+  const submissions = createSubmissionService(formStore, createSubmissionStore(db, deliveryStore), writer, clock, baseUrl, (formId) => {
     signals.notify(formId)
     background.wake()
   })
-  const webhooks = createWebhookService(deliveryStore, forms, clock, background.wake)
+  const webhooks = createWebhookService(deliveryStore, writer, forms, clock, background.wake)
   const services = { auth, forms, responses, submissions, webhooks }
   const app = createApp({ config, clock, logger, baseUrl, services, healthCheck: db.query('SELECT 1') })
   /** Every request goes through here: the app, with the access log around it. */

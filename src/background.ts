@@ -1,3 +1,4 @@
+import type { Writer } from './db/writer.ts'
 import type { Logger } from './lib/log.ts'
 import type { FormSignals } from './lib/signals.ts'
 import type { Clock } from './lib/time.ts'
@@ -20,6 +21,7 @@ const LEASE_MARGIN_MS = 5000
 export interface BackgroundOptions {
   deliveries: DeliveryStore
   forms: FormStore
+  writer: Writer
   signals: FormSignals
   clock: Clock
   logger: Logger
@@ -37,13 +39,15 @@ export interface BackgroundOptions {
  * once when a response is recorded or a delivery is queued again.
  */
 export function createBackgroundLoop(options: BackgroundOptions) {
-  const { deliveries, forms, signals, clock, logger } = options
+  const { deliveries, forms, signals, writer, clock, logger } = options
   const inFlight = new Set<Promise<void>>()
   const inFlightByHost = new Map<string, number>()
   const outcomes: AttemptRecord[] = []
   let timer: ReturnType<typeof setTimeout> | undefined
   let timerDueAt = Infinity
   let running = false
+  let passing: Promise<void> | undefined
+  let passAgain = false
 
   /** Runs a pass in `ms`, unless one is already due sooner: a stream of wakes must not keep pushing it back. */
   function schedule(ms: number) {
@@ -54,36 +58,61 @@ export function createBackgroundLoop(options: BackgroundOptions) {
     timer = setTimeout(() => {
       timer = undefined
       timerDueAt = Infinity
-      pass()
+      startPass()
     }, ms)
   }
 
-  function pass() {
+  /** One pass at a time; a wake during a pass asks for another right after it. */
+  function startPass() {
     if (!running) return
+    if (passing) {
+      passAgain = true
+      return
+    }
+    passing = pass().finally(() => {
+      passing = undefined
+      const again = passAgain
+      passAgain = false
+      if (running) schedule(again ? 0 : sleepMs())
+    })
+  }
+
+  /**
+   * Records the outcomes of finished attempts, writes `expired` on forms
+   * whose time has come and claims due deliveries: one unit of work, so it
+   * shares its disk sync with whatever requests are writing at the moment.
+   */
+  async function pass() {
     try {
-      flushOutcomes()
+      const finished = outcomes.splice(0)
       const now = clock()
       const expiry = forms.nextExpiryAt()
-      if (expiry !== null && expiry <= now) {
-        for (const formId of forms.expireDue(now, EXPIRY_BATCH)) signals.notify(formId)
-      }
+      const expiring = expiry !== null && expiry <= now
       const free = PARALLEL_ATTEMPTS - inFlight.size
       const due = deliveries.nextDueAt()
-      if (free > 0 && due !== null && due <= now) {
-        const perHost = new Map(inFlightByHost)
-        const admit = (url: string) => {
-          const host = hostOf(url)
-          const count = perHost.get(host) ?? 0
-          if (count >= PARALLEL_ATTEMPTS_PER_HOST) return false
-          perHost.set(host, count + 1)
-          return true
-        }
-        for (const claim of deliveries.claimDue(now, free, now + options.webhookTimeoutMs + LEASE_MARGIN_MS, admit)) launch(claim)
+      const claiming = free > 0 && due !== null && due <= now
+      if (finished.length === 0 && !expiring && !claiming) return
+      const perHost = new Map(inFlightByHost)
+      const admit = (url: string) => {
+        const host = hostOf(url)
+        const count = perHost.get(host) ?? 0
+        if (count >= PARALLEL_ATTEMPTS_PER_HOST) return false
+        perHost.set(host, count + 1)
+        return true
       }
+      const { expired, claims } = await writer.run(() => {
+        deliveries.recordAttempts(finished)
+        return {
+          expired: expiring ? forms.expireDue(now, EXPIRY_BATCH) : [],
+          claims: claiming ? deliveries.claimDue(now, free, now + options.webhookTimeoutMs + LEASE_MARGIN_MS, admit) : [],
+        }
+      })
+      for (const formId of expired) signals.notify(formId)
+      for (const claim of claims) launch(claim)
     } catch (error) {
+      // Outcomes not recorded are not lost work: their leases run out and the attempts are made again.
       logger.error('background loop failed', { error: error instanceof Error ? error.message : String(error) })
     }
-    schedule(sleepMs())
   }
 
   function sleepMs(): number {
@@ -113,25 +142,10 @@ export function createBackgroundLoop(options: BackgroundOptions) {
         const left = (inFlightByHost.get(host) ?? 1) - 1
         if (left > 0) inFlightByHost.set(host, left)
         else inFlightByHost.delete(host)
-        // A slot is free: look again now rather than at the next tick.
+        // A slot is free and an outcome waits to be written: look again now rather than at the next tick.
         if (running) schedule(0)
       })
     inFlight.add(attempt)
-  }
-
-  /**
-   * Outcomes are written together, in one transaction per pass: one disk
-   * sync for every attempt that finished meanwhile, instead of one each.
-   */
-  function flushOutcomes() {
-    if (outcomes.length === 0) return
-    const batch = outcomes.splice(0)
-    try {
-      deliveries.recordAttempts(batch)
-    } catch (error) {
-      // Unrecorded outcomes are not lost work: their leases run out and the attempts are made again.
-      logger.error('webhook outcomes not recorded', { count: batch.length, error: error instanceof Error ? error.message : String(error) })
-    }
   }
 
   function record(claim: ClaimedDelivery, outcome: AttemptOutcome) {
@@ -169,8 +183,10 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       running = false
       clearTimeout(timer)
       timer = undefined
+      await passing
       await Promise.allSettled([...inFlight])
-      flushOutcomes()
+      const finished = outcomes.splice(0)
+      if (finished.length > 0) await writer.run(() => deliveries.recordAttempts(finished)).catch(() => {})
     },
     /** Attempts in flight now. */
     get inFlight() {

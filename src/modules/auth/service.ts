@@ -38,7 +38,11 @@ export const generateKey = () => `svc_live_${randomBytes(24).toString('hex')}`
 const notAuthenticated = () => new HttpError(403, 'Not authenticated')
 const invalidKey = () => new HttpError(401, 'Invalid API key', undefined, { 'WWW-Authenticate': 'Bearer' })
 
-export function createAuthService(store: AuthStore, clock: Clock) {
+/**
+ * `write` runs the occasional last-used update: through the server's group
+ * commit, or at once from the command line.
+ */
+export function createAuthService(store: AuthStore, clock: Clock, write: (work: () => void) => void = (work) => work()) {
   function register(accountName: string, key: string) {
     const now = clock()
     return store.transaction(() => {
@@ -89,7 +93,7 @@ export function createAuthService(store: AuthStore, clock: Clock) {
       const row = store.keyByHash(cachedHash(key))
       if (!row || row.revoked_at !== null) throw invalidKey()
       const now = clock()
-      if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) store.touch(row.id, now)
+      if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) write(() => store.touch(row.id, now))
       return { accountId: row.account_id, keyId: row.id, key }
     },
   }

@@ -14,7 +14,7 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
       '',
       async ({ request, set }) => {
         const principal = principalOf(request)
-        const form = forms.create(principal, await readJson(request))
+        const form = await forms.create(principal, await readJson(request))
         set.status = 201
         return form
       },
@@ -56,7 +56,7 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
     })
     .patch(
       '/:id',
-      async ({ request, params }) => forms.update(principalOf(request), params.id, await readJson(request)),
+      async ({ request, params }) => await forms.update(principalOf(request), params.id, await readJson(request)),
       {
         detail: apiDoc({
           tag: 'Forms',
@@ -71,8 +71,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
     )
     .delete(
       '/:id',
-      ({ request, params, set }) => {
-        forms.delete(principalOf(request), params.id)
+      async ({ request, params, set }) => {
+        await forms.delete(principalOf(request), params.id)
         set.status = 204
       },
       {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { FILE_DEFAULT_MAX_SIZE, FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
 import { checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
+import type { Writer } from '../../db/writer.ts'
 import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { encodeFreeForm, utf8Length } from '../../lib/json.ts'
@@ -37,7 +38,13 @@ export interface FormPage {
  * `onChange` hears of every change of state this service makes (cancelled,
  * deleted), so long-polls on the form wake.
  */
-export function createFormService(store: FormStore, clock: Clock, baseUrl: () => string, onChange: (formId: string) => void) {
+export function createFormService(
+  store: FormStore,
+  writer: Writer,
+  clock: Clock,
+  baseUrl: () => string,
+  onChange: (formId: string) => void,
+) {
   const summary = (row: FormSummaryRow): FormSummary => ({
     id: row.id,
     title: row.title,
@@ -64,7 +71,7 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
   return {
     ownForm,
 
-    create(principal: Principal, input: unknown): Form {
+    async create(principal: Principal, input: unknown): Promise<Form> {
       const body = validate(CreateFormBody, input)
       const problems = definitionProblems(body)
       if (problems.length > 0) throw invalid(problems)
@@ -76,7 +83,7 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
       const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
       const id = newId()
       const callbackUrl = body.callback_url ?? null
-      store.insert({
+      const form = {
         id,
         account_id: principal.accountId,
         title: body.title,
@@ -91,8 +98,13 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
         expires_at: expiresIn === null ? null : now + expiresIn,
         created_at: now,
         updated_at: now,
-      })
-      return withContext(store.findForAccount(principal.accountId, id, now)!)
+      }
+      return withContext(
+        await writer.run(() => {
+          store.insert(form)
+          return store.findForAccount(principal.accountId, id, now)!
+        }),
+      )
     },
 
     get(principal: Principal, formId: string): FormDetail {
@@ -133,7 +145,7 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
      * Cancels and/or changes the expiry of an active form. Both changes are
      * judged against the form as it was before the request, and apply together.
      */
-    update(principal: Principal, formId: string, input: unknown): Form {
+    async update(principal: Principal, formId: string, input: unknown): Promise<Form> {
       const body = validate(UpdateFormBody, input)
       let expiresAt: number | null | undefined
       if (body.expires_at !== undefined && body.expires_at !== null) {
@@ -143,7 +155,7 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
       } else {
         expiresAt = body.expires_at
       }
-      const updated = store.transaction(() => {
+      const updated = await writer.run(() => {
         const now = clock()
         const form = ownForm(principal, formId, now)
         if (body.status === 'cancelled' && form.status !== 'active' && form.status !== 'cancelled') {
@@ -160,9 +172,9 @@ export function createFormService(store: FormStore, clock: Clock, baseUrl: () =>
       return updated
     },
 
-    delete(principal: Principal, formId: string): void {
+    async delete(principal: Principal, formId: string): Promise<void> {
       const id = canonicalUlid(formId)
-      if (!id || !store.delete(principal.accountId, id)) throw formNotFound()
+      if (!id || !(await writer.run(() => store.delete(principal.accountId, id)))) throw formNotFound()
       onChange(id)
     },
   }

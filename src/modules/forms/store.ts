@@ -128,8 +128,6 @@ export function createFormStore(db: Database) {
     expireDue: (now: number, limit: number) => expireDue.all({ now, limit }).map((row) => row.id),
     /** The earliest expiry among active forms, if any. */
     nextExpiryAt: () => nextExpiry.get()!.at,
-    /** Runs `work` in one write transaction, taken before the first read. */
-    transaction: <T>(work: () => T): T => db.transaction(work).immediate(),
   }
 }
 

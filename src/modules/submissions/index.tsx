@@ -99,7 +99,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const contentType = request.headers.get('content-type')
 
         if (isJsonContentType(contentType)) {
-          const recorded = submissions.submit(params.id, await readJson(request), submitter)
+          const recorded = await submissions.submit(params.id, await readJson(request), submitter)
           set.status = 201
           return { id: recorded.id, form_id: recorded.formId, submitted_at: formatApiTime(recorded.submittedAt) }
         }
@@ -113,7 +113,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const view = formView(form)
         const { values, typed } = await readFormPost(request, submissionBodyLimit(view.fields))
         try {
-          submissions.submit(form.id, values, submitter)
+          await submissions.submit(form.id, values, submitter)
         } catch (error) {
           if (!(error instanceof HttpError)) throw error
           if (error.status === 422 && error.problems) {

@@ -1,6 +1,7 @@
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
 import type { Upload } from '../../fields/types.ts'
 import { HttpError, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
+import type { Writer } from '../../db/writer.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
@@ -75,6 +76,7 @@ export const fileUrl = (baseUrl: string, formId: string, responseId: string, key
 export function createSubmissionService(
   forms: FormStore,
   store: SubmissionStore,
+  writer: Writer,
   clock: Clock,
   baseUrl: () => string,
   onRecorded: (formId: string) => void,
@@ -95,7 +97,7 @@ export function createSubmissionService(
      * values, the strings a browser sent, or uploads. Throws 404, 409, 410 or
      * 422 (with a problem per field) as an HttpError.
      */
-    submit(formId: string, values: unknown, submitter: Submitter): RecordedSubmission {
+    async submit(formId: string, values: unknown, submitter: Submitter): Promise<RecordedSubmission> {
       const form = publicForm(formId)
       const closed = closedFormError(form)
       if (closed) throw closed
@@ -145,7 +147,7 @@ export function createSubmissionService(
         }),
         created_at: submittedAt,
       }
-      if (!store.record(response, files, delivery)) {
+      if (!(await writer.run(() => store.record(response, files, delivery)))) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(publicForm(form.id)) ?? conflict('This form has already been submitted')
       }

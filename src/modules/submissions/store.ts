@@ -33,17 +33,16 @@ export function createSubmissionStore(db: Database, deliveries: DeliveryStore) {
      VALUES ($response_id, $field_key, $name, $content_type, $size, $content)`,
   )
   return {
-    /** False when the form was no longer accepting a response; nothing is written then. */
+    /**
+     * False when the form was no longer accepting a response; nothing is
+     * written then. Run it as one unit of work (see db/writer.ts).
+     */
     record(response: NewResponse, files: NewFile[], delivery: NewDelivery | undefined): boolean {
-      return db
-        .transaction(() => {
-          if (complete.run({ id: response.form_id, now: response.submitted_at }).changes !== 1) return false
-          insertResponse.run(response)
-          for (const file of files) insertFile.run(file)
-          if (delivery) deliveries.enqueue(delivery)
-          return true
-        })
-        .immediate()
+      if (complete.run({ id: response.form_id, now: response.submitted_at }).changes !== 1) return false
+      insertResponse.run(response)
+      for (const file of files) insertFile.run(file)
+      if (delivery) deliveries.enqueue(delivery)
+      return true
     },
   }
 }

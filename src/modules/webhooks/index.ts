@@ -19,8 +19,8 @@ export function webhookRoutes(webhooks: WebhookService) {
     })
     .post(
       '/:deliveryId/redeliver',
-      ({ request, params, set }) => {
-        const delivery = webhooks.redeliver(principalOf(request), params.id, params.deliveryId)
+      async ({ request, params, set }) => {
+        const delivery = await webhooks.redeliver(principalOf(request), params.id, params.deliveryId)
         set.status = 202
         return delivery
       },

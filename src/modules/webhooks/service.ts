@@ -1,3 +1,4 @@
+import type { Writer } from '../../db/writer.ts'
 import { HttpError, conflict } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
 import { formatApiTime, formatOptionalApiTime, type Clock } from '../../lib/time.ts'
@@ -21,17 +22,17 @@ const toDeliveryObject = (row: DeliveryRow): DeliveryObject => ({
 const deliveryNotFound = () => new HttpError(404, 'Delivery not found')
 
 /** The delivery log of a form, and queuing a delivery again. */
-export function createWebhookService(store: DeliveryStore, forms: FormService, clock: Clock, onQueued: () => void) {
+export function createWebhookService(store: DeliveryStore, writer: Writer, forms: FormService, clock: Clock, onQueued: () => void) {
   return {
     list(principal: Principal, formId: string): DeliveryObject[] {
       return store.listForForm(forms.ownForm(principal, formId).id).map(toDeliveryObject)
     },
 
     /** A fresh round with the full attempt budget for a delivered or failed delivery. */
-    redeliver(principal: Principal, formId: string, deliveryId: string): DeliveryObject {
+    async redeliver(principal: Principal, formId: string, deliveryId: string): Promise<DeliveryObject> {
       const form = forms.ownForm(principal, formId)
       const id = canonicalUlid(deliveryId)
-      const found = store.transaction(() => {
+      const found = await writer.run(() => {
         const row = id && store.listForForm(form.id).find((d) => d.id === id)
         if (!row) throw deliveryNotFound()
         if (row.status === 'pending') throw conflict('This delivery is already pending')

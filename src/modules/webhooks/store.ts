@@ -53,7 +53,7 @@ export interface AttemptRecord {
 /** Delay before retry n of a round: 5^(n-1) seconds (1, 5, 25, ...). */
 export const retryDelayMs = (retry: number) => 5 ** (retry - 1) * 1000
 
-/** The SQL of the webhook outbox: the source of truth for every delivery. */
+/** The SQL of the webhook outbox: the source of truth for every delivery. Writes run as units of work (db/writer.ts). */
 export function createDeliveryStore(db: Database) {
   const insert = db.query<never, NewDelivery>(
     `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
@@ -104,36 +104,30 @@ export function createDeliveryStore(db: Database) {
      * delivery is due again (at least once, never lost).
      */
     claimDue(now: number, limit: number, leaseUntil: number, admit: (url: string) => boolean): ClaimedDelivery[] {
-      return db
-        .transaction(() => {
-          const claimed: ClaimedDelivery[] = []
-          // Look a little further than `limit`, so deliveries passed over do not hide the rest.
-          for (const { id, url } of due.all({ now, limit: limit * 4 })) {
-            if (claimed.length === limit) break
-            if (admit(url)) claimed.push(lease.get({ id, lease_until: leaseUntil })!)
-          }
-          return claimed
-        })
-        .immediate()
+      const claimed: ClaimedDelivery[] = []
+      // Look a little further than `limit`, so deliveries passed over do not hide the rest.
+      for (const { id, url } of due.all({ now, limit: limit * 4 })) {
+        if (claimed.length === limit) break
+        if (admit(url)) claimed.push(lease.get({ id, lease_until: leaseUntil })!)
+      }
+      return claimed
     },
 
     /** Records attempts' outcomes and schedules what comes next, each only while its claim still holds. */
     recordAttempts(attempts: AttemptRecord[]): void {
-      db.transaction(() => {
-        for (const attempt of attempts) {
-          record.run({
-            id: attempt.id,
-            lease: attempt.lease,
-            now: attempt.now,
-            delivered: attempt.delivered ? 1 : 0,
-            status_code: attempt.statusCode,
-            error: attempt.error,
-            per_round: attempt.attemptsPerRound,
-            // After attempt n of a round fails, retry n comes 5^(n-1) s later.
-            retry_delay: retryDelayMs(attempt.roundAttempt),
-          })
-        }
-      }).immediate()
+      for (const attempt of attempts) {
+        record.run({
+          id: attempt.id,
+          lease: attempt.lease,
+          now: attempt.now,
+          delivered: attempt.delivered ? 1 : 0,
+          status_code: attempt.statusCode,
+          error: attempt.error,
+          per_round: attempt.attemptsPerRound,
+          // After attempt n of a round fails, retry n comes 5^(n-1) s later.
+          retry_delay: retryDelayMs(attempt.roundAttempt),
+        })
+      }
     },
 
     /** When the earliest pending delivery falls due (or its lease runs out), if any is pending. */
@@ -144,7 +138,6 @@ export function createDeliveryStore(db: Database) {
     /** Starts a new round for a delivered or failed delivery; false when there is none such. */
     redeliver: (formId: string, id: string, now: number) => redeliver.run({ id, form_id: formId, now }).changes === 1,
 
-    transaction: <T>(work: () => T): T => db.transaction(work).immediate(),
   }
 }
 

@@ -1,0 +1,72 @@
+import type { Database } from 'bun:sqlite'
+
+/** Runs a unit of work that writes; resolves once the work is durable. */
+export interface Writer {
+  run<T>(work: () => T): Promise<T>
+}
+
+interface Queued {
+  work: () => unknown
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Group commit. Writes that arrive together (concurrent requests in one turn
+ * of the event loop) share one transaction, and so one disk sync, instead of
+ * one each. Every unit of work runs in its own savepoint: what it returns or
+ * throws is exactly its own, and a failure undoes only its own writes. Each
+ * caller hears back only after the commit that makes its write durable.
+ *
+ * Work must be synchronous (no await inside): it runs while the batch's
+ * transaction is open.
+ */
+export function createWriter(db: Database): Writer {
+  const begin = db.prepare('BEGIN IMMEDIATE')
+  const commit = db.prepare('COMMIT')
+  const rollback = db.prepare('ROLLBACK')
+  const savepoint = db.prepare('SAVEPOINT unit')
+  const release = db.prepare('RELEASE unit')
+  const undo = db.prepare('ROLLBACK TO unit')
+  let queue: Queued[] = []
+
+  function flush() {
+    const batch = queue
+    queue = []
+    try {
+      begin.run()
+    } catch (error) {
+      for (const unit of batch) unit.reject(error)
+      return
+    }
+    const outcomes: Array<{ ok: boolean; value: unknown }> = []
+    for (const unit of batch) {
+      savepoint.run()
+      try {
+        outcomes.push({ ok: true, value: unit.work() })
+        release.run()
+      } catch (error) {
+        undo.run()
+        release.run()
+        outcomes.push({ ok: false, value: error })
+      }
+    }
+    try {
+      commit.run()
+    } catch (error) {
+      // Nothing of this batch is durable: every unit fails, with the reason.
+      if (db.inTransaction) rollback.run()
+      for (const unit of batch) unit.reject(error)
+      return
+    }
+    batch.forEach((unit, i) => (outcomes[i]!.ok ? unit.resolve(outcomes[i]!.value) : unit.reject(outcomes[i]!.value)))
+  }
+
+  return {
+    run<T>(work: () => T): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        if (queue.push({ work, resolve: resolve as (value: unknown) => void, reject }) === 1) setImmediate(flush)
+      })
+    },
+  }
+}
