@@ -2,13 +2,14 @@
  * What the benchmarks share: running dist/intake as a child on a fresh
  * database in a temp dir (127.0.0.1, rate limits off), reading its port and
  * key, stopping it; CPU and RSS from /proc; percentiles; a concurrency pool;
- * the machine line; and `runBench`, which cleans up the child and the temp
- * dir whatever happens (error, Ctrl-C, SIGTERM).
+ * the machine line; and `runBench`, which cleans up every child process and
+ * temp dir it was told of whatever happens (error, Ctrl-C, SIGTERM).
  *
  * Nothing here builds: the scripts run dist/intake as `bun run build` left it.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs'
-import { cpus, release } from 'node:os'
+import type { Subprocess } from 'bun'
+import { closeSync, existsSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs'
+import { cpus, release, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 export const PROJECT_ROOT = resolve(import.meta.dir, '..')
@@ -86,16 +87,32 @@ function cpuModel(): string {
 /** CPU model, cores, kernel and Bun version, for the "Machine:" line under a table. */
 export const machineLine = () => `${cpuModel()}, ${navigator.hardwareConcurrency} cores, Linux ${release()}, Bun ${Bun.version}`
 
+
+/** VmHWM (peak resident set since the process started) in KiB. */
+export function peakRssKiB(pid: number): number {
+  const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) : NaN
+}
+
 // ---------------------------------------------------------------------------
 // Intake as a child process
 
+const KEEP = 64 * 1024
+
+/** What a child wrote on stdout or stderr: its start and its end. */
+export interface Output {
+  readonly head: string
+  readonly tail: string
+  /** Called when more arrived (pipes only: a file is read when asked). */
+  onChange(f: () => void): void
+}
+
 /** Reads a stream as it comes (so the child never blocks on a full pipe), keeping the start and the end. */
-function drain(stream: ReadableStream<Uint8Array>) {
-  const KEEP = 64 * 1024
+function drain(stream: ReadableStream<Uint8Array>): Output {
   let head = ''
   let tail = ''
   let changed = () => {}
-  const done = (async () => {
+  void (async () => {
     const decoder = new TextDecoder()
     try {
       for await (const chunk of stream) {
@@ -115,59 +132,127 @@ function drain(stream: ReadableStream<Uint8Array>) {
     get tail() {
       return tail
     },
-    done,
     onChange(f: () => void) {
       changed = f
     },
   }
 }
 
+/** The first or last KEEP bytes of a file, as text ('' when it is not there). */
+function readPart(path: string, from: 'start' | 'end'): string {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, 'r')
+    const size = fstatSync(fd).size
+    const length = Math.min(KEEP, size)
+    const buffer = Buffer.alloc(length)
+    readSync(fd, buffer, 0, length, from === 'start' ? 0 : size - length)
+    return buffer.toString('utf8')
+  } catch {
+    return ''
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/** A child's output sent to a file: the kernel takes it, nobody has to read it as it comes. */
+function fileOutput(path: string): Output {
+  return {
+    get head() {
+      return readPart(path, 'start')
+    },
+    get tail() {
+      return readPart(path, 'end')
+    },
+    onChange() {},
+  }
+}
+
+export interface IntakeOptions {
+  /** Port to bind; 0 (the default) picks a free one, read back from the listening line. */
+  port?: number
+  /**
+   * Send stdout (one JSON line per request) to `<dir>/intake.stdout.log`
+   * instead of a pipe this process reads: under load, reading the log would
+   * take CPU from the very machine being measured.
+   */
+  logToFile?: boolean
+}
+
 export type Child = ReturnType<typeof spawnIntake>
 
-/**
- * Starts `dist/intake serve` on 127.0.0.1, a free port and `<dir>/intake.db`,
- * with no SERVICE_* setting inherited from this shell, both rate limits off,
- * then `env` on top.
- */
-export function spawnIntake(dir: string, env: Record<string, string> = {}) {
+/** This process's environment without any SERVICE_* setting, both rate limits off, then `env` on top. */
+export function intakeEnv(env: Record<string, string> = {}): Record<string, string> {
   const childEnv: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !name.startsWith('SERVICE_') && name !== 'BUN_CONFIG_MAX_HTTP_REQUESTS') childEnv[name] = value
   }
   childEnv.SERVICE_RATE_LIMIT = '0'
   childEnv.SERVICE_PUBLIC_RATE_LIMIT = '0'
-  Object.assign(childEnv, env)
-  const proc = Bun.spawn([BINARY, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'intake.db')], {
+  return Object.assign(childEnv, env)
+}
+
+/**
+ * Starts `dist/intake serve` on 127.0.0.1, a free port and `<dir>/intake.db`,
+ * with no SERVICE_* setting inherited from this shell, both rate limits off,
+ * then `env` on top.
+ */
+export function spawnIntake(dir: string, env: Record<string, string> = {}, options: IntakeOptions = {}) {
+  const childEnv = intakeEnv(env)
+  const logFile = options.logToFile ? join(dir, 'intake.stdout.log') : undefined
+  const args = [BINARY, 'serve', '--host', '127.0.0.1', '--port', String(options.port ?? 0), '--db', join(dir, 'intake.db')]
+  const proc = Bun.spawn(args, {
     cwd: dir,
     env: childEnv,
     stdin: 'ignore',
-    stdout: 'pipe',
+    stdout: logFile ? Bun.file(logFile) : 'pipe',
     stderr: 'pipe',
   })
-  return { proc, out: drain(proc.stdout), err: drain(proc.stderr) }
+  const out = logFile ? fileOutput(logFile) : drain(proc.stdout as ReadableStream<Uint8Array>)
+  return { proc, out, err: drain(proc.stderr), dir }
 }
 
-export const alive = (child: Child) => child.proc.exitCode === null && child.proc.signalCode === null
+export const alive = (child: { proc: { exitCode: number | null; signalCode: unknown } }) =>
+  child.proc.exitCode === null && child.proc.signalCode === null
 
-/** Waits for the listening line and the key line (printed in one write), then for /healthz. */
-export async function whenReady(child: Child, timeoutMs = 15_000): Promise<{ url: string; port: number; version: string; key: string }> {
-  const found = await new Promise<{ url: string; port: number; version: string; key: string }>((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new BenchError(`intake printed no listening line within ${timeoutMs} ms`)), timeoutMs)
+export interface Ready {
+  url: string
+  port: number
+  version: string
+  key: string
+}
+
+/**
+ * Waits for the listening line and the key line (printed in one write), then
+ * for /healthz. With `key`, the database already has that key and intake
+ * prints none: only the listening line is awaited, and `key` is returned.
+ */
+export async function whenReady(child: Child, timeoutMs = 15_000, options: { key?: string } = {}): Promise<Ready> {
+  const found = await new Promise<Ready>((resolvePromise, reject) => {
+    let poll: ReturnType<typeof setInterval> | undefined
+    const finish = (error?: Error, ready?: Ready) => {
+      clearTimeout(timer)
+      clearInterval(poll)
+      if (error) reject(error)
+      else resolvePromise(ready!)
+    }
+    const timer = setTimeout(() => finish(new BenchError(`intake printed no listening line within ${timeoutMs} ms`)), timeoutMs)
     const check = () => {
-      const listening = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/m.exec(child.out.head)
-      const key = /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(child.out.head)
-      if (listening && key) {
-        clearTimeout(timer)
-        resolvePromise({ version: listening[1]!, url: listening[2]!, port: Number(listening[3]), key: key[1]! })
-      } else if (listening) {
-        clearTimeout(timer)
-        reject(new BenchError('intake started without printing an API key (the database should have been new)'))
-      }
+      const head = child.out.head
+      const listening = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/m.exec(head)
+      if (!listening) return
+      const ready = { version: listening[1]!, url: listening[2]!, port: Number(listening[3]) }
+      if (options.key !== undefined) return finish(undefined, { ...ready, key: options.key })
+      const key = /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(head)
+      if (key) finish(undefined, { ...ready, key: key[1]! })
+      else finish(new BenchError('intake started without printing an API key (the database should have been new)'))
     }
     child.out.onChange(check)
+    // A file is not watched: look every few milliseconds (a pipe calls `check` itself, this is harmless there).
+    poll = setInterval(check, 5)
     void child.proc.exited.then(() => {
-      clearTimeout(timer)
-      reject(new BenchError(`intake exited (code ${child.proc.exitCode}, signal ${child.proc.signalCode}) before it was ready`))
+      check()
+      finish(new BenchError(`intake exited (code ${child.proc.exitCode}, signal ${child.proc.signalCode}) before it was ready`))
     })
     check()
   })
@@ -223,36 +308,65 @@ export async function createForms(
 }
 
 // ---------------------------------------------------------------------------
-// Running a bench: clean up the child and the temp dir whatever happens.
+// Running a bench: clean up children and temp dirs whatever happens.
 
 export interface BenchState {
-  /** The intake child, once spawned: killed on the way out if still running. */
-  child?: Child
-  /** The temp dir, once made: removed on the way out. */
-  dir?: string
+  /** Every intake started with `startIntake`: stopped (or killed) on the way out if still running. */
+  children: Set<Child>
+  /** Every other child process registered with `track` (load generator, bare server...): killed on the way out. */
+  processes: Set<Subprocess>
+  /** Every temp dir made with `makeTempDir`: removed on the way out. */
+  dirs: Set<string>
   /** Aborted on the way out: pass its signal to every fetch. */
   abort: AbortController
 }
 
+/** A fresh dir under the system temp dir, removed on the way out (or earlier with `removeTempDir`). */
+export function makeTempDir(state: BenchState, name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `intake-bench-${name}-`))
+  state.dirs.add(dir)
+  return dir
+}
+
+export function removeTempDir(state: BenchState, dir: string): void {
+  rmSync(dir, { recursive: true, force: true })
+  state.dirs.delete(dir)
+}
+
+/** `spawnIntake`, remembered so that it is stopped on the way out. */
+export function startIntake(state: BenchState, dir: string, env: Record<string, string> = {}, options: IntakeOptions = {}): Child {
+  const child = spawnIntake(dir, env, options)
+  state.children.add(child)
+  return child
+}
+
+/** Remembers a child process, so that it is killed on the way out; returns it. */
+export function track<T extends Subprocess>(state: BenchState, proc: T): T {
+  state.processes.add(proc)
+  void proc.exited.then(() => state.processes.delete(proc))
+  return proc
+}
+
 /**
  * Runs `run` and exits with its code (1 if it throws, after printing the end of
- * intake's stderr). On any exit, SIGINT or SIGTERM the child is killed and the
- * temp dir removed.
+ * the last intake's stderr). On any exit, SIGINT or SIGTERM every child is
+ * killed and every temp dir removed.
  */
 export async function runBench(run: (state: BenchState) => Promise<number>): Promise<never> {
-  const state: BenchState = { abort: new AbortController() }
+  const state: BenchState = { children: new Set(), processes: new Set(), dirs: new Set(), abort: new AbortController() }
 
   const cleanUpNow = () => {
     state.abort.abort()
-    if (state.child && alive(state.child)) state.child.proc.kill('SIGKILL')
-    if (state.dir) rmSync(state.dir, { recursive: true, force: true })
-    state.dir = undefined
+    for (const child of state.children) if (alive(child)) child.proc.kill('SIGKILL')
+    for (const proc of state.processes) if (alive({ proc })) proc.kill('SIGKILL')
+    for (const dir of state.dirs) rmSync(dir, { recursive: true, force: true })
+    state.dirs.clear()
   }
 
   process.on('exit', cleanUpNow)
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
-      console.error(`\n${signal}: stopping intake and removing ${state.dir ?? 'the temp dir'}`)
+      console.error(`\n${signal}: stopping every child and removing ${[...state.dirs].join(', ') || 'the temp dirs'}`)
       cleanUpNow()
       process.exit(130)
     })
@@ -263,14 +377,19 @@ export async function runBench(run: (state: BenchState) => Promise<number>): Pro
     exitCode = await run(state)
   } catch (error) {
     console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`)
-    if (state.child) {
-      const err = state.child.err.tail.trim()
+    const last = [...state.children].at(-1)
+    if (last) {
+      const err = last.err.tail.trim()
       if (err) console.error(`--- intake stderr (end) ---\n${err}`)
+      if (!alive(last)) console.error(`(that intake exited: code ${last.proc.exitCode}, signal ${last.proc.signalCode})`)
     }
   } finally {
     state.abort.abort()
-    if (state.child && alive(state.child)) await stopIntake(state.child, 5000)
+    await Promise.all([...state.children].filter(alive).map((child) => stopIntake(child, 5000)))
+    const others = [...state.processes]
     cleanUpNow()
+    // Reap what was killed, so that no zombie is left behind.
+    await Promise.race([Promise.all(others.map((proc) => proc.exited)), sleep(2000)])
   }
   process.exit(exitCode)
 }

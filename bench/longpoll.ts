@@ -19,9 +19,7 @@
  * It prints figures and asserts no timing; it exits 1 only when something is
  * wrong (a request failed, a waiter returned early or with the wrong body).
  */
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import {
   BenchError,
   binaryPresent,
@@ -31,12 +29,14 @@ import {
   fmt,
   log,
   machineLine,
+  makeTempDir,
   percentile,
   pool,
+  removeTempDir,
   rssKiB,
   runBench,
   sleep,
-  spawnIntake,
+  startIntake,
   stopIntake,
   whenReady,
   type BenchState,
@@ -50,15 +50,16 @@ const SETTLE_MS = 2000
 /** Requests in flight while creating forms and while answering them (over keep-alive connections). */
 const CREATE_CONCURRENCY = 32
 const ANSWER_CONCURRENCY = 32
-/** Bun's fetch sends at most 256 requests at once unless told otherwise when it starts. */
-const HTTP_REQUESTS_NEEDED = FORMS + Math.max(CREATE_CONCURRENCY, ANSWER_CONCURRENCY) + 64
+/** Bun's fetch sends at most 256 requests at once unless told otherwise when it starts (BUN_CONFIG_MAX_HTTP_REQUESTS). */
+export const HTTP_REQUESTS_NEEDED = FORMS + Math.max(CREATE_CONCURRENCY, ANSWER_CONCURRENCY) + 64
 /** Each side holds one socket per waiter, plus the submitters' sockets and some spare. */
 const OPEN_FILES_NEEDED = FORMS + 300
 
 // Bun reads BUN_CONFIG_MAX_HTTP_REQUESTS once, at start: without it the
 // waiters past the 256th would queue inside the bench, never reaching intake.
-// Run this file again with it set (and nothing else changed).
-if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
+// Run this file again with it set (and nothing else changed). A script that
+// imports `measureLongPoll` must be started with it set.
+if (import.meta.main && Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
   const again = Bun.spawn([process.execPath, import.meta.path, ...process.argv.slice(2)], {
     env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(HTTP_REQUESTS_NEEDED) },
     stdio: ['inherit', 'inherit', 'inherit'],
@@ -127,24 +128,53 @@ interface Waiter {
   error?: string
 }
 
-async function run(state: BenchState): Promise<number> {
-  if (!binaryPresent()) return 1
+/** What `measureLongPoll` found. */
+export interface LongPollFigures {
+  version: string
+  forms: number
+  createMs: number
+  baseline: IdleWindow
+  loaded: IdleWindow
+  /** Waiters pending when the loaded idle window started, and when it ended. */
+  pendingBefore: number
+  pendingAfter: number
+  submitMs: number
+  /** Answer sent -> waiter returned, sorted, in ms. */
+  latencies: number[]
+  /** First answer sent -> last waiter returned, ms. */
+  allReturnedMs: number
+  /** Waiters that got exactly their one response. */
+  correct: number
+  tickMs: number
+  stopped: { code: number | null; ms: number }
+  /** What went wrong (empty when all is well): the run is not to be trusted if any. */
+  problems: string[]
+}
+
+/**
+ * Steps 1 to 6 above, on an intake of its own (stopped, and its temp dir
+ * removed, before it returns). The process must have been started with
+ * BUN_CONFIG_MAX_HTTP_REQUESTS >= HTTP_REQUESTS_NEEDED.
+ */
+export async function measureLongPoll(state: BenchState): Promise<LongPollFigures> {
+  if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
+    throw new BenchError(`start the bench with BUN_CONFIG_MAX_HTTP_REQUESTS=${HTTP_REQUESTS_NEEDED}: Bun's fetch would queue the waiters past the 256th`)
+  }
   const ownLimit = openFileLimit('self')
   if (ownLimit !== undefined && ownLimit < OPEN_FILES_NEEDED) {
-    console.error(
-      `The open-file limit is ${ownLimit}; this bench needs about ${OPEN_FILES_NEEDED} (one socket per waiter on each side).\n` +
-        `Raise it in this shell and run again:\n\n  ulimit -n 4096\n`,
+    throw new BenchError(
+      `The open-file limit is ${ownLimit}; this bench needs about ${OPEN_FILES_NEEDED} (one socket per waiter on each side). ` +
+        `Raise it in this shell and run again: ulimit -n 4096`,
     )
-    return 1
   }
 
   const tickMs = 1000 / clockTicksPerSecond()
-  state.dir = mkdtempSync(join(tmpdir(), 'intake-bench-longpoll-'))
-  const child = (state.child = spawnIntake(state.dir))
+  const dir = makeTempDir(state, 'longpoll')
+  const child = startIntake(state, dir)
   const pid = child.proc.pid
   const { url, key, version } = await whenReady(child)
   const childLimit = openFileLimit(pid)
-  log(`intake ${version} (pid ${pid}) on ${url}, database in ${state.dir}`)
+  log(`intake ${version} (pid ${pid}) on ${url}, database in ${dir}`)
   log(`open-file limit: bench ${ownLimit ?? '?'}, intake ${childLimit ?? '?'}; clock tick ${fmt(tickMs, 1)} ms`)
   if (childLimit !== undefined && childLimit < OPEN_FILES_NEEDED) {
     throw new BenchError(`intake's open-file limit is ${childLimit}; it needs about ${OPEN_FILES_NEEDED}. Run \`ulimit -n 4096\` first.`)
@@ -239,37 +269,9 @@ async function run(state: BenchState): Promise<number> {
   })
   latencies.sort((a, b) => a - b)
 
-  // 6. Stop, then report.
+  // 6. Stop.
   const stopped = await stopIntake(child)
-
-  const machine = machineLine()
-  const kib = (n: number) => `${fmt(n / 1024, 1)} MiB`
-  const cpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt(pctOfCore(w), 2)} % of one core)`
-  const rows: [string, string][] = [
-    ['forms created', `${fmt(FORMS)} in ${fmt(createMs)} ms (${CREATE_CONCURRENCY} in flight)`],
-    ['idle CPU, no waiter (baseline)', cpu(baseline)],
-    [`idle CPU, ${fmt(pendingBefore)} waiters`, cpu(loaded)],
-    ['CPU added by the waiters', `${fmt(loaded.cpuMs - baseline.cpuMs)} ms per ${fmt(IDLE_WINDOW_MS / 1000)} s`],
-    ['RSS, no waiter', kib(baseline.rssKiB)],
-    [`RSS, ${fmt(pendingBefore)} waiters`, `${kib(loaded.rssKiB)} (${fmt((loaded.rssKiB - baseline.rssKiB) / Math.max(1, pendingBefore), 1)} KiB more per waiter)`],
-    ['waiters pending after the idle window', `${fmt(pendingAfter)} of ${fmt(FORMS)}`],
-    ['answers sent', `${fmt(FORMS)} in ${fmt(submitMs)} ms (${ANSWER_CONCURRENCY} in flight)`],
-    ['answer sent → waiter returned, p50', `${fmt(percentile(latencies, 50), 1)} ms`],
-    ['answer sent → waiter returned, p99', `${fmt(percentile(latencies, 99), 1)} ms`],
-    ['answer sent → waiter returned, max', `${fmt(latencies.at(-1) ?? NaN, 1)} ms`],
-    ['first answer sent → last waiter returned', `${fmt(allReturnedMs)} ms`],
-    ['waiters with exactly their one response', `${fmt(FORMS - badBodies.length)} of ${fmt(FORMS)}`],
-  ]
-  log('')
-  log(`## Long-poll: ${fmt(FORMS)} concurrent waiters (\`?wait=${WAIT_SECONDS}\`), intake ${version}`)
-  log('')
-  log('| measure | value |')
-  log('|---|---|')
-  for (const [name, value] of rows) log(`| ${name} | ${value} |`)
-  log('')
-  log(`Machine: ${machine}`)
-  log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(tickMs, 0)} ms clock ticks (one tick either way is noise).`)
-  log(`intake stopped by SIGTERM in ${fmt(stopped.ms)} ms, exit code ${stopped.code}`)
+  removeTempDir(state, dir)
 
   const problems = [
     ...(returnedEarly > 0 ? [`${returnedEarly} waiter(s) returned before any answer was sent`] : []),
@@ -280,12 +282,61 @@ async function run(state: BenchState): Promise<number> {
   ]
   if (submitFailures.length > 5) problems.push(`... ${submitFailures.length - 5} more failed answers`)
   if (badBodies.length > 5) problems.push(`... ${badBodies.length - 5} more wrong long-poll results`)
-  if (problems.length > 0) {
+  return {
+    version,
+    forms: FORMS,
+    createMs,
+    baseline,
+    loaded,
+    pendingBefore,
+    pendingAfter,
+    submitMs,
+    latencies,
+    allReturnedMs,
+    correct: FORMS - badBodies.length,
+    tickMs,
+    stopped,
+    problems,
+  }
+}
+
+async function run(state: BenchState): Promise<number> {
+  if (!binaryPresent()) return 1
+  const f = await measureLongPoll(state)
+  const kib = (n: number) => `${fmt(n / 1024, 1)} MiB`
+  const cpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt(pctOfCore(w), 2)} % of one core)`
+  const rows: [string, string][] = [
+    ['forms created', `${fmt(f.forms)} in ${fmt(f.createMs)} ms (${CREATE_CONCURRENCY} in flight)`],
+    ['idle CPU, no waiter (baseline)', cpu(f.baseline)],
+    [`idle CPU, ${fmt(f.pendingBefore)} waiters`, cpu(f.loaded)],
+    ['CPU added by the waiters', `${fmt(f.loaded.cpuMs - f.baseline.cpuMs)} ms per ${fmt(IDLE_WINDOW_MS / 1000)} s`],
+    ['RSS, no waiter', kib(f.baseline.rssKiB)],
+    [`RSS, ${fmt(f.pendingBefore)} waiters`, `${kib(f.loaded.rssKiB)} (${fmt((f.loaded.rssKiB - f.baseline.rssKiB) / Math.max(1, f.pendingBefore), 1)} KiB more per waiter)`],
+    ['waiters pending after the idle window', `${fmt(f.pendingAfter)} of ${fmt(f.forms)}`],
+    ['answers sent', `${fmt(f.forms)} in ${fmt(f.submitMs)} ms (${ANSWER_CONCURRENCY} in flight)`],
+    ['answer sent → waiter returned, p50', `${fmt(percentile(f.latencies, 50), 1)} ms`],
+    ['answer sent → waiter returned, p99', `${fmt(percentile(f.latencies, 99), 1)} ms`],
+    ['answer sent → waiter returned, max', `${fmt(f.latencies.at(-1) ?? NaN, 1)} ms`],
+    ['first answer sent → last waiter returned', `${fmt(f.allReturnedMs)} ms`],
+    ['waiters with exactly their one response', `${fmt(f.correct)} of ${fmt(f.forms)}`],
+  ]
+  log('')
+  log(`## Long-poll: ${fmt(f.forms)} concurrent waiters (\`?wait=${WAIT_SECONDS}\`), intake ${f.version}`)
+  log('')
+  log('| measure | value |')
+  log('|---|---|')
+  for (const [name, value] of rows) log(`| ${name} | ${value} |`)
+  log('')
+  log(`Machine: ${machineLine()}`)
+  log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks (one tick either way is noise).`)
+  log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
+
+  if (f.problems.length > 0) {
     console.error('\nProblems:')
-    for (const p of problems) console.error(`- ${p}`)
+    for (const p of f.problems) console.error(`- ${p}`)
     return 1
   }
   return 0
 }
 
-await runBench(run)
+if (import.meta.main) await runBench(run)

@@ -27,9 +27,6 @@
  * wrong (a delivery missing, duplicated or wrongly signed; a request failed).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import {
   BenchError,
   binaryPresent,
@@ -39,20 +36,22 @@ import {
   fmt,
   log,
   machineLine,
+  makeTempDir,
   percentile,
   pool,
+  removeTempDir,
   rssKiB,
   runBench,
   sleep,
-  spawnIntake,
+  startIntake,
   stopIntake,
   whenReady,
   type BenchState,
 } from './lib.ts'
 
-const FORMS = 500
+export const FORMS = 500
 /** Answers in flight at once (over keep-alive connections). */
-const SUBMIT_CONCURRENCY = 16
+export const SUBMIT_CONCURRENCY = 16
 const CREATE_CONCURRENCY = 32
 /** Requests in flight while reading intake's delivery log afterwards. */
 const CHECK_CONCURRENCY = 32
@@ -61,8 +60,8 @@ const ARRIVAL_TIMEOUT_MS = 30_000
 /** Keep listening this long after the last expected delivery: a retry of a failed attempt comes 1 s after it. */
 const QUIET_MS = 2000
 /** What the claim is (printed, never asserted). */
-const TARGET_P50_MS = 20
-const TARGET_P99_MS = 100
+export const TARGET_P50_MS = 20
+export const TARGET_P99_MS = 100
 
 /** One request the receiver got. */
 interface Arrival {
@@ -114,9 +113,37 @@ function signatureValid(apiKey: string, formId: string, rawBody: string, header:
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
-async function run(state: BenchState): Promise<number> {
-  if (!binaryPresent()) return 1
+/** What `measureWebhooks` found. */
+export interface WebhookFigures {
+  version: string
+  forms: number
+  createMs: number
+  submitMs: number
+  /** Answer sent -> 201 receipt, sorted, ms. */
+  submitLatencies: number[]
+  /** Answer sent -> first attempt arrived at the receiver, correct deliveries only, sorted, ms. */
+  latencies: number[]
+  /** First answer sent -> last delivery arrived, ms. */
+  lastArrivalMs: number
+  /** intake CPU from the first answer to the last delivery, ms, over `wallMs`. */
+  cpuMs: number
+  wallMs: number
+  rssAfterKiB: number
+  exactlyOnce: number
+  /** Deliveries the log shows delivered with the id received; of which on the first attempt. */
+  logAgrees: number
+  firstTry: number
+  tickMs: number
+  stopped: { code: number | null; ms: number }
+  /** What went wrong (empty when all is well): the figures are not to be trusted if any. */
+  problems: string[]
+}
 
+/**
+ * Steps 1 to 7 above: a receiver in this process and an intake of its own
+ * (stopped, and its temp dir removed, before it returns).
+ */
+export async function measureWebhooks(state: BenchState): Promise<WebhookFigures> {
   // 1. The receiver, in this process.
   const receiver = startReceiver()
   try {
@@ -126,16 +153,64 @@ async function run(state: BenchState): Promise<number> {
   }
 }
 
-async function measure(state: BenchState, receiver: ReturnType<typeof startReceiver>): Promise<number> {
+async function run(state: BenchState): Promise<number> {
+  if (!binaryPresent()) return 1
+  const f = await measureWebhooks(state)
+  const ms = (n: number) => `${fmt(n, 1)} ms`
+  const { latencies, submitLatencies, forms } = f
+  log('')
+  log(`submitted ${fmt(forms)} answers in ${fmt(f.submitMs)} ms: ${fmt((forms * 1000) / f.submitMs)} submissions/s, ${SUBMIT_CONCURRENCY} in flight`)
+  log(
+    `answer sent → first attempt arrived (${fmt(latencies.length)} correct deliveries): p50 ${ms(percentile(latencies, 50))}, ` +
+      `p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1) ?? NaN)}`,
+  )
+
+  const rows: [string, string][] = [
+    ['forms created (with callback_url)', `${fmt(forms)} in ${fmt(f.createMs)} ms (${CREATE_CONCURRENCY} in flight)`],
+    ['answers sent', `${fmt(forms)} in ${fmt(f.submitMs)} ms (${SUBMIT_CONCURRENCY} in flight)`],
+    ['submissions per second', fmt((forms * 1000) / f.submitMs)],
+    ['answer sent → 201 receipt, p50 / p99', `${ms(percentile(submitLatencies, 50))} / ${ms(percentile(submitLatencies, 99))}`],
+    ['answer sent → first attempt arrived, p50', ms(percentile(latencies, 50))],
+    ['answer sent → first attempt arrived, p90', ms(percentile(latencies, 90))],
+    ['answer sent → first attempt arrived, p99', ms(percentile(latencies, 99))],
+    ['answer sent → first attempt arrived, max', ms(latencies.at(-1) ?? NaN)],
+    ['first answer sent → last delivery arrived', `${fmt(f.lastArrivalMs)} ms`],
+    ['intake CPU, first answer → last delivery', `${fmt(f.cpuMs)} ms in ${fmt(f.wallMs / 1000, 2)} s (${fmt(f.cpuMs / forms, 2)} ms per answer)`],
+    ['intake RSS after the run', `${fmt(f.rssAfterKiB / 1024, 1)} MiB`],
+    ['deliveries arrived exactly once', `${fmt(f.exactlyOnce)} of ${fmt(forms)}`],
+    ['correctly signed and with the right body', `${fmt(latencies.length)} of ${fmt(forms)}`],
+    ['delivery log: delivered, id as received', `${fmt(f.logAgrees)} of ${fmt(forms)} (${fmt(f.firstTry)} on the first attempt)`],
+  ]
+  log('')
+  log(`## Webhooks: ${fmt(forms)} answers, ${SUBMIT_CONCURRENCY} in flight, intake ${f.version}`)
+  log('')
+  log('| measure | value |')
+  log('|---|---|')
+  for (const [name, value] of rows) log(`| ${name} | ${value} |`)
+  log('')
+  log(`Machine: ${machineLine()}`)
+  log(`Target (not asserted): first attempt p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms. Bench, receiver and intake share this machine; both times are performance.now() in the bench process.`)
+  log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks.`)
+  log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
+
+  if (f.problems.length > 0) {
+    console.error('\nProblems:')
+    for (const p of f.problems) console.error(`- ${p}`)
+    return 1
+  }
+  return 0
+}
+
+async function measure(state: BenchState, receiver: ReturnType<typeof startReceiver>): Promise<WebhookFigures> {
   const tickMs = 1000 / clockTicksPerSecond()
   const { arrivals } = receiver
 
   // 2. Intake. Private targets must be allowed: the receiver is on loopback (the default; set here so no shell setting leaks in).
-  state.dir = mkdtempSync(join(tmpdir(), 'intake-bench-webhooks-'))
-  const child = (state.child = spawnIntake(state.dir, { SERVICE_WEBHOOK_BLOCK_PRIVATE: 'false' }))
+  const dir = makeTempDir(state, 'webhooks')
+  const child = startIntake(state, dir, { SERVICE_WEBHOOK_BLOCK_PRIVATE: 'false' })
   const pid = child.proc.pid
   const { url, key, version } = await whenReady(child)
-  log(`intake ${version} (pid ${pid}) on ${url}, database in ${state.dir}`)
+  log(`intake ${version} (pid ${pid}) on ${url}, database in ${dir}`)
   log(`receiver on ${receiver.url}`)
 
   // 3. Forms with a callback to the receiver.
@@ -247,57 +322,20 @@ async function measure(state: BenchState, receiver: ReturnType<typeof startRecei
     } else if (list[0]!.attempts === 1) firstTry++
   })
 
-  // 7. Stop, then report.
+  // 7. Stop.
   const stopped = await stopIntake(child)
+  removeTempDir(state, dir)
 
   const exactlyOnce = FORMS - missing.length - duplicated.length
-  const cpuMs = (cpu1 - cpu0) * tickMs
-  const wallMs = runEnd - runStart
-  const ms = (n: number) => `${fmt(n, 1)} ms`
   const submitLatencies = submissions
     .filter((s) => s.sentAt !== undefined && s.receiptAt !== undefined)
     .map((s) => s.receiptAt! - s.sentAt!)
     .sort((a, b) => a - b)
-
-  log('')
-  log(`submitted ${fmt(FORMS)} answers in ${fmt(submitMs)} ms: ${fmt((FORMS * 1000) / submitMs)} submissions/s, ${SUBMIT_CONCURRENCY} in flight`)
-  log(
-    `answer sent → first attempt arrived (${fmt(latencies.length)} correct deliveries): p50 ${ms(percentile(latencies, 50))}, ` +
-      `p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1) ?? NaN)}`,
-  )
   log(
     exactlyOnce === FORMS && badSignature.length === 0 && strays.length === 0
       ? `all ${fmt(FORMS)} deliveries arrived exactly once, each correctly signed`
       : `${fmt(exactlyOnce)} of ${fmt(FORMS)} deliveries arrived exactly once (${missing.length} missing, ${duplicated.length} duplicated, ${badSignature.length} wrongly signed, ${strays.length} stray requests)`,
   )
-
-  const rows: [string, string][] = [
-    ['forms created (with callback_url)', `${fmt(FORMS)} in ${fmt(createMs)} ms (${CREATE_CONCURRENCY} in flight)`],
-    ['answers sent', `${fmt(FORMS)} in ${fmt(submitMs)} ms (${SUBMIT_CONCURRENCY} in flight)`],
-    ['submissions per second', fmt((FORMS * 1000) / submitMs)],
-    ['answer sent → 201 receipt, p50 / p99', `${ms(percentile(submitLatencies, 50))} / ${ms(percentile(submitLatencies, 99))}`],
-    ['answer sent → first attempt arrived, p50', ms(percentile(latencies, 50))],
-    ['answer sent → first attempt arrived, p90', ms(percentile(latencies, 90))],
-    ['answer sent → first attempt arrived, p99', ms(percentile(latencies, 99))],
-    ['answer sent → first attempt arrived, max', ms(latencies.at(-1) ?? NaN)],
-    ['first answer sent → last delivery arrived', `${fmt(lastArrival - runStart)} ms`],
-    ['intake CPU, first answer → last delivery', `${fmt(cpuMs)} ms in ${fmt(wallMs / 1000, 2)} s (${fmt(cpuMs / FORMS, 2)} ms per answer)`],
-    ['intake RSS after the run', `${fmt(rssAfter / 1024, 1)} MiB`],
-    ['deliveries arrived exactly once', `${fmt(exactlyOnce)} of ${fmt(FORMS)}`],
-    ['correctly signed and with the right body', `${fmt(latencies.length)} of ${fmt(FORMS)}`],
-    ['delivery log: delivered, id as received', `${fmt(FORMS - logMismatch.length)} of ${fmt(FORMS)} (${fmt(firstTry)} on the first attempt)`],
-  ]
-  log('')
-  log(`## Webhooks: ${fmt(FORMS)} answers, ${SUBMIT_CONCURRENCY} in flight, intake ${version}`)
-  log('')
-  log('| measure | value |')
-  log('|---|---|')
-  for (const [name, value] of rows) log(`| ${name} | ${value} |`)
-  log('')
-  log(`Machine: ${machineLine()}`)
-  log(`Target (not asserted): first attempt p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms. Bench, receiver and intake share this machine; both times are performance.now() in the bench process.`)
-  log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(tickMs, 0)} ms clock ticks.`)
-  log(`intake stopped by SIGTERM in ${fmt(stopped.ms)} ms, exit code ${stopped.code}`)
 
   const listed = (label: string, items: string[]) => [
     ...items.slice(0, 5).map((s) => `${label}: ${s}`),
@@ -313,12 +351,24 @@ async function measure(state: BenchState, receiver: ReturnType<typeof startRecei
     ...listed("intake's delivery log disagrees", logMismatch),
     ...(stopped.code !== 0 ? [`intake exited with code ${stopped.code} on SIGTERM`] : []),
   ]
-  if (problems.length > 0) {
-    console.error('\nProblems:')
-    for (const p of problems) console.error(`- ${p}`)
-    return 1
+  return {
+    version,
+    forms: FORMS,
+    createMs,
+    submitMs,
+    submitLatencies,
+    latencies,
+    lastArrivalMs: lastArrival - runStart,
+    cpuMs: (cpu1 - cpu0) * tickMs,
+    wallMs: runEnd - runStart,
+    rssAfterKiB: rssAfter,
+    exactlyOnce,
+    logAgrees: FORMS - logMismatch.length,
+    firstTry,
+    tickMs,
+    stopped,
+    problems,
   }
-  return 0
 }
 
-await runBench(run)
+if (import.meta.main) await runBench(run)
