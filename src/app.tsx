@@ -117,10 +117,8 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
   const { auth, forms, responses, submissions, webhooks } = services
 
   const app = new Elysia({ normalize: false })
+    .headers(SECURITY_HEADERS)
     .use(requestIds())
-    .onRequest(({ set }) => {
-      Object.assign(set.headers, SECURITY_HEADERS)
-    })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       let failure: HttpError
       if (error instanceof HttpError) failure = error

@@ -13,7 +13,7 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
     .post(
       '',
       async ({ request, set }) => {
-        const principal = principalOf(request)
+        const principal = principalOf(set)
         const form = await forms.create(principal, await readJson(request))
         set.status = 201
         return form
@@ -31,8 +31,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
     )
     .get(
       '',
-      ({ request, query, set }) => {
-        const page = forms.list(principalOf(request), query)
+      ({ query, set }) => {
+        const page = forms.list(principalOf(set), query)
         if (page.nextCursor) {
           const next = new URLSearchParams({ ...pick(query, ['status', 'limit']), cursor: page.nextCursor })
           set.headers.link = `<${baseUrl()}/api/v1/forms?${next}>; rel="next"`
@@ -51,12 +51,12 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
         }),
       },
     )
-    .get('/:id', ({ request, params }) => forms.get(principalOf(request), params.id), {
+    .get('/:id', ({ params, set }) => forms.get(principalOf(set), params.id), {
       detail: apiDoc({ tag: 'Forms', summary: 'Get a form', params: formIdParam, responses: { 200: FormDetail }, errors: [404] }),
     })
     .patch(
       '/:id',
-      async ({ request, params }) => await forms.update(principalOf(request), params.id, await readJson(request)),
+      async ({ request, params, set }) => await forms.update(principalOf(set), params.id, await readJson(request)),
       {
         detail: apiDoc({
           tag: 'Forms',
@@ -71,8 +71,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
     )
     .delete(
       '/:id',
-      async ({ request, params, set }) => {
-        await forms.delete(principalOf(request), params.id)
+      async ({ params, set }) => {
+        await forms.delete(principalOf(set), params.id)
         set.status = 204
       },
       {

@@ -8,7 +8,7 @@ import type { ResponseService } from './service.ts'
 
 export function responseRoutes(responses: ResponseService) {
   return new Elysia({ name: 'responses', prefix: '/api/v1/forms/:id/responses' })
-    .get('', ({ request, params, query }) => responses.list(principalOf(request), params.id, query, request.signal), {
+    .get('', ({ request, params, query, set }) => responses.list(principalOf(set), params.id, query, request.signal), {
       detail: apiDoc({
         tag: 'Responses',
         summary: 'List a form\'s responses',
@@ -20,7 +20,7 @@ export function responseRoutes(responses: ResponseService) {
         errors: [404, 422],
       }),
     })
-    .get('/:responseId', ({ request, params }) => responses.get(principalOf(request), params.id, params.responseId), {
+    .get('/:responseId', ({ params, set }) => responses.get(principalOf(set), params.id, params.responseId), {
       detail: apiDoc({
         tag: 'Responses',
         summary: 'Get a response',
@@ -31,8 +31,8 @@ export function responseRoutes(responses: ResponseService) {
     })
     .get(
       '/:responseId/files/:key',
-      ({ request, params }) => {
-        const file = responses.file(principalOf(request), params.id, params.responseId, params.key)
+      ({ params, set }) => {
+        const file = responses.file(principalOf(set), params.id, params.responseId, params.key)
         return new Response(file.content, {
           headers: {
             'content-type': file.content_type,

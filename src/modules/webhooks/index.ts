@@ -7,7 +7,7 @@ import type { WebhookService } from './service.ts'
 
 export function webhookRoutes(webhooks: WebhookService) {
   return new Elysia({ name: 'webhooks', prefix: '/api/v1/forms/:id/deliveries' })
-    .get('', ({ request, params }) => webhooks.list(principalOf(request), params.id), {
+    .get('', ({ params, set }) => webhooks.list(principalOf(set), params.id), {
       detail: apiDoc({
         tag: 'Webhooks',
         summary: 'List a form\'s webhook deliveries',
@@ -19,8 +19,8 @@ export function webhookRoutes(webhooks: WebhookService) {
     })
     .post(
       '/:deliveryId/redeliver',
-      async ({ request, params, set }) => {
-        const delivery = await webhooks.redeliver(principalOf(request), params.id, params.deliveryId)
+      async ({ params, set }) => {
+        const delivery = await webhooks.redeliver(principalOf(set), params.id, params.deliveryId)
         set.status = 202
         return delivery
       },
