@@ -10,6 +10,7 @@ import { clientAddress, htmlPage, isFormContentType, isJsonContentType, readForm
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
+import { createLruCache } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import type { FormRow } from '../forms/store.ts'
 import type { SubmissionService } from './service.ts'
@@ -60,14 +61,20 @@ async function readFormPost(request: Request, limit: number) {
   return { values, typed }
 }
 
+/** Rendered form pages kept for reuse: what a form shows never changes once it is created. */
+const RENDERED_PAGES_KEPT = 500
+
 /** The public side: the page a person answers, and where answers are sent (from that page or a custom front end). */
 export function submissionRoutes(submissions: SubmissionService, options: SubmissionRouteOptions) {
+  const renderedPages = createLruCache<string>(RENDERED_PAGES_KEPT)
   return new Elysia({ name: 'submissions' })
     .get(
       '/f/:id',
       ({ params, set }) => {
+        // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once.
         const form = submissions.publicForm(params.id)
-        return form.status === 'active' ? htmlPage(set, <FormPage form={formView(form)} />) : closedPage(set, form, false)
+        if (form.status !== 'active') return closedPage(set, form, false)
+        return htmlPage(set, renderedPages.getOrMake(form.id, () => (<FormPage form={formView(form)} />) as string))
       },
       {
         detail: apiDoc({
