@@ -69,6 +69,8 @@ describe('bearer authentication', () => {
     const client = apiClient(t.app, second.key)
     expect((await client.get('/forms')).status).toBe(200)
     t.revokeKey(second.id)
+    // A request sent after the revocation reaches the server on a later turn of its event loop.
+    await new Promise((resolve) => setImmediate(resolve))
     const res = await client.get('/forms')
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ detail: 'Invalid API key' })

@@ -53,7 +53,7 @@ export interface TestContext {
   logText: () => string
   /** Creates another key, for the named account (created when new). */
   createKey(account?: string): { id: string; key: string }
-  /** Revokes a key by id, as `intake keys revoke` does. */
+  /** Revokes a key by id, as `intake keys revoke` does (over another connection). */
   revokeKey(id: string): void
   api: ReturnType<typeof apiClient>
   close(): Promise<void>
@@ -74,7 +74,9 @@ export function createTestContext(env: Record<string, string> = {}, options: { r
   const intake = createIntake({ config, db, baseUrl: BASE_URL, clock, logger, resolver: options.resolver })
   const { background } = intake
   const app = { handle: intake.handle, routes: intake.app.routes }
-  const auth = createAuthService(createAuthStore(db), clock)
+  // Keys are managed over a connection of their own, as `intake keys` does from another process.
+  const keysDb = openDatabase(dbPath)
+  const auth = createAuthService(createAuthStore(keysDb), clock)
   const createKey = (account = 'default') => {
     const created = auth.createKey(account)
     return { id: created.id, key: created.key }
@@ -96,6 +98,7 @@ export function createTestContext(env: Record<string, string> = {}, options: { r
     api: apiClient(app, key),
     async close() {
       await background.stop()
+      keysDb.close()
       db.close()
       rmSync(dir, { recursive: true, force: true })
     },

@@ -3,7 +3,7 @@ import { API_KEY_PATTERN } from '../../config.ts'
 import { HttpError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/time.ts'
-import type { AuthStore, KeyListRow } from './store.ts'
+import type { AuthStore, KeyListRow, KeyRow } from './store.ts'
 
 /** Who is calling: resolved from the bearer key of one request. */
 export interface Principal {
@@ -21,18 +21,8 @@ const LAST_USED_RESOLUTION_MS = 60_000
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
 
-// A client sends the same key on every request: remember recent hashes rather than recompute them.
-// The lookup by hash still happens each time, so revocation stays immediate.
-const recentHashes = new Map<string, string>()
-const RECENT_HASHES_KEPT = 1000
-function cachedHash(key: string): string {
-  let hash = recentHashes.get(key)
-  if (hash === undefined) {
-    if (recentHashes.size >= RECENT_HASHES_KEPT) recentHashes.clear()
-    recentHashes.set(key, (hash = hashKey(key)))
-  }
-  return hash
-}
+/** Keys (and their rows) remembered between requests; past this many the memory starts over. */
+const KEYS_REMEMBERED = 1000
 export const generateKey = () => `svc_live_${randomBytes(24).toString('hex')}`
 
 const notAuthenticated = () => new HttpError(403, 'Not authenticated')
@@ -43,6 +33,38 @@ const invalidKey = () => new HttpError(401, 'Invalid API key', undefined, { 'WWW
  * commit, or at once from the command line.
  */
 export function createAuthService(store: AuthStore, clock: Clock, write: (work: () => void) => void = (work) => work()) {
+  /**
+   * What each presented key turned out to be (its row, or null when unknown),
+   * so most requests skip hashing and the lookup. Keys are created and revoked
+   * by other processes (the command line). Once per turn of the event loop,
+   * before the first request it handles, the database's data_version says
+   * whether any other connection has committed since; if one has, everything
+   * remembered is forgotten. Requests a turn handles were read off the network
+   * before it began, so a revocation holds for every request sent after it.
+   */
+  const remembered = new Map<string, KeyRow | null>()
+  let rememberedVersion: number | undefined
+  let checkedThisTurn = false
+
+  function keyRow(key: string): KeyRow | null {
+    if (!checkedThisTurn) {
+      checkedThisTurn = true
+      setImmediate(() => (checkedThisTurn = false))
+      const version = store.dataVersion()
+      if (version !== rememberedVersion) {
+        remembered.clear()
+        rememberedVersion = version
+      }
+    }
+    let row = remembered.get(key)
+    if (row === undefined) {
+      row = store.keyByHash(hashKey(key)) ?? null
+      if (remembered.size >= KEYS_REMEMBERED) remembered.clear()
+      remembered.set(key, row)
+    }
+    return row
+  }
+
   function register(accountName: string, key: string) {
     const now = clock()
     return store.transaction(() => {
@@ -90,10 +112,13 @@ export function createAuthService(store: AuthStore, clock: Clock, write: (work: 
       const key = (match[1] ?? '').trim()
       if (key === '') throw notAuthenticated()
       if (!API_KEY_PATTERN.test(key)) throw invalidKey()
-      const row = store.keyByHash(cachedHash(key))
+      const row = keyRow(key)
       if (!row || row.revoked_at !== null) throw invalidKey()
       const now = clock()
-      if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) write(() => store.touch(row.id, now))
+      if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+        row.last_used_at = now
+        write(() => store.touch(row.id, now))
+      }
       return { accountId: row.account_id, keyId: row.id, key }
     },
   }

@@ -37,6 +37,8 @@ export function createAuthStore(db: Database) {
   const revoke = db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
   const keyExists = db.query<{ found: number }, [string]>('SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = ?) AS found')
   const touch = db.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
+  // Changes when another connection (another process: the command line) commits.
+  const dataVersion = db.query<{ data_version: number }, []>('PRAGMA data_version')
 
   return {
     /** Finds the account by name, creating it (with `newId`) when new; returns its id. */
@@ -56,6 +58,8 @@ export function createAuthStore(db: Database) {
     revoke: (id: string, now: number) => revoke.run(now, id).changes === 1,
     keyExists: (id: string) => keyExists.get(id)!.found === 1,
     touch: (id: string, now: number) => void touch.run(now, id),
+    /** A number that changes whenever another connection has committed to the database. */
+    dataVersion: () => dataVersion.get()!.data_version,
     transaction: <T>(work: () => T): T => db.transaction(work).immediate(),
   }
 }
