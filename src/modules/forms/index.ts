@@ -51,7 +51,11 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
         }),
       },
     )
-    .get('/:id', ({ params, set }) => forms.get(principalOf(set), params.id), {
+    .get('/:id', ({ params, set }) => {
+      const json = forms.get(principalOf(set), params.id)
+      set.headers['content-type'] = 'application/json;charset=utf-8'
+      return json
+    }, {
       detail: apiDoc({ tag: 'Forms', summary: 'Get a form', params: formIdParam, responses: { 200: FormDetail }, errors: [404] }),
     })
     .patch(

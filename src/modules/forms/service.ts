@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox'
 import { createHmac } from 'node:crypto'
 import { FILE_DEFAULT_MAX_SIZE, FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
 import { checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
@@ -5,6 +6,7 @@ import type { Writer } from '../../db/writer.ts'
 import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { encodeFreeForm, utf8Length } from '../../lib/json.ts'
+import { createLruCache } from '../../lib/lru.ts'
 import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
@@ -15,11 +17,16 @@ import {
   EXPIRES_IN_MAX_MS,
   ListFormsQuery,
   UpdateFormBody,
+  FieldOutput as FieldOutputSchema,
   type Form,
-  type FormDetail,
   type FormSummary,
 } from './model.ts'
 import type { FormRow, FormStore, FormSummaryRow } from './store.ts'
+
+/** Forms whose unchanging JSON is kept ready (least recently used beyond). */
+const DETAILS_KEPT = 1000
+
+type FieldOutput = Static<typeof FieldOutputSchema>
 
 /**
  * The per-form webhook secret: HMAC-SHA256 keyed with the creating API key's
@@ -45,6 +52,7 @@ export function createFormService(
   baseUrl: () => string,
   onChange: (formId: string) => void,
 ) {
+  const detailParts = createLruCache<{ head: string; tail: string }>(DETAILS_KEPT)
   const summary = (row: FormSummaryRow): FormSummary => ({
     id: row.id,
     title: row.title,
@@ -107,23 +115,32 @@ export function createFormService(
       )
     },
 
-    get(principal: Principal, formId: string): FormDetail {
+    /**
+     * The form with its fields and settings, as the JSON text of a FormDetail.
+     * What never changes after creation is serialised once per form and kept;
+     * the state, expiry and context are read and spliced in every time.
+     */
+    get(principal: Principal, formId: string): string {
       const row = ownForm(principal, formId)
-      const fields = JSON.parse(row.fields) as FieldDefinition[]
-      return {
-        ...withContext(row),
-        fields: fields.map((field) => ({
+      const { head, tail } = detailParts.getOrMake(row.id, () => {
+        const fields: FieldOutput[] = (JSON.parse(row.fields) as FieldDefinition[]).map((field) => ({
           key: field.key,
           type: field.type,
           label: field.label,
           description: field.description ?? null,
           required: field.required ?? false,
           config: field.config ?? {},
-        })),
-        callback_url: row.callback_url,
-        callback_metadata: JSON.parse(row.callback_metadata),
-        settings: JSON.parse(row.settings),
-      }
+        }))
+        const identity = JSON.stringify({ id: row.id, title: row.title, description: row.description, url: `${baseUrl()}/f/${row.id}` })
+        return {
+          head: `${identity.slice(0, -1)},`,
+          tail:
+            `"created_at":"${formatApiTime(row.created_at)}","fields_count":${row.fields_count},"fields":${JSON.stringify(fields)},` +
+            `"callback_url":${JSON.stringify(row.callback_url)},"callback_metadata":${row.callback_metadata},"settings":${row.settings}}`,
+        }
+      })
+      const expiresAt = row.expires_at === null ? 'null' : `"${formatApiTime(row.expires_at)}"`
+      return `${head}"status":"${row.status}","expires_at":${expiresAt},"context":${row.context ?? 'null'},${tail}`
     },
 
     list(principal: Principal, rawQuery: Record<string, unknown>): FormPage {
