@@ -94,6 +94,8 @@ describe('keys at rest', () => {
 describe('account isolation', () => {
   test("another account's form is 404 on every route, and lists never show it", async () => {
     const mine = await t.api.createForm({ title: 'Mine' })
+    // Read by its owner first: whatever intake keeps of the form must not reach another account.
+    expect((await t.api.get(`/forms/${mine.id}`)).status).toBe(200)
     const other = apiClient(t.app, t.createKey('other-team').key)
     for (const res of [
       await other.get(`/forms/${mine.id}`),

@@ -21,7 +21,7 @@ import {
   type Form,
   type FormSummary,
 } from './model.ts'
-import type { FormRow, FormStore, FormSummaryRow } from './store.ts'
+import type { FormRow, FormState, FormStore, FormSummaryRow } from './store.ts'
 
 /** Forms whose unchanging JSON is kept ready (least recently used beyond). */
 const DETAILS_KEPT = 1000
@@ -76,6 +76,25 @@ export function createFormService(
     return row
   }
 
+  /** The JSON of a FormDetail around its changing part (state, expiry, context), which goes between. */
+  function unchangingDetail(row: FormRow): { head: string; tail: string } {
+    const fields: FieldOutput[] = (JSON.parse(row.fields) as FieldDefinition[]).map((field) => ({
+      key: field.key,
+      type: field.type,
+      label: field.label,
+      description: field.description ?? null,
+      required: field.required ?? false,
+      config: field.config ?? {},
+    }))
+    const identity = JSON.stringify({ id: row.id, title: row.title, description: row.description, url: `${baseUrl()}/f/${row.id}` })
+    return {
+      head: `${identity.slice(0, -1)},`,
+      tail:
+        `"created_at":"${formatApiTime(row.created_at)}","fields_count":${row.fields_count},"fields":${JSON.stringify(fields)},` +
+        `"callback_url":${JSON.stringify(row.callback_url)},"callback_metadata":${row.callback_metadata},"settings":${row.settings}}`,
+    }
+  }
+
   return {
     ownForm,
 
@@ -121,26 +140,20 @@ export function createFormService(
      * the state, expiry and context are read and spliced in every time.
      */
     get(principal: Principal, formId: string): string {
-      const row = ownForm(principal, formId)
-      const { head, tail } = detailParts.getOrMake(row.id, () => {
-        const fields: FieldOutput[] = (JSON.parse(row.fields) as FieldDefinition[]).map((field) => ({
-          key: field.key,
-          type: field.type,
-          label: field.label,
-          description: field.description ?? null,
-          required: field.required ?? false,
-          config: field.config ?? {},
-        }))
-        const identity = JSON.stringify({ id: row.id, title: row.title, description: row.description, url: `${baseUrl()}/f/${row.id}` })
-        return {
-          head: `${identity.slice(0, -1)},`,
-          tail:
-            `"created_at":"${formatApiTime(row.created_at)}","fields_count":${row.fields_count},"fields":${JSON.stringify(fields)},` +
-            `"callback_url":${JSON.stringify(row.callback_url)},"callback_metadata":${row.callback_metadata},"settings":${row.settings}}`,
-        }
-      })
-      const expiresAt = row.expires_at === null ? 'null' : `"${formatApiTime(row.expires_at)}"`
-      return `${head}"status":"${row.status}","expires_at":${expiresAt},"context":${row.context ?? 'null'},${tail}`
+      const id = canonicalUlid(formId)
+      let parts = id ? detailParts.get(id) : undefined
+      let state: FormState | undefined
+      if (parts) {
+        // Only what can change need be read; the query still checks the form is the caller's.
+        state = store.findStateForAccount(principal.accountId, id!, clock())
+        if (!state) throw formNotFound()
+      } else {
+        const row = ownForm(principal, formId)
+        parts = detailParts.set(row.id, unchangingDetail(row))
+        state = row
+      }
+      const expiresAt = state.expires_at === null ? 'null' : `"${formatApiTime(state.expires_at)}"`
+      return `${parts.head}"status":"${state.status}","expires_at":${expiresAt},"context":${state.context ?? 'null'},${parts.tail}`
     },
 
     list(principal: Principal, rawQuery: Record<string, unknown>): FormPage {

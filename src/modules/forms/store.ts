@@ -24,6 +24,8 @@ export interface FormRow {
   created_at: number
 }
 
+export type FormState = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
+
 export type FormSummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
 
 export type NewForm = Omit<FormRow, 'status'> & { updated_at: number }
@@ -58,6 +60,10 @@ export function createFormStore(db: Database) {
     `SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id AND account_id = $account_id`,
   )
   const byId = db.query<FormRow, { id: string; now: number }>(`SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id`)
+  const stateForAccount = db.query<FormState, { id: string; account_id: string; now: number }>(
+    `SELECT id, ${EFFECTIVE_STATUS}, expires_at, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context
+       FROM forms WHERE id = $id AND account_id = $account_id`,
+  )
 
   // One statement per filter, each shaped to walk an index newest first and stop after `limit`.
   const page = `ORDER BY id DESC LIMIT $limit`
@@ -101,6 +107,9 @@ export function createFormStore(db: Database) {
     findForAccount: (accountId: string, id: string, now: number) =>
       byIdForAccount.get({ id, account_id: accountId, now }) ?? undefined,
     find: (id: string, now: number) => byId.get({ id, now }) ?? undefined,
+    /** Only what changes after creation: the state, expiry and context of the account's form. */
+    findStateForAccount: (accountId: string, id: string, now: number) =>
+      stateForAccount.get({ id, account_id: accountId, now }) ?? undefined,
     list(params: ListParams): FormSummaryRow[] {
       const args: ListArgs = {
         account_id: params.accountId,
