@@ -393,3 +393,11 @@ export async function runBench(run: (state: BenchState) => Promise<number>): Pro
   }
   process.exit(exitCode)
 }
+
+/** Lists what went wrong (correctness, never speed) and gives the script's exit code: 1 when anything did. */
+export function exitCodeFor(problems: string[]): number {
+  if (problems.length === 0) return 0
+  console.error('\nProblems:')
+  for (const problem of problems) console.error(`- ${problem}`)
+  return 1
+}

@@ -22,6 +22,7 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import {
   BenchError,
+  exitCodeFor,
   binaryPresent,
   clockTicksPerSecond,
   cpuTicks,
@@ -331,12 +332,7 @@ async function run(state: BenchState): Promise<number> {
   log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks (one tick either way is noise).`)
   log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
 
-  if (f.problems.length > 0) {
-    console.error('\nProblems:')
-    for (const p of f.problems) console.error(`- ${p}`)
-    return 1
-  }
-  return 0
+  return exitCodeFor(f.problems)
 }
 
 if (import.meta.main) await runBench(run)

@@ -29,6 +29,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import {
   BenchError,
+  exitCodeFor,
   binaryPresent,
   clockTicksPerSecond,
   cpuTicks,
@@ -193,12 +194,7 @@ async function run(state: BenchState): Promise<number> {
   log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks.`)
   log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
 
-  if (f.problems.length > 0) {
-    console.error('\nProblems:')
-    for (const p of f.problems) console.error(`- ${p}`)
-    return 1
-  }
-  return 0
+  return exitCodeFor(f.problems)
 }
 
 async function measure(state: BenchState, receiver: ReturnType<typeof startReceiver>): Promise<WebhookFigures> {
