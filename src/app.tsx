@@ -24,6 +24,7 @@ import { createResponseStore } from './modules/responses/store.ts'
 import { submissionRoutes } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { createSubmissionStore } from './modules/submissions/store.ts'
+import { mcpRoutes } from './modules/mcp/index.ts'
 import { webhookRoutes } from './modules/webhooks/index.ts'
 import { createWebhookService } from './modules/webhooks/service.ts'
 import { createDeliveryStore } from './modules/webhooks/store.ts'
@@ -165,6 +166,7 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
     .use(formRoutes(forms, baseUrl))
     .use(responseRoutes(responses))
     .use(webhookRoutes(webhooks))
+    .use(mcpRoutes(forms, responses))
     .use(submissionRoutes(submissions, {
       trustProxy: config.trustProxy,
       publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock),

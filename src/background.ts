@@ -2,6 +2,7 @@ import type { Writer } from './db/writer.ts'
 import type { Logger } from './lib/log.ts'
 import type { FormSignals } from './lib/signals.ts'
 import type { Clock } from './lib/time.ts'
+import { IDEMPOTENCY_WINDOW_MS } from './modules/forms/service.ts'
 import type { FormStore } from './modules/forms/store.ts'
 import { systemResolver, type Resolver } from './modules/webhooks/addresses.ts'
 import { attemptDelivery, type AttemptOutcome } from './modules/webhooks/delivery.ts'
@@ -17,6 +18,8 @@ const MAX_SLEEP_MS = 1000
 const EXPIRY_BATCH = 500
 /** A claim outlives the attempt's timeout by this much before another may take it over. */
 const LEASE_MARGIN_MS = 5000
+/** How often Idempotency-Keys past their 24 hours are cleared away. */
+const KEY_SWEEP_INTERVAL_MS = 60_000
 
 export interface BackgroundOptions {
   deliveries: DeliveryStore
@@ -34,7 +37,8 @@ export interface BackgroundOptions {
 
 /**
  * The one background loop: it sends due webhook deliveries (read only from
- * the deliveries table) and writes `expired` on forms whose time has come.
+ * the deliveries table), writes `expired` on forms whose time has come, and
+ * clears away Idempotency-Keys past their 24 hours.
  * It sleeps until the next thing is due (at most a second) and is woken at
  * once when a response is recorded or a delivery is queued again.
  */
@@ -48,6 +52,7 @@ export function createBackgroundLoop(options: BackgroundOptions) {
   let running = false
   let passing: Promise<void> | undefined
   let passAgain = false
+  let keysSweptAt = -Infinity
 
   /** Runs a pass in `ms`, unless one is already due sooner: a stream of wakes must not keep pushing it back. */
   function schedule(ms: number) {
@@ -91,7 +96,9 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       const free = PARALLEL_ATTEMPTS - inFlight.size
       const due = deliveries.nextDueAt()
       const claiming = free > 0 && due !== null && due <= now
-      if (finished.length === 0 && !expiring && !claiming) return
+      const sweepingKeys = now - keysSweptAt >= KEY_SWEEP_INTERVAL_MS
+      if (finished.length === 0 && !expiring && !claiming && !sweepingKeys) return
+      if (sweepingKeys) keysSweptAt = now
       const perHost = new Map(inFlightByHost)
       const admit = (url: string) => {
         const host = hostOf(url)
@@ -102,6 +109,7 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       }
       const { expired, claims } = await writer.run(() => {
         deliveries.recordAttempts(finished)
+        if (sweepingKeys) forms.forgetIdempotencyKeysBefore(now - IDEMPOTENCY_WINDOW_MS)
         return {
           expired: expiring ? forms.expireDue(now, EXPIRY_BATCH) : [],
           claims: claiming ? deliveries.claimDue(now, free, now + options.webhookTimeoutMs + LEASE_MARGIN_MS, admit) : [],

@@ -2,12 +2,14 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig, type ConfigFlags } from './config.ts'
+import { API_KEY_PATTERN, ConfigError, loadConfig, type ConfigFlags } from './config.ts'
 import { DatabaseOpenError, openDatabase } from './db/index.ts'
 import { HttpError } from './lib/errors.ts'
 import { formatApiTime, systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
 import { createAuthStore } from './modules/auth/store.ts'
+import { MCP_PATH } from './modules/mcp/paths.ts'
+import { serveMcpOverStdio } from './modules/mcp/stdio.ts'
 import { ListenError, startServer } from './server.ts'
 import { VERSION } from './version.ts'
 
@@ -25,6 +27,9 @@ Usage:
       Revoke a key. A running server refuses it at once.
   intake backup FILE [--db PATH]
       Write a consistent copy of the database to FILE (safe while serving).
+  intake mcp --url URL --key KEY
+      Serve the MCP tools over stdio for a desktop MCP client, forwarding each
+      call to the intake running at URL with the API key KEY.
   intake --help | --version
 
 Settings (environment; flags override):
@@ -45,6 +50,7 @@ Examples:
   SERVICE_PORT=9000 intake serve --db /var/lib/intake/intake.db
   intake keys create --account research
   intake backup ./intake-backup.db
+  intake mcp --url http://127.0.0.1:8080 --key svc_live_...
 `
 
 /** A mistake in how intake was invoked: one line on stderr, exit code 2. */
@@ -65,6 +71,8 @@ function parse(argv: string[]) {
         db: { type: 'string' },
         account: { type: 'string' },
         json: { type: 'boolean' },
+        url: { type: 'string' },
+        key: { type: 'string' },
       },
     })
   } catch (error) {
@@ -90,6 +98,10 @@ function run(argv: string[]): void {
     case 'backup': {
       expectArguments(rest, 1, 'backup FILE')
       return backup(rest[0]!, flags)
+    }
+    case 'mcp': {
+      expectArguments(rest, 0, 'mcp --url URL --key KEY')
+      return mcp(values.url, values.key)
     }
     default:
       throw new UsageError(`Unknown command "${command}" (see intake --help)`)
@@ -153,6 +165,18 @@ function backup(target: string, flags: ConfigFlags): void {
     db.close()
   }
   console.log(`Backed up ${resolve(config.dbPath)} to ${resolve(target)}.`)
+}
+
+function mcp(url: string | undefined, key: string | undefined): void {
+  if (!url || !/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
+    throw new UsageError('intake mcp needs --url, the http(s) address of a running intake (see intake --help)')
+  }
+  // Never echo a key, even a wrong one.
+  if (!key || !API_KEY_PATTERN.test(key)) throw new UsageError('intake mcp needs --key, an API key: svc_live_ followed by 48 hex characters')
+  serveMcpOverStdio(url, key).catch((error) => {
+    console.error(`intake: cannot reach ${url}${MCP_PATH}: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(2)
+  })
 }
 
 function authService(dbPath: string, { mustExist }: { mustExist: boolean }) {

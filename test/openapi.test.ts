@@ -13,7 +13,8 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const UNDOCUMENTED = new Set(['GET /', `GET ${STYLESHEET.path}`, 'GET /api/v1/openapi.json'])
+// GET and DELETE /mcp only answer 405: MCP here is stateless, with no stream and no session.
+const UNDOCUMENTED = new Set(['GET /', `GET ${STYLESHEET.path}`, 'GET /api/v1/openapi.json', 'GET /mcp', 'DELETE /mcp'])
 const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/:(\w+)/g, '{$1}')}`
 
 describe('GET /api/v1/openapi.json', () => {
@@ -34,7 +35,7 @@ describe('GET /api/v1/openapi.json', () => {
     expect(documented).toEqual(expect.arrayContaining([
       'POST /api/v1/forms', 'GET /api/v1/forms', 'GET /api/v1/forms/{id}', 'PATCH /api/v1/forms/{id}',
       'DELETE /api/v1/forms/{id}', 'GET /api/v1/forms/{id}/responses', 'GET /api/v1/forms/{id}/responses/{responseId}',
-      'POST /f/{id}', 'GET /healthz',
+      'POST /f/{id}', 'GET /healthz', 'GET /api/v1/forms/{id}/schema', 'POST /mcp',
     ]))
   })
 
@@ -43,7 +44,7 @@ describe('GET /api/v1/openapi.json', () => {
     expect(doc.components.schemas.Error.properties.detail.type).toBe('string')
     for (const [path, operations] of Object.entries<any>(doc.paths)) {
       for (const [method, operation] of Object.entries<any>(operations)) {
-        const authenticated = path.startsWith('/api/v1/')
+        const authenticated = path.startsWith('/api/v1/') || path === '/mcp'
         expect(operation.security, `${method} ${path}`).toEqual(authenticated ? [{ bearerAuth: [] }] : [])
         expect(operation.summary, `${method} ${path}`).toBeTruthy()
         for (const status of authenticated ? ['401', '403', '429', '500'] : ['500']) {

@@ -86,4 +86,16 @@ export const migrations: readonly string[] = [
   CREATE INDEX deliveries_form ON deliveries(form_id, id);
   CREATE INDEX deliveries_response ON deliveries(response_id);
   `,
+
+  /* 2: Idempotency-Key on creating forms */ `
+  CREATE TABLE idempotency_keys (
+    account_id    TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    key           TEXT NOT NULL,
+    request_hash  TEXT NOT NULL,          -- SHA-256 hex of the create body, parsed and serialised again
+    form_id       TEXT NOT NULL REFERENCES forms(id) ON DELETE CASCADE,  -- a deleted form frees its key
+    created_at    INTEGER NOT NULL,
+    PRIMARY KEY (account_id, key)
+  ) STRICT;
+  CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
+  `,
 ]

@@ -28,4 +28,6 @@ export const checkbox: FieldType<CheckboxConfig> = {
     return answer(ticked)
   },
   control: () => ({ kind: 'checkbox', attributes: {} }),
+  // A required box is always ticked in a response; an optional one is true or false.
+  answerSchema: (_config, required) => (required ? { type: 'boolean', const: true } : { type: 'boolean' }),
 }

@@ -46,4 +46,8 @@ export const date: FieldType<DateConfig> = {
     if (config.max !== undefined) return `A date on or before ${config.max} (YYYY-MM-DD).`
     return 'A date, written YYYY-MM-DD.'
   },
+  answerSchema(config) {
+    const bounds = [config.min && `on or after ${config.min}`, config.max && `on or before ${config.max}`].filter(Boolean)
+    return { type: 'string', format: 'date', ...(bounds.length > 0 ? { description: `A date ${bounds.join(' and ')}` } : {}) }
+  },
 }

@@ -38,4 +38,5 @@ export const email: FieldType<EmailConfig> = {
     kind: 'input',
     attributes: { type: 'email', maxlength: EMAIL_MAX_LENGTH, placeholder: config.placeholder, autocomplete: 'email', spellcheck: 'false' },
   }),
+  answerSchema: () => ({ type: 'string', format: 'email', maxLength: EMAIL_MAX_LENGTH }),
 }

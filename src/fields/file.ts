@@ -57,6 +57,11 @@ export const file: FieldType<FileConfig> = {
   control: (config) => ({ kind: 'input', attributes: { type: 'file', accept: config.accept } }),
   // The file and its part's headers (name, type).
   maxSubmittedBytes: (config) => (config.max_size ?? FILE_DEFAULT_MAX_SIZE) + 4096,
+  answerSchema: () => ({
+    type: 'string',
+    format: 'uri',
+    description: 'The API URL of the uploaded file: GET it with your API key to download the bytes',
+  }),
   note(config) {
     const size = `Up to ${formatSize(config.max_size ?? FILE_DEFAULT_MAX_SIZE)}.`
     return config.accept === undefined ? size : `${describeAccept(config.accept)}, up to ${formatSize(config.max_size ?? FILE_DEFAULT_MAX_SIZE)}.`

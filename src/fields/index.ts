@@ -62,3 +62,28 @@ export function checkFieldConfig(field: FieldDefinition): Problem[] {
   }
   return problems
 }
+
+/**
+ * The JSON Schema (draft 2020-12) of a response's `data` for these fields:
+ * what an agent can validate the answer against, or generate types from.
+ */
+export function answersSchema(title: string, fields: FieldDefinition[]): Record<string, unknown> {
+  const properties: Record<string, unknown> = {}
+  const required: string[] = []
+  for (const field of fields) {
+    const isRequired = field.required ?? false
+    const { description: rule, ...schema } = fieldTypes[field.type]!.answerSchema(field.config ?? {}, isRequired)
+    const description = [field.description, rule].filter(Boolean).join('. ')
+    properties[field.key] = { title: field.label, ...(description ? { description } : {}), ...schema }
+    // An unticked checkbox is stored as false: a checkbox always has a value.
+    if (isRequired || field.type === 'checkbox') required.push(field.key)
+  }
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    title,
+    type: 'object',
+    properties,
+    required,
+    additionalProperties: false,
+  }
+}

@@ -61,6 +61,17 @@ export const number: FieldType<NumberConfig> = {
     if (config.max !== undefined) return `A number of at most ${config.max}.`
     return undefined
   },
+  answerSchema(config) {
+    const schema: Record<string, unknown> = { type: 'number' }
+    if (config.min !== undefined) schema.minimum = config.min
+    if (config.max !== undefined) schema.maximum = config.max
+    if (config.step !== undefined) {
+      // multipleOf counts from 0; a step counted from another min is stated in words.
+      if (onStep(config.min ?? 0, 0, config.step)) schema.multipleOf = config.step
+      else schema.description = `A multiple of ${config.step} from ${config.min}`
+    }
+    return schema
+  },
 }
 
 function onStep(value: number, base: number, step: number): boolean {

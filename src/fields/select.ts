@@ -54,4 +54,5 @@ export const select: FieldType<SelectConfig> = {
     options: config.options.map((option) => ({ value: optionValue(option), label: optionLabel(option) })),
     placeholder: config.placeholder ?? 'Choose an option',
   }),
+  answerSchema: (config) => ({ type: 'string', enum: config.options.map(optionValue) }),
 }

@@ -65,6 +65,13 @@ export const text: FieldType<TextConfig> = {
   }),
   note: (config) => lengthNote(config.min_length),
   maxSubmittedBytes: (config) => encodedTextBytes(config.max_length ?? 1000),
+  answerSchema: (config) => ({
+    type: 'string',
+    ...(config.min_length ? { minLength: config.min_length } : {}),
+    maxLength: config.max_length ?? 1000,
+    // The whole value must match, as in HTML; JSON Schema patterns match anywhere.
+    ...(config.pattern ? { pattern: `^(?:${config.pattern})$` } : {}),
+  }),
 }
 
 /**

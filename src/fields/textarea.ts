@@ -53,4 +53,9 @@ export const textarea: FieldType<TextareaConfig> = {
   note: (config) => lengthNote(config.min_length),
   // Line breaks arrive as CRLF: two characters where the length counts one.
   maxSubmittedBytes: (config) => encodedTextBytes((config.max_length ?? 10_000) * 2),
+  answerSchema: (config) => ({
+    type: 'string',
+    ...(config.min_length ? { minLength: config.min_length } : {}),
+    maxLength: config.max_length ?? 10_000,
+  }),
 }

@@ -68,6 +68,8 @@ export interface FieldType<Config = any> {
   note?(config: Config): string | undefined
   /** The most bytes a valid answer can take in a form post; 4 KiB when not given. */
   maxSubmittedBytes?(config: Config): number
+  /** JSON Schema (2020-12) of this field's value in a response's `data`. */
+  answerSchema(config: Config, required: boolean): Record<string, unknown>
 }
 
 /** Absent, null or only whitespace: the person gave no answer. */

@@ -52,7 +52,8 @@ interface RouteLike {
 
 // Annotations that drive our validation messages, not part of the published schema.
 const internalKeys = new Set(['errorMessage'])
-const publish = (schema: TSchema) => JSON.parse(JSON.stringify(schema, (key, value) => (internalKeys.has(key) ? undefined : value)))
+/** A TypeBox schema as plain JSON Schema, without the annotations only our validation reads. */
+export const publish = (schema: TSchema) => JSON.parse(JSON.stringify(schema, (key, value) => (internalKeys.has(key) ? undefined : value)))
 
 export function documentedRoutes(routes: RouteLike[]): Array<{ method: string; path: string; doc: ApiDoc }> {
   return routes.flatMap((route) => {

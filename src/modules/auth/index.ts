@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { HttpError } from '../../lib/errors.ts'
 import { pathOf, type ResponseSet } from '../../lib/http.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
+import { MCP_PATH } from '../mcp/paths.ts'
 import type { AuthService, Principal } from './service.ts'
 
 /**
@@ -14,11 +15,11 @@ type WithPrincipal = ResponseSet & { [PRINCIPAL]?: Principal }
 const API_PREFIX = '/api/v1/'
 const PUBLIC_API_PATHS = new Set(['/api/v1/openapi.json'])
 
-const needsKey = (path: string) => path.startsWith(API_PREFIX) && !PUBLIC_API_PATHS.has(path)
+const needsKey = (path: string) => (path.startsWith(API_PREFIX) && !PUBLIC_API_PATHS.has(path)) || path === MCP_PATH
 
 /**
  * Bearer authentication and the per-key rate limit for everything under
- * /api/v1. It runs when the request arrives, before any body is read, so a
+ * /api/v1 and for /mcp. It runs when the request arrives, before any body is read, so a
  * caller without a valid key learns nothing else (not even that its body was
  * malformed or too large).
  */

@@ -14,7 +14,9 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
       '',
       async ({ request, set }) => {
         const principal = principalOf(set)
-        const form = await forms.create(principal, await readJson(request))
+        const idempotencyKey = request.headers.get('idempotency-key') ?? undefined
+        const { form, replayed } = await forms.create(principal, await readJson(request), idempotencyKey)
+        if (replayed) set.headers['idempotent-replayed'] = 'true'
         set.status = 201
         return form
       },
@@ -22,7 +24,9 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
         detail: apiDoc({
           tag: 'Forms',
           summary: 'Create a form',
-          description: 'Creates a form with typed fields. Share the returned `url` with the human who should answer it.',
+          description:
+            'Creates a form with typed fields. Share the returned `url` with the human who should answer it. ' +
+            'Send an `Idempotency-Key` header to make retries safe: the same key and body from the same account within 24 hours return the form the first request created (with `Idempotent-Replayed: true`); the same key with another body is a 422.',
           body: CreateFormBody,
           responses: { 201: Form },
           errors: [413, 422],
@@ -58,6 +62,21 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
     }, {
       detail: apiDoc({ tag: 'Forms', summary: 'Get a form', params: formIdParam, responses: { 200: FormDetail }, errors: [404] }),
     })
+    .get(
+      '/:id/schema',
+      ({ params, set }) => forms.answersSchema(principalOf(set), params.id),
+      {
+        detail: apiDoc({
+          tag: 'Forms',
+          summary: 'JSON Schema of the answers',
+          description:
+            'The JSON Schema (draft 2020-12) of the `data` object a response to this form holds: types, required keys, enums, bounds and formats. Validate what comes back, or generate types from it.',
+          params: formIdParam,
+          responses: { 200: Type.Object({}, { additionalProperties: true, title: 'JSON Schema' }) },
+          errors: [404],
+        }),
+      },
+    )
     .patch(
       '/:id',
       async ({ request, params, set }) => await forms.update(principalOf(set), params.id, await readJson(request)),

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox'
-import { createHmac } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import { FILE_DEFAULT_MAX_SIZE, FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
-import { checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
+import { answersSchema, checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
 import type { Writer } from '../../db/writer.ts'
 import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
@@ -25,6 +25,10 @@ import type { FormRow, FormState, FormStore, FormSummaryRow } from './store.ts'
 
 /** Forms whose unchanging JSON is kept ready (least recently used beyond). */
 const DETAILS_KEPT = 1000
+
+/** How long an Idempotency-Key holds. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
 
 type FieldOutput = Static<typeof FieldOutputSchema>
 
@@ -98,7 +102,15 @@ export function createFormService(
   return {
     ownForm,
 
-    async create(principal: Principal, input: unknown): Promise<Form> {
+    /**
+     * Creates a form. With an Idempotency-Key, a retry (the same key and body
+     * from the same account within 24 hours) gets the form the first request
+     * created instead of a second one; the same key with another body is a 422.
+     */
+    async create(principal: Principal, input: unknown, idempotencyKey?: string): Promise<{ form: Form; replayed: boolean }> {
+      if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+        throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters')
+      }
       const body = validate(CreateFormBody, input)
       const problems = definitionProblems(body)
       if (problems.length > 0) throw invalid(problems)
@@ -126,12 +138,31 @@ export function createFormService(
         created_at: now,
         updated_at: now,
       }
-      return withContext(
-        await writer.run(() => {
-          store.insert(form)
-          return store.findForAccount(principal.accountId, id, now)!
-        }),
-      )
+      const requestHash = idempotencyKey === undefined ? '' : createHash('sha256').update(JSON.stringify(input)).digest('hex')
+      // Looking the key up and creating the form are one unit of work: concurrent duplicates create one form.
+      const { row, replayed } = await writer.run(() => {
+        if (idempotencyKey !== undefined) {
+          const earlier = store.idempotencyKey(principal.accountId, idempotencyKey)
+          if (earlier && earlier.created_at > now - IDEMPOTENCY_WINDOW_MS) {
+            if (earlier.request_hash !== requestHash) {
+              throw invalidAt('', 'This Idempotency-Key was already used with a different body; use a new key for a new form')
+            }
+            return { row: store.findForAccount(principal.accountId, earlier.form_id, now)!, replayed: true }
+          }
+        }
+        store.insert(form)
+        if (idempotencyKey !== undefined) {
+          store.rememberIdempotencyKey({ accountId: principal.accountId, key: idempotencyKey, requestHash, formId: id, createdAt: now })
+        }
+        return { row: store.findForAccount(principal.accountId, id, now)!, replayed: false }
+      })
+      return { form: withContext(row), replayed }
+    },
+
+    /** The JSON Schema of the `data` a response to this form will hold. */
+    answersSchema(principal: Principal, formId: string): Record<string, unknown> {
+      const row = ownForm(principal, formId)
+      return answersSchema(row.title, JSON.parse(row.fields) as FieldDefinition[])
     },
 
     /**

@@ -91,6 +91,14 @@ export function createFormStore(db: Database) {
   const setStatus = db.query('UPDATE forms SET status = $status, updated_at = $now WHERE id = $id')
   const setExpiry = db.query('UPDATE forms SET expires_at = $expires_at, updated_at = $now WHERE id = $id')
   const remove = db.query('DELETE FROM forms WHERE id = $id AND account_id = $account_id')
+  const idempotencyKey = db.query<{ request_hash: string; form_id: string; created_at: number }, { account_id: string; key: string }>(
+    'SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $account_id AND key = $key',
+  )
+  const rememberKey = db.query(
+    `INSERT OR REPLACE INTO idempotency_keys (account_id, key, request_hash, form_id, created_at)
+     VALUES ($account_id, $key, $request_hash, $form_id, $created_at)`,
+  )
+  const forgetKeysBefore = db.query<never, { before: number }>('DELETE FROM idempotency_keys WHERE created_at < $before')
   // The sweep writes what reads already compute: status expired, context gone.
   const expireDue = db.query<{ id: string }, { now: number; limit: number }>(
     `UPDATE forms SET status = 'expired', context = NULL, updated_at = $now
@@ -133,6 +141,18 @@ export function createFormStore(db: Database) {
       void setExpiry.run({ id, expires_at: expiresAt, now }),
     /** True when a form was deleted (with its responses, files and deliveries, by cascade). */
     delete: (accountId: string, id: string) => remove.run({ id, account_id: accountId }).changes === 1,
+    /** The form an Idempotency-Key of the account created, with the hash of the body it came with. */
+    idempotencyKey: (accountId: string, key: string) => idempotencyKey.get({ account_id: accountId, key }) ?? undefined,
+    rememberIdempotencyKey: (entry: { accountId: string; key: string; requestHash: string; formId: string; createdAt: number }) =>
+      void rememberKey.run({
+        account_id: entry.accountId,
+        key: entry.key,
+        request_hash: entry.requestHash,
+        form_id: entry.formId,
+        created_at: entry.createdAt,
+      }),
+    /** Forgets Idempotency-Keys made before `before`; returns how many. */
+    forgetIdempotencyKeysBefore: (before: number) => forgetKeysBefore.run({ before }).changes,
     /** Writes `expired` on up to `limit` active forms past their time; returns their ids. */
     expireDue: (now: number, limit: number) => expireDue.all({ now, limit }).map((row) => row.id),
     /** The earliest expiry among active forms, if any. */

@@ -1,0 +1,31 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { VERSION } from '../../version.ts'
+import { MCP_INSTRUCTIONS } from './index.ts'
+import { MCP_PATH } from './paths.ts'
+
+/** Longer than the longest tool call (get_responses waits up to 60 s). */
+const CALL_TIMEOUT_MS = 90_000
+
+/**
+ * `intake mcp`: the same tools over stdio, for desktop MCP clients that start
+ * a command. Every call is forwarded to a running intake's /mcp with the key,
+ * so the tools, their rules and their answers are exactly the server's.
+ * Stdout carries the protocol; anything for a person goes to stderr.
+ */
+export async function serveMcpOverStdio(serverUrl: string, key: string): Promise<void> {
+  const remote = new Client({ name: 'intake-mcp-stdio', version: VERSION })
+  const endpoint = new URL(MCP_PATH, serverUrl.endsWith('/') ? serverUrl : `${serverUrl}/`)
+  await remote.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+
+  const local = new Server({ name: 'intake', version: VERSION }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS })
+  local.setRequestHandler(ListToolsRequestSchema, () => remote.listTools())
+  local.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    remote.callTool(request.params, undefined, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }),
+  )
+  local.onclose = () => void remote.close()
+  await local.connect(new StdioServerTransport())
+}

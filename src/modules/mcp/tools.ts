@@ -1,0 +1,183 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { HttpError } from '../../lib/errors.ts'
+import { publish } from '../../lib/openapi.ts'
+import { JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
+import { validate } from '../../lib/validation.ts'
+import { CreateFormBody, Form, FormDetail, FormSummary, FORM_STATUSES, ListFormsQuery } from '../forms/model.ts'
+import { ResponseObject } from '../responses/model.ts'
+
+/**
+ * The MCP tools: what an agent calls to ask a human something. Defined once,
+ * from the API's own schemas; served at /mcp and, through `intake mcp`, over
+ * stdio. Each calls the same services as the REST API, so rules, limits and
+ * error details are the API's.
+ */
+
+/** What the tools need from intake, for one authenticated caller. */
+export interface ToolBackend {
+  createForm(body: unknown, idempotencyKey: string | undefined): Promise<{ form: unknown; answersSchema: unknown }>
+  getForm(formId: string): Promise<unknown>
+  listForms(query: Record<string, unknown>): Promise<{ forms: unknown[]; nextCursor: string | undefined }>
+  cancelForm(formId: string): Promise<unknown>
+  deleteForm(formId: string): Promise<void>
+  getResponses(formId: string, wait: number | undefined, abort: AbortSignal | undefined): Promise<{ formStatus: string; responses: unknown[] }>
+}
+
+interface Tool {
+  name: string
+  title: string
+  description: string
+  input: TObject
+  output: TObject
+  call(backend: ToolBackend, args: Record<string, unknown>, abort: AbortSignal | undefined): Promise<Record<string, unknown>>
+}
+
+const FormIdInput = Type.Object(
+  { form_id: Type.String({ pattern: ULID_PATTERN, description: 'The form id that create_form or list_forms returned' }) },
+  { additionalProperties: false },
+)
+
+const formId = (args: Record<string, unknown>) => validate(FormIdInput, args).form_id
+
+const CreateFormInput = Type.Object(
+  {
+    ...CreateFormBody.properties,
+    idempotency_key: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description:
+          'Any unique string for this form (a UUID). If a call times out and you retry it with the same key and the same arguments within 24 hours, you get the form the first call created instead of a second form.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const TOOLS: Tool[] = [
+  {
+    name: 'create_form',
+    title: 'Ask a human: create a form',
+    description: [
+      'Creates a web form for a human to fill in, and returns its `url`. Send that link to the person (in chat, email, a ticket); they open it in any browser, see the title, description and fields, and submit one answer. Nothing is sent to them by intake itself.',
+      'Fields are typed: text, textarea, email, number, select (options), checkbox, date (YYYY-MM-DD), file (upload). Each has a `key` (the key of its value in the answer), a `label` the human reads, optional `description`, `required`, and type-specific `config` (placeholder, default, min/max, options, pattern, accept, max_size...).',
+      'Then wait for the answer with get_responses (wait up to 60 s per call, repeat as needed), or give a `callback_url` to get a signed webhook instead. Keep your own state in `context` (any JSON object, at most 64 KB): it comes back with the answer.',
+      'The result is the form (id, url, status, expires_at...) and `answers_schema`: the JSON Schema of the `data` the answer will hold. Forms expire after `expires_in` (default "48h", e.g. "90m", "7d", null for never).',
+      'Limits: title 1..255 chars, 1..100 fields, field keys start with a letter (letters, digits, _ and -). Invalid input is refused with a message naming each problem by path.',
+    ].join('\n\n'),
+    input: CreateFormInput,
+    output: Type.Object({ ...Form.properties, answers_schema: JsonObject }),
+    async call(backend, args) {
+      const { idempotency_key, ...body } = args
+      if (idempotency_key !== undefined && typeof idempotency_key !== 'string') {
+        throw new HttpError(422, 'Validation failed: /idempotency_key: Expected a string', [{ path: '/idempotency_key', message: 'Expected a string' }])
+      }
+      const { form, answersSchema } = await backend.createForm(body, idempotency_key)
+      return { ...(form as object), answers_schema: answersSchema }
+    },
+  },
+  {
+    name: 'get_form',
+    title: 'Look at a form',
+    description:
+      'Returns one of your forms: its status (active: waiting for the answer; completed: answered; cancelled; expired), url, expiry, context and its fields as created. To read the answer itself, use get_responses.',
+    input: FormIdInput,
+    output: FormDetail,
+    call: (backend, args) => backend.getForm(formId(args)) as Promise<Record<string, unknown>>,
+  },
+  {
+    name: 'list_forms',
+    title: 'List your forms',
+    description:
+      'Lists your forms, newest first, 20 at a time (limit 1..100). Filter by status (active, completed, cancelled, expired). When `next_cursor` is set, call again with cursor = next_cursor for older forms.',
+    input: Type.Object(
+      {
+        status: Type.Optional(Type.Union(FORM_STATUSES.map((s) => Type.Literal(s)))),
+        cursor: ListFormsQuery.properties.cursor,
+        limit: ListFormsQuery.properties.limit,
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object({
+      forms: Type.Array(FormSummary),
+      next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page' }),
+    }),
+    async call(backend, args) {
+      const page = await backend.listForms(args)
+      return { forms: page.forms, next_cursor: page.nextCursor ?? null }
+    },
+  },
+  {
+    name: 'cancel_form',
+    title: 'Cancel a form',
+    description:
+      'Cancels an active form: the human can no longer answer it (the link then says it was cancelled). Cancelling a cancelled form changes nothing; a form already answered or expired cannot be cancelled.',
+    input: FormIdInput,
+    output: Form,
+    call: (backend, args) => backend.cancelForm(formId(args)) as Promise<Record<string, unknown>>,
+  },
+  {
+    name: 'delete_form',
+    title: 'Delete a form',
+    description: 'Deletes a form with its answer, uploaded files and webhook deliveries, permanently. The link stops working.',
+    input: FormIdInput,
+    output: Type.Object({ deleted: Type.Literal(true), form_id: Ulid }),
+    async call(backend, args) {
+      const id = formId(args)
+      await backend.deleteForm(id)
+      return { deleted: true, form_id: id }
+    },
+  },
+  {
+    name: 'get_responses',
+    title: 'Get (or wait for) the answer',
+    description: [
+      'Returns the answer to a form, if the human has submitted it: `responses` holds at most one, whose `data` maps each field key to the value (strings, numbers, booleans; a file is the URL to download it with your API key), with the `context` you gave.',
+      'With `wait` (1..60 seconds) the call holds until the answer arrives, the form stops being active, or the time is up; then it returns what there is. `form_status` tells you whether to wait again ("active"), read the answer ("completed"), or stop ("cancelled", "expired").',
+    ].join('\n\n'),
+    input: Type.Object(
+      {
+        form_id: FormIdInput.properties.form_id,
+        wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, description: 'Seconds to wait for the answer while the form is active' })),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object({
+      form_status: Type.Union(FORM_STATUSES.map((s) => Type.Literal(s))),
+      responses: Type.Array(ResponseObject),
+    }),
+    async call(backend, args, abort) {
+      const { form_id, wait } = validate(
+        Type.Object({ form_id: Type.String(), wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })) }, { additionalProperties: false }),
+        args,
+      )
+      const result = await backend.getResponses(form_id, wait, abort)
+      return { form_status: result.formStatus, responses: result.responses }
+    },
+  },
+]
+
+/** How the tools are listed to a client: JSON Schemas published from the TypeBox ones. */
+export const toolList = () =>
+  TOOLS.map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: publish(tool.input as TSchema),
+    outputSchema: publish(tool.output as TSchema),
+  }))
+
+/** Runs a tool; an expected failure (bad input, unknown form, a state conflict) is a tool error carrying the API's detail. */
+export async function callTool(backend: ToolBackend, name: string, args: Record<string, unknown> | undefined, abort?: AbortSignal) {
+  const tool = TOOLS.find((t) => t.name === name)
+  if (!tool) return toolError(`Unknown tool "${name}". The tools are: ${TOOLS.map((t) => t.name).join(', ')}`)
+  try {
+    const result = await tool.call(backend, args ?? {}, abort)
+    return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result }
+  } catch (error) {
+    if (error instanceof HttpError) return toolError(error.detail)
+    throw error
+  }
+}
+
+const toolError = (detail: string) => ({ content: [{ type: 'text' as const, text: detail }], isError: true })
