@@ -9,7 +9,6 @@ import { formatApiTime, systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
 import { createAuthStore } from './modules/auth/store.ts'
 import { MCP_PATH } from './modules/mcp/paths.ts'
-import { serveMcpOverStdio } from './modules/mcp/stdio.ts'
 import { ListenError, startServer } from './server.ts'
 import { VERSION } from './version.ts'
 
@@ -173,10 +172,13 @@ function mcp(url: string | undefined, key: string | undefined): void {
   }
   // Never echo a key, even a wrong one.
   if (!key || !API_KEY_PATTERN.test(key)) throw new UsageError('intake mcp needs --key, an API key: svc_live_ followed by 48 hex characters')
-  serveMcpOverStdio(url, key).catch((error) => {
-    console.error(`intake: cannot reach ${url}${MCP_PATH}: ${error instanceof Error ? error.message : String(error)}`)
-    process.exit(2)
-  })
+  // Loaded only for this command: serving never carries the MCP client and stdio code.
+  import('./modules/mcp/stdio.ts')
+    .then(({ serveMcpOverStdio }) => serveMcpOverStdio(url, key))
+    .catch((error) => {
+      console.error(`intake: cannot reach ${url}${MCP_PATH}: ${error instanceof Error ? error.message : String(error)}`)
+      process.exit(2)
+    })
 }
 
 function authService(dbPath: string, { mustExist }: { mustExist: boolean }) {

@@ -1,34 +1,13 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { API_BODY_LIMIT } from '../../lib/http.ts'
+import type { ResponseSet } from '../../lib/http.ts'
 import { apiDoc } from '../../lib/openapi.ts'
-import { VERSION } from '../../version.ts'
 import { principalOf } from '../auth/index.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { ResponseService } from '../responses/service.ts'
 import { MCP_PATH } from './paths.ts'
-import { callTool, toolList, type ToolBackend } from './tools.ts'
-
-
-/** What an agent reads first: how the tools fit together. */
-export const MCP_INSTRUCTIONS =
-  'intake puts a typed form in front of a human and gives you the single answer. Call create_form, send the returned url to the person, ' +
-  'then call get_responses with wait (up to 60 s per call, repeat while form_status is "active") until it returns the answer. ' +
-  'The answer’s data follows answers_schema from create_form.'
-
-/** A new MCP server speaking for one caller (the transport is stateless: one per request). */
-export function mcpServer(backend: ToolBackend): Server {
-  const server = new Server({ name: 'intake', version: VERSION }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS })
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }))
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    callTool(backend, request.params.name, request.params.arguments, extra.signal),
-  )
-  return server
-}
+import type { ToolBackend } from './tools.ts'
 
 /** The tools' backend inside the server: the same services the REST API calls, for one caller. */
 function serviceBackend(principal: Principal, forms: FormService, responses: ResponseService): ToolBackend {
@@ -50,22 +29,14 @@ function serviceBackend(principal: Principal, forms: FormService, responses: Res
 
 /**
  * MCP over Streamable HTTP at /mcp, stateless: every POST is answered on its
- * own (no session), authenticated with the same bearer keys as the API.
+ * own (no session), authenticated with the same bearer keys as the API. The
+ * SDK is loaded on the first call, so a server nobody asks over MCP does not
+ * carry it in memory.
  */
 export function mcpRoutes(forms: FormService, responses: ResponseService) {
-  const handle = async ({ request, set }: { request: Request; set: Parameters<typeof principalOf>[0] }) => {
-    const server = mcpServer(serviceBackend(principalOf(set), forms, responses))
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: API_BODY_LIMIT,
-    })
-    await server.connect(transport)
-    try {
-      return await transport.handleRequest(request)
-    } finally {
-      await server.close()
-    }
+  const handle = async ({ request, set }: { request: Request; set: ResponseSet }) => {
+    const { handleMcpRequest } = await import('./server.ts')
+    return handleMcpRequest(request, serviceBackend(principalOf(set), forms, responses))
   }
   return new Elysia({ name: 'mcp' })
     .post(MCP_PATH, handle, {

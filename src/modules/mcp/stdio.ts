@@ -4,8 +4,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { VERSION } from '../../version.ts'
-import { MCP_INSTRUCTIONS } from './index.ts'
 import { MCP_PATH } from './paths.ts'
+import { MCP_INSTRUCTIONS } from './tools.ts'
 
 /** Longer than the longest tool call (get_responses waits up to 60 s). */
 const CALL_TIMEOUT_MS = 90_000

@@ -13,6 +13,12 @@ import { ResponseObject } from '../responses/model.ts'
  * error details are the API's.
  */
 
+/** What an agent reads first: how the tools fit together. */
+export const MCP_INSTRUCTIONS =
+  'intake puts a typed form in front of a human and gives you the single answer. Call create_form, send the returned url to the person, ' +
+  'then call get_responses with wait (up to 60 s per call, repeat while form_status is "active") until it returns the answer. ' +
+  "The answer's data follows answers_schema from create_form."
+
 /** What the tools need from intake, for one authenticated caller. */
 export interface ToolBackend {
   createForm(body: unknown, idempotencyKey: string | undefined): Promise<{ form: unknown; answersSchema: unknown }>
