@@ -35,3 +35,15 @@ export function encodeFreeForm(value: object, path: string): string {
 }
 
 export const utf8Length = (text: string) => Buffer.byteLength(text, 'utf8')
+
+/** JSON with object keys sorted at every level: the same for any two texts holding the same value. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+    return `{${entries.join(',')}}`
+  }
+  return JSON.stringify(value)
+}

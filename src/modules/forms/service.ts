@@ -5,7 +5,7 @@ import { answersSchema, checkFieldConfig, type FieldDefinition } from '../../fie
 import type { Writer } from '../../db/writer.ts'
 import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
-import { encodeFreeForm, utf8Length } from '../../lib/json.ts'
+import { canonicalJson, encodeFreeForm, utf8Length } from '../../lib/json.ts'
 import { createLruCache } from '../../lib/lru.ts'
 import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
@@ -28,7 +28,7 @@ const DETAILS_KEPT = 1000
 
 /** How long an Idempotency-Key holds. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
 
 type FieldOutput = Static<typeof FieldOutputSchema>
 
@@ -138,7 +138,8 @@ export function createFormService(
         created_at: now,
         updated_at: now,
       }
-      const requestHash = idempotencyKey === undefined ? '' : createHash('sha256').update(JSON.stringify(input)).digest('hex')
+      // The same body, whatever its key order or spacing.
+      const requestHash = idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(input)).digest('hex')
       // Looking the key up and creating the form are one unit of work: concurrent duplicates create one form.
       const { row, replayed } = await writer.run(() => {
         if (idempotencyKey !== undefined) {

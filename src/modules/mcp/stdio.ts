@@ -26,6 +26,10 @@ export async function serveMcpOverStdio(serverUrl: string, key: string): Promise
   local.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     remote.callTool(request.params, undefined, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }),
   )
-  local.onclose = () => void remote.close()
   await local.connect(new StdioServerTransport())
+  // The client closing our stdin is the end of the session: leave then, whatever the client does next.
+  process.stdin.once('end', async () => {
+    await Promise.allSettled([local.close(), remote.close()])
+    process.exit(0)
+  })
 }

@@ -1,9 +1,10 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
-import { HttpError } from '../../lib/errors.ts'
+import { HttpError, invalidAt } from '../../lib/errors.ts'
 import { publish } from '../../lib/openapi.ts'
 import { JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
 import { validate } from '../../lib/validation.ts'
 import { CreateFormBody, Form, FormDetail, FormSummary, FORM_STATUSES, ListFormsQuery } from '../forms/model.ts'
+import { IDEMPOTENCY_KEY } from '../forms/service.ts'
 import { ResponseObject } from '../responses/model.ts'
 
 /**
@@ -75,8 +76,8 @@ export const TOOLS: Tool[] = [
     output: Type.Object({ ...Form.properties, answers_schema: JsonObject }),
     async call(backend, args) {
       const { idempotency_key, ...body } = args
-      if (idempotency_key !== undefined && typeof idempotency_key !== 'string') {
-        throw new HttpError(422, 'Validation failed: /idempotency_key: Expected a string', [{ path: '/idempotency_key', message: 'Expected a string' }])
+      if (idempotency_key !== undefined && (typeof idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(idempotency_key))) {
+        throw invalidAt('/idempotency_key', 'Must be 1 to 255 visible ASCII characters')
       }
       const { form, answersSchema } = await backend.createForm(body, idempotency_key)
       return { ...(form as object), answers_schema: answersSchema }
