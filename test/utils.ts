@@ -15,6 +15,20 @@ import type { Resolver } from '../src/modules/webhooks/addresses.ts'
 
 export const BASE_URL = 'http://intake.test'
 
+/**
+ * The leak sweep's view of the run, and nothing else: test/leak-sweep.ts
+ * (preloaded by bunfig.toml) reads it at the end of `bun test` and fails the run
+ * if a key or webhook secret reached a log line or a response body. Filled by
+ * createTestContext (each context's keys and its captured log lines) and by
+ * `send` (each response body, with the Authorization it was sent with). Tests
+ * never read it (a helper that reads responses another way hands them to
+ * `onResponse` too, as security.test.ts's sendRaw does); it changes nothing a test does.
+ */
+export const seen = {
+  contexts: [] as Array<{ keys: string[]; lines: string[] }>,
+  onResponse: undefined as ((authorization: string | undefined, body: string) => void) | undefined,
+}
+
 /** An id as intake writes it. */
 export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 /** A datetime as the API writes it: UTC, milliseconds, no zone suffix. */
@@ -77,8 +91,11 @@ export function createTestContext(env: Record<string, string> = {}, options: { r
   // Keys are managed over a connection of their own, as `intake keys` does from another process.
   const keysDb = openDatabase(dbPath)
   const auth = createAuthService(createAuthStore(keysDb), clock)
+  const keys: string[] = []
+  seen.contexts.push({ keys, lines })
   const createKey = (account = 'default') => {
     const created = auth.createKey(account)
+    keys.push(created.key)
     return { id: created.id, key: created.key }
   }
   const { key } = createKey()
@@ -141,6 +158,7 @@ export async function send(
   // Elysia routes by host; the host must be at least 4 characters.
   const response = await app.handle(new Request(`${BASE_URL}${path}`, { method, headers, body }))
   const text = await response.text()
+  seen.onResponse?.(headers.authorization, text)
   let parsed: unknown = text
   try {
     parsed = JSON.parse(text)

@@ -18,7 +18,8 @@ export const requestIdOf = (set: ResponseSet) => set.headers['x-request-id'] as 
 export function requestIds() {
   return new Elysia({ name: 'request-ids' }).onRequest(({ request, set }) => {
     const offered = request.headers.get('x-request-id')
-    set.headers['x-request-id'] = offered && SAFE_REQUEST_ID.test(offered) ? offered : nextRequestId()
+    // An id that looks like an API key is never kept: it would be written to the log.
+    set.headers['x-request-id'] = offered && SAFE_REQUEST_ID.test(offered) && !offered.includes('svc_') ? offered : nextRequestId()
   })
 }
 

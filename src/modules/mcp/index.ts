@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import type { ResponseSet } from '../../lib/http.ts'
+import { HttpError } from '../../lib/errors.ts'
+import { API_BODY_LIMIT, readBody, type ResponseSet } from '../../lib/http.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import { principalOf } from '../auth/index.ts'
 import type { Principal } from '../auth/service.ts'
@@ -35,8 +36,17 @@ function serviceBackend(principal: Principal, forms: FormService, responses: Res
  */
 export function mcpRoutes(forms: FormService, responses: ResponseService) {
   const handle = async ({ request, set }: { request: Request; set: ResponseSet }) => {
+    const principal = principalOf(set)
+    // Bounded like every API body, with intake's own 413; the MCP transport then parses it.
+    const body = await readBody(request, API_BODY_LIMIT)
     const { handleMcpRequest } = await import('./server.ts')
-    return handleMcpRequest(request, serviceBackend(principalOf(set), forms, responses))
+    const bounded = new Request(request.url, { method: 'POST', headers: request.headers, body })
+    return handleMcpRequest(bounded, serviceBackend(principal, forms, responses))
+  }
+  const stateless = () => {
+    throw new HttpError(405, 'MCP here is stateless: send each JSON-RPC message with POST (there is no stream to open and no session to end)', undefined, {
+      Allow: 'POST',
+    })
   }
   return new Elysia({ name: 'mcp' })
     .post(MCP_PATH, handle, {
@@ -49,7 +59,6 @@ export function mcpRoutes(forms: FormService, responses: ResponseService) {
         responses: { 200: Type.Object({}, { additionalProperties: true, title: 'JSON-RPC response' }) },
       }),
     })
-    // No server-sent stream and no session to end: the transport answers 405.
-    .get(MCP_PATH, handle)
-    .delete(MCP_PATH, handle)
+    .get(MCP_PATH, stateless)
+    .delete(MCP_PATH, stateless)
 }

@@ -1,7 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { API_BODY_LIMIT } from '../../lib/http.ts'
 import { VERSION } from '../../version.ts'
 import { MCP_INSTRUCTIONS, callTool, toolList, type ToolBackend } from './tools.ts'
 
@@ -21,7 +20,6 @@ export async function handleMcpRequest(request: Request, backend: ToolBackend): 
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
-    maxRequestBodySize: API_BODY_LIMIT,
   })
   await server.connect(transport)
   try {
