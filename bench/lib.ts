@@ -177,6 +177,10 @@ export interface IntakeOptions {
    * take CPU from the very machine being measured.
    */
   logToFile?: boolean
+  /** With `logToFile`: the file's name in `dir` instead of `intake.stdout.log` (one per restart, say). */
+  logName?: string
+  /** The executable to run instead of dist/intake (a test passes the path its build gave). */
+  binary?: string
 }
 
 export type Child = ReturnType<typeof spawnIntake>
@@ -199,8 +203,8 @@ export function intakeEnv(env: Record<string, string> = {}): Record<string, stri
  */
 export function spawnIntake(dir: string, env: Record<string, string> = {}, options: IntakeOptions = {}) {
   const childEnv = intakeEnv(env)
-  const logFile = options.logToFile ? join(dir, 'intake.stdout.log') : undefined
-  const args = [BINARY, 'serve', '--host', '127.0.0.1', '--port', String(options.port ?? 0), '--db', join(dir, 'intake.db')]
+  const logFile = options.logToFile ? join(dir, options.logName ?? 'intake.stdout.log') : undefined
+  const args = [options.binary ?? BINARY, 'serve', '--host', '127.0.0.1', '--port', String(options.port ?? 0), '--db', join(dir, 'intake.db')]
   const proc = Bun.spawn(args, {
     cwd: dir,
     env: childEnv,
@@ -345,6 +349,21 @@ export function track<T extends Subprocess>(state: BenchState, proc: T): T {
   state.processes.add(proc)
   void proc.exited.then(() => state.processes.delete(proc))
   return proc
+}
+
+/** A fresh BenchState, for code that cleans up itself (a test) instead of through `runBench`. */
+export function createBenchState(): BenchState {
+  return { children: new Set(), processes: new Set(), dirs: new Set(), abort: new AbortController() }
+}
+
+/** What `runBench` does on the way out, for a BenchState made with `createBenchState`: kill every child, remove every temp dir. */
+export async function disposeBenchState(state: BenchState): Promise<void> {
+  state.abort.abort()
+  const procs = [...[...state.children].map((child) => child.proc), ...state.processes]
+  for (const proc of procs) if (alive({ proc })) proc.kill('SIGKILL')
+  await Promise.race([Promise.all(procs.map((proc) => proc.exited)), sleep(2000)])
+  for (const dir of state.dirs) rmSync(dir, { recursive: true, force: true })
+  state.dirs.clear()
 }
 
 /**

@@ -25,6 +25,7 @@ import { submissionRoutes } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { createSubmissionStore } from './modules/submissions/store.ts'
 import { mcpRoutes } from './modules/mcp/index.ts'
+import { MCP_PATH } from './modules/mcp/paths.ts'
 import { webhookRoutes } from './modules/webhooks/index.ts'
 import { createWebhookService } from './modules/webhooks/service.ts'
 import { createDeliveryStore } from './modules/webhooks/store.ts'
@@ -191,8 +192,9 @@ export type App = ReturnType<typeof createApp>
 function wantsPage(request: Request): boolean {
   const path = pathOf(request.url)
   const contentType = request.headers.get('content-type')
-  if (path.startsWith('/api/') || isJsonContentType(contentType)) return false
-  if (path.startsWith('/f/') && (request.method === 'GET' || isFormContentType(contentType))) return true
+  if (path.startsWith('/api/') || path === MCP_PATH || path.startsWith(`${MCP_PATH}/`) || isJsonContentType(contentType)) return false
+  // HEAD is GET without the body: the same page headers.
+  if (path.startsWith('/f/') && (request.method === 'GET' || request.method === 'HEAD' || isFormContentType(contentType))) return true
   return (request.headers.get('accept') ?? '').includes('text/html')
 }
 

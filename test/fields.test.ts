@@ -84,8 +84,8 @@ describe('text', () => {
     ['min_length reached', 'abc', { min_length: 3, max_length: 5 }, 'abc'],
     ['max_length reached', 'abcde', { min_length: 3, max_length: 5 }, 'abcde'],
     ['default max_length 1000 reached', 'a'.repeat(1000), {}, 'a'.repeat(1000)],
-    ['an emoji is 2 code units: fits max_length 2', '😀', { max_length: 2 }, '😀'],
-    ['an emoji is 2 code units: meets min_length 2', '😀', { min_length: 2 }, '😀'],
+    ['an emoji is one character: fits max_length 1', '😀', { max_length: 1 }, '😀'],
+    ['an emoji and a letter are 2 characters: meet min_length 2', '😀a', { min_length: 2 }, '😀a'],
     ['pattern [a-z]+ matched in full', 'abc', { pattern: '[a-z]+' }, 'abc'],
     ['alternation yes|no: yes', 'yes', { pattern: 'yes|no' }, 'yes'],
     ['alternation yes|no: no', 'no', { pattern: 'yes|no' }, 'no'],
@@ -106,9 +106,9 @@ describe('text', () => {
     ['one short of min_length', 'ab', { min_length: 3, max_length: 5 }],
     ['one over max_length', 'abcdef', { min_length: 3, max_length: 5 }],
     ['one over the default max_length 1000', 'a'.repeat(1001), {}],
-    ['an emoji is 2 code units: over max_length 1', '😀', { max_length: 1 }],
-    ['an emoji and a letter are 3 code units: over max_length 2', '😀a', { max_length: 2 }],
-    ['a decomposed é is 2 code units: over max_length 1', 'e\u0301', { max_length: 1 }],
+    ['an emoji is one character: under min_length 2', '😀', { min_length: 2 }],
+    ['an emoji and two letters are 3 characters: over max_length 2', '😀ab', { max_length: 2 }],
+    ['a decomposed é is 2 characters (e and the accent): over max_length 1', 'e\u0301', { max_length: 1 }],
     ['[a-z]+ must match the whole value: abc1', 'abc1', { pattern: '[a-z]+' }],
     ['[a-z]+ must match the whole value: 1abc', '1abc', { pattern: '[a-z]+' }],
     ['[a-z]+ is case-sensitive', 'ABC', { pattern: '[a-z]+' }],
@@ -136,7 +136,7 @@ describe('textarea', () => {
     ['several breaks, CR then CRLF', 'a\r\r\nb\r\n\r\nc', {}, 'a\n\nb\n\nc'],
     ['min_length reached after normalising', 'ab\r\nc', { min_length: 4 }, 'ab\nc'],
     ['default max_length 10000 reached', 'a'.repeat(10_000), {}, 'a'.repeat(10_000)],
-    ['an emoji is 2 code units: 3 fit max_length 3', '😀a', { max_length: 3 }, '😀a'],
+    ['an emoji is one character: 😀😀a fits max_length 3', '😀😀a', { max_length: 3 }, '😀😀a'],
   ] as const)('%s: accepted as %p', (_case, input, config, expected) => {
     expect(parse('textarea', input, config)).toEqual(value(expected))
   })
@@ -145,7 +145,7 @@ describe('textarea', () => {
     ['11 characters after normalising', '12345\r\n12345', { max_length: 10 }],
     ['CRLF counts as one, also for min_length', 'ab\r\n', { min_length: 4 }],
     ['one over the default max_length 10000', 'a'.repeat(10_001), {}],
-    ['two emoji are 4 code units: over max_length 3', '😀😀', { max_length: 3 }],
+    ['four emoji are 4 characters: over max_length 3', '😀😀😀😀', { max_length: 3 }],
     ['a number', 7, {}],
     ['an array', ['a'], {}],
   ] as const)('%s: rejected', (_case, input, config) => {

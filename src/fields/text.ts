@@ -75,18 +75,38 @@ export const text: FieldType<TextConfig> = {
 }
 
 /**
- * Worst case for `maxLength` UTF-16 units in a form post: 3 UTF-8 bytes per
- * unit, each percent-encoded to 3 characters.
+ * Worst case for `maxLength` characters in a form post: 4 UTF-8 bytes per
+ * character, each percent-encoded to 3.
  */
-export const encodedTextBytes = (maxLength: number) => maxLength * 9
+export const encodedTextBytes = (maxLength: number) => maxLength * 12
 
 export const lengthNote = (minLength: number | undefined) =>
   minLength ? `At least ${minLength} characters.` : undefined
 
+/**
+ * Lengths of answers are counted in characters (Unicode code points), as JSON
+ * Schema counts them, so the published answers schema holds exactly.
+ */
 export function checkLength(value: string, minLength: number | undefined, maxLength: number) {
-  if (minLength !== undefined && value.length < minLength) return rejected(`Must be at least ${minLength} characters`)
-  if (value.length > maxLength) return rejected(`Must be at most ${maxLength} characters`)
+  const length = characterCount(value)
+  if (minLength !== undefined && length < minLength) return rejected(`Must be at least ${minLength} characters`)
+  if (length > maxLength) return rejected(`Must be at most ${maxLength} characters`)
   return undefined
+}
+
+/** Code points, not UTF-16 units: an emoji is one. */
+export function characterCount(text: string): number {
+  let count = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    // A high surrogate followed by a low one is one character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) i++
+    }
+    count++
+  }
+  return count
 }
 
 function matchPattern(value: string, pattern: string | undefined) {

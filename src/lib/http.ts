@@ -1,5 +1,6 @@
 import Busboy from '@fastify/busboy'
 import { HttpError, invalid } from './errors.ts'
+import { illFormedTextAt } from './json.ts'
 
 /** The most an API request body (and a JSON submission) may carry. */
 export const API_BODY_LIMIT = 1024 * 1024
@@ -37,11 +38,15 @@ export async function readJson(request: Request, limit = API_BODY_LIMIT): Promis
     throw invalid([{ path: '', message: 'Request body is not valid UTF-8' }])
   }
   if (text.trim() === '') throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object' }])
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch {
     throw invalid([{ path: '', message: 'Request body is not valid JSON' }])
   }
+  const illFormed = illFormedTextAt(value)
+  if (illFormed !== undefined) throw invalid([{ path: illFormed, message: 'Holds a lone surrogate ("\\ud800"), which is not valid Unicode text' }])
+  return value
 }
 
 export const isJsonContentType = (contentType: string | null) =>

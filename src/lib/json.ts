@@ -47,3 +47,24 @@ export function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value)
 }
+
+/**
+ * Where a parsed JSON value holds a string (or key) that is not valid Unicode
+ * text (a lone surrogate, written as "\ud800"), or undefined. Such a string
+ * cannot be stored as UTF-8 without being changed, so it is refused.
+ */
+export function illFormedTextAt(value: unknown, path = ''): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, path]]
+  while (stack.length > 0) {
+    const [node, at] = stack.pop()!
+    if (typeof node === 'string') {
+      if (!node.isWellFormed()) return at
+    } else if (typeof node === 'object' && node !== null) {
+      for (const [key, child] of Object.entries(node)) {
+        if (!key.isWellFormed()) return at
+        stack.push([child, `${at}/${pointerSegment(key)}`])
+      }
+    }
+  }
+  return undefined
+}

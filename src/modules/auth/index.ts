@@ -15,7 +15,9 @@ type WithPrincipal = ResponseSet & { [PRINCIPAL]?: Principal }
 const API_PREFIX = '/api/v1/'
 const PUBLIC_API_PATHS = new Set(['/api/v1/openapi.json'])
 
-const needsKey = (path: string) => (path.startsWith(API_PREFIX) && !PUBLIC_API_PATHS.has(path)) || path === MCP_PATH
+// /mcp/ with a slash reaches the same route: it needs the key just the same.
+const needsKey = (path: string) =>
+  (path.startsWith(API_PREFIX) && !PUBLIC_API_PATHS.has(path)) || path === MCP_PATH || path.startsWith(`${MCP_PATH}/`)
 
 /**
  * Bearer authentication and the per-key rate limit for everything under

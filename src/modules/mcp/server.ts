@@ -23,8 +23,26 @@ export async function handleMcpRequest(request: Request, backend: ToolBackend): 
   })
   await server.connect(transport)
   try {
-    return await transport.handleRequest(request)
+    return withDetail(await transport.handleRequest(request))
   } finally {
     await server.close()
   }
+}
+
+/**
+ * The transport answers protocol mistakes (no JSON, a wrong Accept header)
+ * with a JSON-RPC error; every intake error also carries `detail`, so one is
+ * added beside it (JSON-RPC clients ignore members they do not know).
+ */
+async function withDetail(response: Response): Promise<Response> {
+  if (response.status < 400 || !response.headers.get('content-type')?.includes('application/json')) return response
+  const text = await response.text()
+  let body: { detail?: unknown; error?: { message?: unknown } }
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = {}
+  }
+  const detail = typeof body.error?.message === 'string' ? body.error.message : `MCP request refused (HTTP ${response.status})`
+  return new Response(JSON.stringify({ ...body, detail }), { status: response.status, headers: response.headers })
 }

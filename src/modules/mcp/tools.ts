@@ -1,5 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { HttpError, invalidAt } from '../../lib/errors.ts'
+import { illFormedTextAt } from '../../lib/json.ts'
 import { publish } from '../../lib/openapi.ts'
 import { JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
 import { validate } from '../../lib/validation.ts'
@@ -179,6 +180,8 @@ export async function callTool(backend: ToolBackend, name: string, args: Record<
   const tool = TOOLS.find((t) => t.name === name)
   if (!tool) return toolError(`Unknown tool "${name}". The tools are: ${TOOLS.map((t) => t.name).join(', ')}`)
   try {
+    const illFormed = illFormedTextAt(args ?? {})
+    if (illFormed !== undefined) throw invalidAt(illFormed, 'Holds a lone surrogate, which is not valid Unicode text')
     const result = await tool.call(backend, args ?? {}, abort)
     return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result }
   } catch (error) {
