@@ -631,7 +631,7 @@ class Crashloop {
     }
     this.state.children.delete(this.child!)
     this.child = child
-    const ready = /^intake \S+ listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/m.exec(child.out.head)!
+    const ready = /^intake \S+ listening on (http:\/\/127\.0\.0\.1:(\d+))(?: \(.*\))?\s*$/m.exec(child.out.head)!
     this.url = ready[1]!
     this.port = Number(ready[2])
     return samePort

@@ -243,7 +243,7 @@ export async function whenReady(child: Child, timeoutMs = 15_000, options: { key
     const timer = setTimeout(() => finish(new BenchError(`intake printed no listening line within ${timeoutMs} ms`)), timeoutMs)
     const check = () => {
       const head = child.out.head
-      const listening = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/m.exec(head)
+      const listening = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))(?: \(.*\))?\s*$/m.exec(head)
       if (!listening) return
       const ready = { version: listening[1]!, url: listening[2]!, port: Number(listening[3]) }
       if (options.key !== undefined) return finish(undefined, { ...ready, key: options.key })

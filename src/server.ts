@@ -51,16 +51,12 @@ export function startServer(config: Config, print: (line: string) => void = cons
   port = server.port!
   const listeningUrl = server.url.href.replace(/\/$/, '')
 
-  const banner = [
-    `intake ${VERSION} listening on ${listeningUrl}`,
-    `Forms are shared as ${resolveBaseUrl(config, port)}/f/<id>`,
-    `Database: ${resolve(config.dbPath)}`,
-  ]
-  if (startupKey) {
-    banner.push('', `API key: ${startupKey.key}`, 'This key is shown once and stored only as a hash. Keep it somewhere safe.', '')
-  }
   // One write: whoever sees the listening line sees the key line with it.
-  print(banner.join('\n'))
+  print(
+    startupKey
+      ? firstStartBanner({ listeningUrl, baseUrl: resolveBaseUrl(config, port), dataPath: resolve(config.dbPath), key: startupKey.key })
+      : `intake ${VERSION} listening on ${listeningUrl} (data: ${resolve(config.dbPath)})`,
+  )
 
   background.start()
 
@@ -88,3 +84,29 @@ export function startServer(config: Config, print: (line: string) => void = cons
 }
 
 export class ListenError extends Error {}
+
+/**
+ * What the very first start says, once: where things are, the key, and the
+ * next command to try. Later starts say one line.
+ */
+function firstStartBanner(at: { listeningUrl: string; baseUrl: string; dataPath: string; key: string }): string {
+  // A server bound to every address is reached locally through loopback.
+  const local = at.listeningUrl.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
+  return [
+    `intake ${VERSION} listening on ${at.listeningUrl}`,
+    '',
+    'intake is ready. This is shown once, on the first start.',
+    `  Data   ${at.dataPath}  (one file; copy it safely with: intake backup FILE)`,
+    `  API    ${at.baseUrl}/api/v1  (OpenAPI at /api/v1/openapi.json, MCP at /mcp)`,
+    `  Forms  ${at.baseUrl}/f/<id>  (the link you send to a person)`,
+    '',
+    `API key: ${at.key}`,
+    'This key is shown once and stored only as a hash. Keep it somewhere safe.',
+    '',
+    'Next, create a form:',
+    `  curl -s ${local}/api/v1/forms -H 'Authorization: Bearer ${at.key}' \\`,
+    `    -d '{"title":"Hello","fields":[{"key":"name","type":"text","label":"Your name"}]}'`,
+    'then open the "url" it returns in a browser.',
+    '',
+  ].join('\n')
+}

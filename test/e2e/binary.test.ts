@@ -77,18 +77,34 @@ describe('intake serve from an empty directory', () => {
   test('first start prints the listening URL and one line holding the new key and the words "API key"', async () => {
     first = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0'] })
     expect(first.version).toBe(packageJson.version)
-    expect(first.stdout()).toMatch(new RegExp(`^intake ${packageJson.version.replace(/\./g, '\\.')} listening on http://127\\.0\\.0\\.1:${first.port}\\s*$`, 'm'))
+    expect(first.stdout()).toMatch(new RegExp(`^intake ${packageJson.version.replace(/\./g, '\\.')} listening on http://127\\.0\\.0\\.1:${first.port}(?: \\(.*\\))?\\s*$`, 'm'))
     expect(first.port).toBeGreaterThan(0)
 
+    // The key is on its own "API key:" line, and in the ready command that follows it.
     const keyLines = first.stdout().split('\n').filter((line) => /svc_live_/.test(line))
-    expect(keyLines).toHaveLength(1)
-    expect(keyLines[0]).toContain('API key')
     expect(first.apiKey).toMatch(/^svc_live_[0-9a-f]{48}$/)
     key = first.apiKey!
-    expect(keyLines[0]).toContain(key)
+    expect(keyLines).toEqual([`API key: ${key}`, expect.stringContaining(`Authorization: Bearer ${key}`)])
+    // It says where the data lives, where the API and the forms are.
+    expect(first.stdout()).toContain(join(cwd, 'data', 'intake.db'))
+    expect(first.stdout()).toMatch(/\/api\/v1\b/)
+    expect(first.stdout()).toMatch(/\/f\/<id>/)
 
     // The default database path is ./data/intake.db relative to the working directory.
     expect(existsSync(join(cwd, 'data', 'intake.db'))).toBe(true)
+  }, STEP_TIMEOUT)
+
+  test('the next command the first start suggests runs as printed and creates a form', async () => {
+    const lines = first!.stdout().split('\n')
+    const start = lines.findIndex((line) => line.startsWith('Next, create a form'))
+    expect(start).toBeGreaterThan(0)
+    const command = lines.slice(start + 1).join('\n').split('\nthen ')[0]!
+    expect(command).toContain('curl')
+    const run = Bun.spawnSync(['bash', '-c', command], { cwd: tempDir() })
+    expect(run.exitCode).toBe(0)
+    const created = JSON.parse(run.stdout.toString())
+    expect(created.status).toBe('active')
+    expect(created.url).toMatch(/\/f\/[0-9A-Z]{26}$/)
   }, STEP_TIMEOUT)
 
   test('GET /healthz answers 200 {"status":"ok"} without a key', async () => {
@@ -173,14 +189,17 @@ describe('intake serve from an empty directory', () => {
     captured.push({ stdout: second.stdout(), stderr: second.stderr() })
   }, STEP_TIMEOUT)
 
-  test('the plaintext key appears in the captured output only on the one start-up line', () => {
+  test('the plaintext key appears in the captured output only in the first start\'s lines', () => {
     expect(captured).toHaveLength(2)
     const secret = key.slice('svc_live_'.length)
     const [run1, run2] = captured
     const linesWithKey = run1!.stdout.split('\n').filter((line) => line.includes(secret))
-    expect(linesWithKey).toHaveLength(1)
-    expect(linesWithKey[0]).toContain('API key')
-    expect(linesWithKey[0]!.split(secret)).toHaveLength(2) // printed once on that line
+    // Its own line, and the ready command.
+    expect(linesWithKey).toHaveLength(2)
+    expect(linesWithKey[0]).toBe(`API key: ${key}`)
+    expect(linesWithKey[1]).toContain(`Authorization: Bearer ${key}`)
+    // Later starts say one line, without it.
+    expect(run2!.stdout.trim().split('\n').filter((line) => !line.startsWith('{'))).toHaveLength(1)
     expect(run1!.stderr.includes(secret)).toBe(false)
     expect(run2!.stdout.includes(secret)).toBe(false)
     expect(run2!.stderr.includes(secret)).toBe(false)

@@ -16,8 +16,8 @@ import type { Subprocess } from 'bun'
 export const PROJECT_ROOT = resolve(import.meta.dir, '..', '..')
 export const BINARY_PATH = join(PROJECT_ROOT, 'dist', 'intake')
 
-/** `intake <version> listening on http://127.0.0.1:<port>` */
-export const LISTENING_LINE = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/m
+/** `intake <version> listening on http://127.0.0.1:<port>`, and on later starts ` (data: <path>)` after it */
+export const LISTENING_LINE = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))(?: \(.*\))?\s*$/m
 
 /** Every `svc_live_` key in `text`. */
 export const keysIn = (text: string): string[] => text.match(/svc_live_[0-9a-f]{48}/g) ?? []
