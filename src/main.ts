@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { API_KEY_PATTERN, ConfigError, loadConfig, type ConfigFlags } from './config.ts'
-import { DatabaseOpenError, openDatabase } from './db/index.ts'
+import { DatabaseOpenError, describeUpgrade, openDatabase } from './db/index.ts'
 import { HttpError } from './lib/errors.ts'
 import { formatApiTime, systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
@@ -154,7 +154,8 @@ function backup(target: string, flags: ConfigFlags): void {
   const config = loadConfig(process.env, flags)
   requireDatabase(config.dbPath)
   if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file name`)
-  const db = openDatabase(config.dbPath)
+  // A copy of the database as it is: an older one is not upgraded first.
+  const db = openDatabase(config.dbPath, { upgrade: false })
   try {
     // VACUUM INTO writes a consistent, compacted copy while other connections keep working.
     db.query('VACUUM INTO ?').run(resolve(target))
@@ -183,7 +184,9 @@ function mcp(url: string | undefined, key: string | undefined): void {
 
 function authService(dbPath: string, { mustExist }: { mustExist: boolean }) {
   if (mustExist) requireDatabase(dbPath)
-  return createAuthService(createAuthStore(openDatabase(dbPath)), systemClock)
+  // stdout is the command's answer (scripts read it); the upgrade notice goes to stderr.
+  const db = openDatabase(dbPath, { onUpgrade: (upgrade) => console.error(describeUpgrade(upgrade)) })
+  return createAuthService(createAuthStore(db), systemClock)
 }
 
 function requireDatabase(dbPath: string) {

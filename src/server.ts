@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { createIntake } from './app.tsx'
 import { resolveBaseUrl, type Config } from './config.ts'
-import { openDatabase } from './db/index.ts'
+import { describeUpgrade, openDatabase } from './db/index.ts'
 import { createLogger, type Logger } from './lib/log.ts'
 import { systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
@@ -25,7 +25,7 @@ export interface RunningServer {
  * SIGTERM / SIGINT. Human-facing start-up lines go to `print` (in one call); request logs to the logger.
  */
 export function startServer(config: Config, print: (line: string) => void = console.log, logger: Logger = createLogger()): RunningServer {
-  const db = openDatabase(config.dbPath)
+  const db = openDatabase(config.dbPath, { onUpgrade: (upgrade) => print(describeUpgrade(upgrade)) })
   const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
 
   let port = config.port

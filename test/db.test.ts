@@ -3,10 +3,11 @@
  * and query plans of the form lists (they must walk an index, never the table).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { Database as SqliteDatabase } from 'bun:sqlite'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase, SCHEMA_VERSION, type Database } from '../src/db/index.ts'
+import { basename, dirname, join } from 'node:path'
+import { DatabaseOpenError, openDatabase, SCHEMA_VERSION, type Database, type Upgrade } from '../src/db/index.ts'
 import { createFormStore } from '../src/modules/forms/store.ts'
 import { apiClient, createTestContext, type TestContext } from './utils.ts'
 
@@ -67,6 +68,104 @@ describe('openDatabase', () => {
     expect(pragma(third, 'journal_mode')).toBe('wal')
     expect(pragma(third, 'synchronous')).toBe(2)
     expect(pragma(third, 'foreign_keys')).toBe(1)
+  })
+})
+
+const FIXTURE_0_1_0 = join(import.meta.dir, 'fixtures', 'intake-0.1.0-schema-1.sql')
+
+/** A database file as intake 0.1.0 left it (schema 1), from the fixture. */
+async function firstReleaseDatabase(): Promise<string> {
+  const path = join(dirname(tempDb()), 'intake.db')
+  mkdirSync(dirname(path), { recursive: true })
+  const db = new SqliteDatabase(path)
+  db.exec(await Bun.file(FIXTURE_0_1_0).text())
+  db.close()
+  return path
+}
+
+const rowsOf = (path: string) => {
+  const db = new SqliteDatabase(path, { readonly: true })
+  try {
+    const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").values().map(([name]) => String(name))
+    return Object.fromEntries(tables.map((table) => [table, db.query(`SELECT * FROM "${table}" ORDER BY rowid`).all()]))
+  } finally {
+    db.close()
+  }
+}
+const filesNextTo = (path: string) => readdirSync(dirname(path)).filter((name) => name.startsWith(`${basename(path)}.bak-`)).sort()
+
+describe('opening a database from an older intake', () => {
+  test('copies it to <file>.bak-1 first, then migrates it in place; every row is kept, and the upgrade is reported once', async () => {
+    const path = await firstReleaseDatabase()
+    const before = rowsOf(path)
+    expect(before.forms).toHaveLength(6)
+
+    const upgrades: Upgrade[] = []
+    const db = openDatabase(path, { onUpgrade: (upgrade) => upgrades.push(upgrade) })
+    open.push(db)
+    expect(upgrades).toEqual([{ from: 1, to: SCHEMA_VERSION, backupPath: `${path}.bak-1` }])
+    expect(pragma(db, 'user_version')).toBe(SCHEMA_VERSION)
+    expect(pragma(db, 'integrity_check')).toBe('ok')
+    // Migration 2's table is there, and every row from before is unchanged.
+    expect(db.query('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 })
+    const after = rowsOf(path)
+    for (const table of Object.keys(before)) expect(after[table]).toEqual(before[table]!)
+
+    // The backup is the database exactly as it was: schema 1, the same rows.
+    const backup = new SqliteDatabase(`${path}.bak-1`, { readonly: true })
+    expect(pragma(backup, 'user_version')).toBe(1)
+    expect(pragma(backup, 'integrity_check')).toBe('ok')
+    backup.close()
+    expect(rowsOf(`${path}.bak-1`)).toEqual(before)
+
+    // Opening again finds nothing to do: no second backup, no second report.
+    openTracked(path)
+    expect(upgrades).toHaveLength(1)
+    expect(filesNextTo(path)).toEqual([`${basename(path)}.bak-1`])
+  })
+
+  test('an existing .bak-1 (an earlier upgrade, since restored) is never overwritten: the new copy is named with the time', async () => {
+    const path = await firstReleaseDatabase()
+    writeFileSync(`${path}.bak-1`, 'an earlier backup')
+    const upgrades: Upgrade[] = []
+    open.push(openDatabase(path, { onUpgrade: (upgrade) => upgrades.push(upgrade) }))
+
+    expect(readFileSync(`${path}.bak-1`, 'utf8')).toBe('an earlier backup')
+    expect(upgrades).toHaveLength(1)
+    const { backupPath } = upgrades[0]!
+    expect(dirname(backupPath)).toBe(dirname(path))
+    expect(basename(backupPath)).toMatch(/^intake\.db\.bak-1-\d{8}T\d{6}Z$/)
+    const copy = new SqliteDatabase(backupPath, { readonly: true })
+    expect(pragma(copy, 'user_version')).toBe(1)
+    expect(copy.query('SELECT count(*) AS n FROM forms').get()).toEqual({ n: 6 })
+    copy.close()
+    expect(filesNextTo(path)).toHaveLength(2)
+  })
+
+  test('upgrade: false (what intake backup uses) opens it as it is: no migration, no backup file', async () => {
+    const path = await firstReleaseDatabase()
+    const db = openDatabase(path, { upgrade: false, onUpgrade: () => expect.unreachable() })
+    open.push(db)
+    expect(pragma(db, 'user_version')).toBe(1)
+    expect(filesNextTo(path)).toEqual([])
+  })
+
+  test('when no backup can be written, the database is refused with the reason and left at its old schema', async () => {
+    const path = await firstReleaseDatabase()
+    // Every name the backup could take in the next few seconds is already used (and never overwritten).
+    for (let second = 0; second < 5; second++) {
+      const stamp = new Date(Date.now() + second * 1000).toISOString().replace(/[-:]|\.\d+/g, '')
+      for (const suffix of ['', `-${stamp}`, ...Array.from({ length: 19 }, (_, i) => `-${stamp}-${i + 2}`)]) {
+        writeFileSync(`${path}.bak-1${suffix}`, 'taken')
+      }
+    }
+    expect(() => openTracked(path)).toThrow(DatabaseOpenError)
+    expect(() => openTracked(path)).toThrow(/Cannot write a backup next to .*intake\.db before upgrading it from schema 1; the database was not changed: every backup name is taken/)
+    const db = new SqliteDatabase(path, { readonly: true })
+    expect(pragma(db, 'user_version')).toBe(1)
+    expect(db.query('SELECT count(*) AS n FROM forms').get()).toEqual({ n: 6 })
+    db.close()
+    expect(filesNextTo(path).every((name) => readFileSync(join(dirname(path), name), 'utf8') === 'taken')).toBe(true)
   })
 })
 

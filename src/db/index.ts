@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { migrations } from './migrations.ts'
 
@@ -11,13 +11,34 @@ export const SCHEMA_VERSION = migrations.length
 /** A database that cannot be opened or used, described for the operator. */
 export class DatabaseOpenError extends Error {}
 
+/** What opening did to an older database: the schema it had and where a copy of it was kept. */
+export interface Upgrade {
+  from: number
+  to: number
+  backupPath: string
+}
+
+/** The line an operator reads after an upgrade. */
+export const describeUpgrade = (upgrade: Upgrade) =>
+  `Upgraded the database from schema ${upgrade.from} to ${upgrade.to}; the database as it was is kept at ${upgrade.backupPath}`
+
+export interface OpenOptions {
+  /** Hears of a migration this call made. */
+  onUpgrade?: (upgrade: Upgrade) => void
+  /** false: an older database is opened as it is, not migrated (for `intake backup`). */
+  upgrade?: boolean
+}
+
 /**
  * Opens (creating when missing) the database file and brings its schema up to
  * date. WAL lets readers run beside the writer; synchronous=FULL makes every
  * acknowledged commit survive power loss; busy_timeout lets the CLI and the
- * server share the file.
+ * server share the file. A database from an older intake is copied to
+ * `<file>.bak-<its schema version>` before it is migrated (in one
+ * transaction); one from a newer intake is refused untouched.
  */
-export function openDatabase(path: string): Database {
+export function openDatabase(path: string, options: OpenOptions = {}): Database {
+  const { onUpgrade, upgrade = true } = options
   let db: Database
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -32,7 +53,17 @@ export function openDatabase(path: string): Database {
     db.exec('PRAGMA journal_mode = WAL')
     db.exec('PRAGMA synchronous = FULL')
     db.exec('PRAGMA foreign_keys = ON')
-    migrate(db)
+    const found = schemaVersion(db)
+    if (found > 0 && found < SCHEMA_VERSION && !upgrade) {
+      // Left as it is (a copy of an older database stays that older database).
+    } else if (found > 0 && found < SCHEMA_VERSION && path !== ':memory:') {
+      const backupPath = backupBeforeUpgrade(db, path, found)
+      if (migrate(db)) onUpgrade?.({ from: found, to: SCHEMA_VERSION, backupPath })
+      // Another process migrated first, with a backup of its own: this copy is a duplicate.
+      else rmSync(backupPath, { force: true })
+    } else {
+      migrate(db)
+    }
   } catch (error) {
     db.close()
     throw error instanceof DatabaseOpenError ? error : new DatabaseOpenError(`Cannot prepare the database at ${path}: ${reason(error)}`)
@@ -53,15 +84,51 @@ function refuseNewerSchema(db: Database): void {
   }
 }
 
-function migrate(db: Database): void {
-  if (schemaVersion(db) === SCHEMA_VERSION) return
+/**
+ * A consistent copy of the database as it is, before a migration changes it:
+ * the way back to the older intake. Never overwrites: when `<file>.bak-N` is
+ * taken (a backup from an earlier upgrade, since restored and used again),
+ * the copy is named with the time as well.
+ */
+function backupBeforeUpgrade(db: Database, path: string, version: number): string {
+  const stamp = new Date().toISOString().replace(/[-:]|\.\d+/g, '')
+  const names = [`${path}.bak-${version}`, `${path}.bak-${version}-${stamp}`]
+  for (let n = 2; n <= 20; n++) names.push(`${path}.bak-${version}-${stamp}-${n}`)
+  for (const backupPath of names) {
+    try {
+      // Created exclusively first: the file is ours alone (VACUUM INTO accepts an empty one).
+      closeSync(openSync(backupPath, 'wx'))
+    } catch (error) {
+      if ((error as { code?: string }).code === 'EEXIST') continue
+      throw backupFailed(path, version, error)
+    }
+    try {
+      db.query('VACUUM INTO ?').run(backupPath)
+      return backupPath
+    } catch (error) {
+      rmSync(backupPath, { force: true })
+      throw backupFailed(path, version, error)
+    }
+  }
+  throw backupFailed(path, version, 'every backup name is taken')
+}
+
+const backupFailed = (path: string, version: number, error: unknown) =>
+  new DatabaseOpenError(`Cannot write a backup next to ${path} before upgrading it from schema ${version}; the database was not changed: ${reason(error)}`)
+
+/** Brings the schema up to date; false when it already was (another process may have just done it). */
+function migrate(db: Database): boolean {
+  if (schemaVersion(db) === SCHEMA_VERSION) return false
+  let migrated = false
   // IMMEDIATE: a second process starting at the same moment waits, then finds the work done.
   db.transaction(() => {
     for (let version = schemaVersion(db); version < SCHEMA_VERSION; version++) {
       db.exec(migrations[version]!)
       db.exec(`PRAGMA user_version = ${version + 1}`)
+      migrated = true
     }
   }).immediate()
+  return migrated
 }
 
 function reason(error: unknown): string {
