@@ -12,45 +12,108 @@ import { MCP_PATH } from './modules/mcp/paths.ts'
 import { ListenError, startServer } from './server.ts'
 import { VERSION } from './version.ts'
 
+const SETTINGS = `Settings (environment; flags override):
+  SERVICE_HOST (--host)              address to bind                [127.0.0.1]
+  SERVICE_PORT (--port)              port to bind, 0 = any free one [8080]
+  SERVICE_BASE_URL (--base-url)      origin used in form URLs       [http://localhost:<port>]
+  SERVICE_DB_PATH (--db)             SQLite file                    [./data/intake.db]
+  SERVICE_WEBHOOK_TIMEOUT            seconds per webhook attempt    [10]
+  SERVICE_WEBHOOK_MAX_RETRIES        retries after the first        [3]
+  SERVICE_API_KEY                    register this svc_live_ key at start
+  SERVICE_TRUST_PROXY                client IP from X-Forwarded-For [false]
+  SERVICE_RATE_LIMIT                 API requests/minute/key, 0 = off [600]
+  SERVICE_PUBLIC_RATE_LIMIT          form posts/minute/IP, 0 = off  [60]
+  SERVICE_WEBHOOK_BLOCK_PRIVATE      refuse private webhook targets [false]`
+
 const HELP = `intake ${VERSION}: put a typed form in front of a human and get the single answer back.
 
 Usage:
   intake [serve] [--host HOST] [--port PORT] [--base-url URL] [--db PATH]
-      Start the server (the default command). On a database without a usable
-      key, creates the account "default" and one key, and prints it once.
+      Start the server (the default command).
   intake keys create [--account NAME] [--db PATH]
-      Create an API key (and the account when new); prints it once.
   intake keys list [--json] [--db PATH]
-      List keys: id, account, last characters, created, last used, revoked.
   intake keys revoke KEY_ID [--db PATH]
-      Revoke a key. A running server refuses it at once.
+      Create, list and revoke API keys, also while the server runs.
   intake backup FILE [--db PATH]
       Write a consistent copy of the database to FILE (safe while serving).
   intake mcp --url URL --key KEY
-      Serve the MCP tools over stdio for a desktop MCP client, forwarding each
-      call to the intake running at URL with the API key KEY.
-  intake --help | --version
+      Serve the MCP tools over stdio, forwarding to a running intake.
+  intake COMMAND --help     what a command does, its options, examples
+  intake --version
 
-Settings (environment; flags override):
-  SERVICE_HOST (--host)              address to bind             [127.0.0.1]
-  SERVICE_PORT (--port)              port to bind                [8080]
-  SERVICE_BASE_URL (--base-url)      origin used in form URLs    [http://localhost:<port>]
-  SERVICE_DB_PATH (--db)             SQLite file                 [./data/intake.db]
-  SERVICE_WEBHOOK_TIMEOUT            seconds per webhook attempt [10]
-  SERVICE_WEBHOOK_MAX_RETRIES        retries after the first     [3]
-  SERVICE_API_KEY                    register this svc_live_ key at start
-  SERVICE_TRUST_PROXY                client IP from X-Forwarded-For [false]
-  SERVICE_RATE_LIMIT                 API requests/minute/key, 0 = off [600]
-  SERVICE_PUBLIC_RATE_LIMIT          form POSTs/minute/IP, 0 = off [60]
-  SERVICE_WEBHOOK_BLOCK_PRIVATE      refuse private webhook targets [false]
+${SETTINGS}
 
 Examples:
-  intake                                   # serve on http://127.0.0.1:8080
-  SERVICE_PORT=9000 intake serve --db /var/lib/intake/intake.db
+  intake                                   # serve on http://127.0.0.1:8080, data in ./data
   intake keys create --account research
   intake backup ./intake-backup.db
-  intake mcp --url http://127.0.0.1:8080 --key svc_live_...
 `
+
+/** `intake COMMAND --help`: each command complete, with examples that run as written. */
+const COMMAND_HELP: Record<string, string> = {
+  serve: `intake serve: start the server (also what plain \`intake\` does).
+
+Usage:
+  intake [serve] [--host HOST] [--port PORT] [--base-url URL] [--db PATH]
+
+The first start on an empty database creates the account "default" and one API
+key, and prints it once with where everything is and a first command to try.
+Later starts print one line. The server stops cleanly on SIGTERM or SIGINT.
+A database from an older intake is copied to <file>.bak-<version> and then
+upgraded; one from a newer intake is refused untouched.
+
+${SETTINGS}
+
+Examples:
+  intake serve
+  intake serve --port 9000 --db ./forms.db
+  SERVICE_BASE_URL=https://forms.example.com SERVICE_TRUST_PROXY=true intake serve
+`,
+  keys: `intake keys: create, list and revoke API keys. Works while the server runs
+(they share the database file); a revoked key is refused from the next request.
+
+Usage:
+  intake keys create [--account NAME] [--db PATH]
+      A new key for the account (created when new; default "default"),
+      printed once: only its SHA-256 is stored.
+  intake keys list [--json] [--db PATH]
+      Every key: id, account, last four characters, created, last used, revoked.
+  intake keys revoke KEY_ID [--db PATH]
+      Refuse the key from now on (KEY_ID from keys list).
+
+Examples:
+  intake keys create
+  intake keys create --account research
+  intake keys list --json
+`,
+  backup: `intake backup: write a consistent copy of the database to FILE, safe while
+the server runs (SQLite VACUUM INTO). FILE must not exist yet. Uploaded files
+live in the database, so the copy holds everything.
+
+Usage:
+  intake backup FILE [--db PATH]
+
+To restore: stop intake, put the copy in place of the database file (and remove
+that file's -wal and -shm companions), start intake.
+
+Example:
+  intake backup ./intake-backup.db
+`,
+  mcp: `intake mcp: serve intake's MCP tools over stdio, for desktop MCP clients that
+start a command. Every call is forwarded to a running intake's /mcp with the
+key, so the tools are exactly the server's. Stdout carries the protocol.
+
+Usage:
+  intake mcp --url URL --key KEY
+
+  --url   the address of a running intake, e.g. http://127.0.0.1:8080
+  --key   an API key (svc_live_ and 48 hex characters)
+
+Example (a client's configuration):
+  { "mcpServers": { "intake": { "command": "intake",
+      "args": ["mcp", "--url", "http://127.0.0.1:8080", "--key", "svc_live_..."] } } }
+`,
+}
 
 /** A mistake in how intake was invoked: one line on stderr, exit code 2. */
 class UsageError extends Error {}
@@ -81,7 +144,12 @@ function parse(argv: string[]) {
 
 function run(argv: string[]): void {
   const { values, positionals } = parse(argv)
-  if (values.help) return void process.stdout.write(HELP)
+  // `intake help keys` reads as well as `intake keys --help`.
+  const helpFor = positionals[0] === 'help' ? (positionals[1] ?? '') : values.help ? (positionals[0] ?? '') : undefined
+  if (helpFor !== undefined) {
+    if (helpFor !== '' && !COMMAND_HELP[helpFor]) throw new UsageError(`Unknown command "${helpFor}" (see intake --help)`)
+    return void process.stdout.write(helpFor === '' ? HELP : COMMAND_HELP[helpFor]!)
+  }
   if (values.version) return void console.log(VERSION)
   const flags: ConfigFlags = { host: values.host, port: values.port, baseUrl: values['base-url'], db: values.db }
   const [command = 'serve', ...rest] = positionals

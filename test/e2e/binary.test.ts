@@ -40,6 +40,73 @@ describe('intake --version / --help', () => {
   })
 })
 
+describe('each command\'s --help', () => {
+  const COMMANDS = ['serve', 'keys', 'backup', 'mcp']
+
+  for (const command of COMMANDS) {
+    test(`intake ${command} --help and intake help ${command}: the same text, with its usage and examples, exit 0`, async () => {
+      const cwd = tempDir()
+      const viaFlag = await runIntake(intake.path, [command, '--help'], { cwd })
+      const viaHelp = await runIntake(intake.path, ['help', command], { cwd })
+      expect(viaFlag.code).toBe(0)
+      expect(viaFlag.stderr).toBe('')
+      expect(viaHelp.stdout).toBe(viaFlag.stdout)
+      expect(viaFlag.stdout).toStartWith(`intake ${command}: `)
+      expect(viaFlag.stdout).toContain(`Usage:\n  intake ${command === 'serve' ? '[serve]' : command}`)
+      expect(viaFlag.stdout).toMatch(/^Examples?/m)
+      expect(readdirSync(cwd)).toEqual([])
+    })
+  }
+
+  test('intake --help points at the per-command help; an unknown command\'s help exits 2 with one line', async () => {
+    const cwd = tempDir()
+    expect((await runIntake(intake.path, ['--help'], { cwd })).stdout).toContain('intake COMMAND --help')
+    const unknown = await runIntake(intake.path, ['frobnicate', '--help'], { cwd })
+    expect(unknown.code).toBe(2)
+    expect(unknown.stdout).toBe('')
+    expect(unknown.stderr.trim().split('\n')).toHaveLength(1)
+    expect(unknown.stderr).toContain('Unknown command "frobnicate"')
+  })
+
+  /**
+   * Every `intake ...` example line of `intake --help` and the commands' help, run
+   * as written in a fresh directory, in the order shown. Servers are started on
+   * a free port (a fixed one may be taken here) and stopped once listening.
+   */
+  test('every example runs as written', async () => {
+    const cwd = tempDir()
+    const texts = [(await runIntake(intake.path, ['--help'], { cwd })).stdout]
+    for (const command of COMMANDS) texts.push((await runIntake(intake.path, [command, '--help'], { cwd })).stdout)
+    // Each distinct example once (the general help repeats some).
+    const examples = [...new Set(texts.flatMap((text) =>
+      (text.split(/^Examples?.*:$/m)[1] ?? '')
+        .split('\n')
+        .map((line) => line.replace(/#.*$/, '').trim())
+        .filter((line) => /^([A-Z_]+=\S+ )*intake( |$)/.test(line)),
+    ))]
+    expect(examples.length).toBeGreaterThanOrEqual(7)
+    const ran: string[] = []
+    for (const example of examples) {
+      const words = example.split(/\s+/)
+      const env: Record<string, string> = { SERVICE_PORT: '0' }
+      while (/^[A-Z_]+=/.test(words[0]!)) {
+        const [name, value] = words.shift()!.split('=') as [string, string]
+        env[name] = value
+      }
+      const args = words.slice(1).map((word, i, all) => (all[i - 1] === '--port' ? '0' : word))
+      if (args.length === 0 || args[0] === 'serve') {
+        const server = await startIntake(intake.path, { cwd, args, env })
+        expect(await server.stop()).toBe(0)
+      } else {
+        const result = await runIntake(intake.path, args, { cwd, env })
+        expect({ example, code: result.code, stderr: result.stderr }).toEqual({ example, code: 0, stderr: '' })
+      }
+      ran.push(example)
+    }
+    expect(ran).toEqual(examples)
+  }, STEP_TIMEOUT)
+})
+
 describe('intake serve from an empty directory', () => {
   let cwd: string
   let first: RunningIntake | undefined
