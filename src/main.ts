@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { API_KEY_PATTERN, ConfigError, loadConfig, type ConfigFlags } from './config.ts'
-import { DatabaseOpenError, describeUpgrade, openDatabase } from './db/index.ts'
+import { copyDatabase, DatabaseOpenError, describeUpgrade, openDatabase } from './db/index.ts'
 import { HttpError } from './lib/errors.ts'
 import { formatApiTime, systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
@@ -221,13 +221,12 @@ function keys(args: string[], flags: ConfigFlags, values: { account?: string; js
 function backup(target: string, flags: ConfigFlags): void {
   const config = loadConfig(process.env, flags)
   requireDatabase(config.dbPath)
-  if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file name`)
   // A copy of the database as it is: an older one is not upgraded first.
   const db = openDatabase(config.dbPath, { upgrade: false })
   try {
-    // VACUUM INTO writes a consistent, compacted copy while other connections keep working.
-    db.query('VACUUM INTO ?').run(resolve(target))
+    copyDatabase(db, resolve(target))
   } catch (error) {
+    if ((error as { code?: string }).code === 'EEXIST') throw new UsageError(`${target} already exists; choose a new file name`)
     throw new UsageError(`Cannot write the backup to ${target}: ${error instanceof Error ? error.message : String(error)}`)
   } finally {
     db.close()

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { keysIn, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type CommandResult, type RunningIntake } from './e2e/binary.ts'
 
@@ -195,6 +195,8 @@ describe('backup', () => {
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
     expect(existsSync(target)).toBe(true)
     expect(readFileSync(target).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0')
+    // As private as the database it copies: answers, files and webhook secrets are in it.
+    expect(statSync(target).mode & 0o777).toBe(0o600)
 
     // The live server keeps working after the backup.
     expect((await request(`${forms(server!.url)}/${formId}`, { key })).status).toBe(200)
@@ -213,6 +215,7 @@ describe('backup', () => {
     writeFileSync(target, 'precious')
     const result = await runIntake(intake.path, ['backup', target, '--db', db], { cwd })
     expectUsageFailure(result)
+    expect(result.stderr).toContain('already exists')
     expect(readFileSync(target, 'utf8')).toBe('precious')
   })
 })

@@ -4,7 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { Database as SqliteDatabase } from 'bun:sqlite'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { DatabaseOpenError, openDatabase, SCHEMA_VERSION, type Database, type Upgrade } from '../src/db/index.ts'
@@ -94,6 +94,25 @@ const rowsOf = (path: string) => {
 }
 const filesNextTo = (path: string) => readdirSync(dirname(path)).filter((name) => name.startsWith(`${basename(path)}.bak-`)).sort()
 
+describe('a new database is private', () => {
+  test('the folder intake creates is 0700; the file and its -wal and -shm are 0600', () => {
+    const path = tempDb()
+    const db = openTracked(path)
+    db.query('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('01J00000000000000000000000', 'a', 1)
+    expect(statSync(dirname(path)).mode & 0o777).toBe(0o700)
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) expect({ file: basename(file), mode: statSync(file).mode & 0o777 }).toEqual({ file: basename(file), mode: 0o600 })
+  })
+
+  test('an existing file keeps the mode its owner gave it', () => {
+    const path = tempDb()
+    mkdirSync(dirname(path), { recursive: true })
+    writeFileSync(path, '')
+    chmodSync(path, 0o640)
+    openTracked(path)
+    expect(statSync(path).mode & 0o777).toBe(0o640)
+  })
+})
+
 describe('opening a database from an older intake', () => {
   test('copies it to <file>.bak-1 first, then migrates it in place; every row is kept, and the upgrade is reported once', async () => {
     const path = await firstReleaseDatabase()
@@ -116,6 +135,7 @@ describe('opening a database from an older intake', () => {
     expect(pragma(backup, 'user_version')).toBe(1)
     expect(pragma(backup, 'integrity_check')).toBe('ok')
     backup.close()
+    expect(statSync(`${path}.bak-1`).mode & 0o777).toBe(0o600)
     expect(rowsOf(`${path}.bak-1`)).toEqual(before)
 
     // Opening again finds nothing to do: no second backup, no second report.

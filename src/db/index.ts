@@ -41,7 +41,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
   const { onUpgrade, upgrade = true } = options
   let db: Database
   try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') createPrivately(path)
     db = new Database(path, { create: true, strict: true })
     db.exec('PRAGMA busy_timeout = 5000')
   } catch (error) {
@@ -71,6 +71,20 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
   return db
 }
 
+/**
+ * A new database's folder (when intake creates it) and file are its owner's
+ * alone: they hold answers, files and webhook secrets. SQLite gives the -wal
+ * and -shm files the database file's mode. Existing ones are left as they are.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  try {
+    closeSync(openSync(path, 'wx', 0o600))
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EEXIST') throw error
+  }
+}
+
 export function schemaVersion(db: Database): number {
   return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
 }
@@ -96,21 +110,31 @@ function backupBeforeUpgrade(db: Database, path: string, version: number): strin
   for (let n = 2; n <= 20; n++) names.push(`${path}.bak-${version}-${stamp}-${n}`)
   for (const backupPath of names) {
     try {
-      // Created exclusively first: the file is ours alone (VACUUM INTO accepts an empty one).
-      closeSync(openSync(backupPath, 'wx'))
+      copyDatabase(db, backupPath)
+      return backupPath
     } catch (error) {
       if ((error as { code?: string }).code === 'EEXIST') continue
       throw backupFailed(path, version, error)
     }
-    try {
-      db.query('VACUUM INTO ?').run(backupPath)
-      return backupPath
-    } catch (error) {
-      rmSync(backupPath, { force: true })
-      throw backupFailed(path, version, error)
-    }
   }
   throw backupFailed(path, version, 'every backup name is taken')
+}
+
+/**
+ * A consistent, compacted copy of the database in a new file `target`, safe
+ * while other connections write. The file is created exclusively (an existing
+ * one is never touched: an error with code EEXIST) and readable by its owner
+ * only, like the database; a copy that fails half-way is removed.
+ */
+export function copyDatabase(db: Database, target: string): void {
+  // VACUUM INTO accepts an empty file: creating it first is what makes it ours and private.
+  closeSync(openSync(target, 'wx', 0o600))
+  try {
+    db.query('VACUUM INTO ?').run(target)
+  } catch (error) {
+    rmSync(target, { force: true })
+    throw error
+  }
 }
 
 const backupFailed = (path: string, version: number, error: unknown) =>
