@@ -91,9 +91,15 @@ function baseUrl(value: string | undefined): string | undefined {
     throw new ConfigError(`SERVICE_BASE_URL (--base-url) must be an absolute http(s) URL, got "${value}"`)
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`SERVICE_BASE_URL (--base-url) must be an http(s) origin with an optional path, got "${value}"`)
+    throw new ConfigError(`SERVICE_BASE_URL (--base-url) must be an http(s) origin like https://forms.example.com, got "${value}"`)
   }
-  return `${url.origin}${url.pathname}`.replace(/\/+$/, '')
+  // The pages, forms and files are served from the root: a path would give links that lead nowhere.
+  if (url.pathname.replace(/\/+$/, '') !== '') {
+    throw new ConfigError(
+      `SERVICE_BASE_URL (--base-url) must be an origin without a path (intake serves from the root of its host; use a host of its own), got "${value}"`,
+    )
+  }
+  return url.origin
 }
 
 function apiKey(value: string | undefined): string | undefined {

@@ -26,7 +26,6 @@ export interface RunningServer {
  */
 export function startServer(config: Config, print: (line: string) => void = console.log, logger: Logger = createLogger()): RunningServer {
   const db = openDatabase(config.dbPath, { onUpgrade: (upgrade) => print(describeUpgrade(upgrade)) })
-  const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
 
   let port = config.port
   const { app, handle, background, signals } = createIntake({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
@@ -50,6 +49,9 @@ export function startServer(config: Config, print: (line: string) => void = cons
   app.server = server
   port = server.port!
   const listeningUrl = server.url.href.replace(/\/$/, '')
+  // Only once listening: a start that fails (a taken port) must not make a key it never shows.
+  // No request is handled before this returns, so the key works from the first one.
+  const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
 
   // One write: whoever sees the listening line sees the key line with it.
   print(

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { keysIn, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type CommandResult, type RunningIntake } from './e2e/binary.ts'
 
@@ -228,6 +228,8 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
     { name: 'SERVICE_TRUST_PROXY=maybe', args: ['serve', '--port', '0'], env: { SERVICE_TRUST_PROXY: 'maybe' } },
     { name: 'SERVICE_API_KEY=nope', args: ['serve', '--port', '0'], env: { SERVICE_API_KEY: 'nope' }, secret: 'nope' },
     { name: 'SERVICE_BASE_URL=ftp://x', args: ['serve', '--port', '0'], env: { SERVICE_BASE_URL: 'ftp://x' } },
+    // Links under a path would lead nowhere: intake serves from the root of its host.
+    { name: '--base-url https://example.com/forms', args: ['serve', '--port', '0', '--base-url', 'https://example.com/forms'] },
     { name: 'an unknown flag', args: ['serve', '--port', '0', '--frobnicate'] },
     { name: 'an unknown command', args: ['frobnicate', '--port', '0'] },
   ]
@@ -255,10 +257,43 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
       expect(result.stderr).toContain(String(first.port))
       // The first one still answers, alone.
       expect((await request(`${first.url}/healthz`)).status).toBe(200)
+      // The failed start made no key it never showed: the next start on that database is a first start.
+      const next = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', join(cwd, 'intake.db')] })
+      expect(next.apiKey).toMatch(/^svc_live_/)
+      expect(await next.stop()).toBe(0)
     } finally {
       await first.stop()
     }
   }, STEP_TIMEOUT)
+
+  /**
+   * A database file this user may read but not write (made by a command run as
+   * root, say): SQLite would open it read-only without a word. As root, the
+   * server runs as `nobody` (setpriv) on a root-owned file; otherwise the file
+   * is made read-only with chmod.
+   */
+  test('a database this user may only read: refused at start with the reason, not served half-working', async () => {
+    const cwd = tempDir()
+    const dataDir = join(cwd, 'data')
+    const dbPath = join(dataDir, 'intake.db')
+    expect((await runIntake(intake.path, ['keys', 'create', '--db', dbPath], { cwd })).code).toBe(0)
+    chmodSync(dbPath, 0o444)
+    let result: CommandResult
+    if (process.getuid?.() === 0) {
+      // nobody may enter the folders and run a copy of the executable, and create -wal/-shm, but not write the file.
+      chmodSync(cwd, 0o755)
+      chmodSync(dataDir, 0o777)
+      const binary = join(cwd, 'intake')
+      copyFileSync(intake.path, binary)
+      chmodSync(binary, 0o755)
+      result = await runIntake('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', binary, 'serve', '--port', '0', '--db', dbPath], { cwd })
+    } else {
+      result = await runIntake(intake.path, ['serve', '--port', '0', '--db', dbPath], { cwd })
+    }
+    expectUsageFailure(result)
+    expect(result.stderr).toContain(`The database at ${dbPath} cannot be written by this user`)
+    expect(result.stderr).toMatch(/readonly/i)
+  })
 
   test('an unwritable database path (--db /proc/intake/x.db)', async () => {
     const cwd = tempDir()

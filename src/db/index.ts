@@ -64,11 +64,35 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
     } else {
       migrate(db)
     }
+    if (upgrade) requireWritable(db, path)
   } catch (error) {
     db.close()
     throw error instanceof DatabaseOpenError ? error : new DatabaseOpenError(`Cannot prepare the database at ${path}: ${reason(error)}`)
   }
   return db
+}
+
+/**
+ * SQLite opens a file it may not write read-only, without a word: the server
+ * would start, answer /healthz and fail every write (a database created by a
+ * command run as root, say). A write that is rolled back finds out at start
+ * (taking the write lock alone does not: that lives in the -shm file).
+ */
+class RolledBack extends Error {}
+
+function requireWritable(db: Database, path: string): void {
+  try {
+    db.transaction(() => {
+      db.exec(`PRAGMA user_version = ${schemaVersion(db)}`)
+      throw new RolledBack()
+    }).immediate()
+  } catch (error) {
+    if (error instanceof RolledBack) return
+    const user = process.getuid ? ` (uid ${process.getuid()})` : ''
+    throw new DatabaseOpenError(
+      `The database at ${path} cannot be written by this user${user}: ${reason(error)}. Check the owner and mode of the file, its -wal and -shm files and its folder.`,
+    )
+  }
 }
 
 /**
