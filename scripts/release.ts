@@ -30,7 +30,8 @@ const SUMS_FILE = 'SHA256SUMS'
 
 const ENTRY = 'src/main.ts'
 /** The flags of the "build" script besides --target and --outfile (checked below: the two must not drift apart). */
-const BUILD_FLAGS = ['--bytecode', '--format=esm', '--sourcemap=none']
+// Settings come from the environment and flags only: a .env or bunfig.toml in the working directory is not read.
+const BUILD_FLAGS = ['--bytecode', '--format=esm', '--sourcemap=none', '--no-compile-autoload-dotenv', '--no-compile-autoload-bunfig']
 const BUILD_SCRIPT = `bun build --compile --target=bun ${BUILD_FLAGS.join(' ')} ${ENTRY} --outfile dist/intake`
 
 interface Target {

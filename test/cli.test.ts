@@ -303,6 +303,23 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
   })
 })
 
+describe('settings come from the environment and flags only', () => {
+  test('a .env and a bunfig.toml in the working directory are not read', async () => {
+    const cwd = tempDir()
+    // Each would stop the start (a refused base URL) or change it (a preload that prints) if it were read.
+    writeFileSync(join(cwd, '.env'), 'SERVICE_BASE_URL=ftp://not-an-origin\n')
+    writeFileSync(join(cwd, 'preload.ts'), 'console.log("PRELOADED")\n')
+    writeFileSync(join(cwd, 'bunfig.toml'), 'preload = ["./preload.ts"]\n')
+    const server = await startIntake(intake.path, { cwd })
+    try {
+      expect(server.stdout()).not.toContain('PRELOADED')
+      expect(server.stdout()).toContain('Forms  http://localhost:')
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  }, STEP_TIMEOUT)
+})
+
 describe('SERVICE_API_KEY', () => {
   let server: RunningIntake | undefined
 
