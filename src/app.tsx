@@ -183,8 +183,6 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
   )
 }
 
-export type App = ReturnType<typeof createApp>
-
 /**
  * A person's browser, not a program: the form page, form posts, and anything
  * outside the API that asks for HTML. Everything else gets JSON errors.

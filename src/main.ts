@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util'
 import { API_KEY_PATTERN, ConfigError, loadConfig, type ConfigFlags } from './config.ts'
 import { copyDatabase, DatabaseOpenError, describeUpgrade, openDatabase } from './db/index.ts'
 import { HttpError } from './lib/errors.ts'
-import { formatApiTime, systemClock } from './lib/time.ts'
+import { formatApiTime, formatOptionalApiTime, systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
 import { createAuthStore } from './modules/auth/store.ts'
 import { MCP_PATH } from './modules/mcp/paths.ts'
@@ -196,8 +196,8 @@ function keys(args: string[], flags: ConfigFlags, values: { account?: string; js
         account: row.account,
         key: `svc_live_…${row.key_hint}`,
         created_at: formatApiTime(row.created_at),
-        last_used_at: row.last_used_at === null ? null : formatApiTime(row.last_used_at),
-        revoked_at: row.revoked_at === null ? null : formatApiTime(row.revoked_at),
+        last_used_at: formatOptionalApiTime(row.last_used_at),
+        revoked_at: formatOptionalApiTime(row.revoked_at),
       }))
       if (values.json) return console.log(JSON.stringify(keys, null, 2))
       if (keys.length === 0) return console.log('No keys.')

@@ -54,16 +54,16 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
     db.exec('PRAGMA synchronous = FULL')
     db.exec('PRAGMA foreign_keys = ON')
     const found = schemaVersion(db)
-    if (found > 0 && found < SCHEMA_VERSION && !upgrade) {
-      // Left as it is (a copy of an older database stays that older database).
-    } else if (found > 0 && found < SCHEMA_VERSION && path !== ':memory:') {
+    const older = found > 0 && found < SCHEMA_VERSION
+    if (!older) {
+      migrate(db)
+    } else if (upgrade) {
       const backupPath = backupBeforeUpgrade(db, path, found)
       if (migrate(db)) onUpgrade?.({ from: found, to: SCHEMA_VERSION, backupPath })
       // Another process migrated first, with a backup of its own: this copy is a duplicate.
       else rmSync(backupPath, { force: true })
-    } else {
-      migrate(db)
     }
+    // (An older database with `upgrade: false` stays as it is: its copy is that older database.)
     if (upgrade) requireWritable(db, path)
   } catch (error) {
     db.close()
@@ -72,14 +72,14 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
   return db
 }
 
+class RolledBack extends Error {}
+
 /**
  * SQLite opens a file it may not write read-only, without a word: the server
  * would start, answer /healthz and fail every write (a database created by a
  * command run as root, say). A write that is rolled back finds out at start
  * (taking the write lock alone does not: that lives in the -shm file).
  */
-class RolledBack extends Error {}
-
 function requireWritable(db: Database, path: string): void {
   try {
     db.transaction(() => {

@@ -4,9 +4,13 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { VERSION } from '../../version.ts'
 import { MCP_INSTRUCTIONS, callTool, toolList, type ToolBackend } from './tools.ts'
 
+/** An MCP server that presents itself as intake with tools; its handlers are set by the caller. */
+export const intakeMcpServer = () =>
+  new Server({ name: 'intake', version: VERSION }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS })
+
 /** A new MCP server speaking for one caller. */
 export function mcpServer(backend: ToolBackend): Server {
-  const server = new Server({ name: 'intake', version: VERSION }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS })
+  const server = intakeMcpServer()
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
     callTool(backend, request.params.name, request.params.arguments, extra.signal),

@@ -1,11 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { VERSION } from '../../version.ts'
 import { MCP_PATH } from './paths.ts'
-import { MCP_INSTRUCTIONS } from './tools.ts'
+import { intakeMcpServer } from './server.ts'
 
 /** Longer than the longest tool call (get_responses waits up to 60 s). */
 const CALL_TIMEOUT_MS = 90_000
@@ -21,7 +20,8 @@ export async function serveMcpOverStdio(serverUrl: string, key: string): Promise
   const endpoint = new URL(MCP_PATH, serverUrl.endsWith('/') ? serverUrl : `${serverUrl}/`)
   await remote.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
 
-  const local = new Server({ name: 'intake', version: VERSION }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS })
+  // Presents itself exactly as /mcp does.
+  const local = intakeMcpServer()
   local.setRequestHandler(ListToolsRequestSchema, () => remote.listTools())
   local.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     remote.callTool(request.params, undefined, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ApiTime, Ulid } from '../../lib/schemas.ts'
+import { ApiTime } from '../../lib/schemas.ts'
 
 export const DeliveryObject = Type.Object(
   {
@@ -16,5 +16,3 @@ export const DeliveryObject = Type.Object(
   { title: 'Delivery' },
 )
 export type DeliveryObject = Static<typeof DeliveryObject>
-
-export const DeliveryIdParam = Ulid

@@ -137,7 +137,6 @@ export function createDeliveryStore(db: Database) {
 
     /** Starts a new round for a delivered or failed delivery; false when there is none such. */
     redeliver: (formId: string, id: string, now: number) => redeliver.run({ id, form_id: formId, now }).changes === 1,
-
   }
 }
 
