@@ -54,7 +54,6 @@
  * With 3 it ends `failed` after at most a 25 s wait, and is redelivered.
  */
 import { Database } from 'bun:sqlite'
-import { createHmac } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
@@ -62,6 +61,7 @@ import {
   alive,
   binaryPresent,
   exitCodeFor,
+  expectedSignature,
   fmt,
   log,
   machineLine,
@@ -74,6 +74,7 @@ import {
   whenReady,
   type BenchState,
   type Child,
+  type Ready,
 } from './lib.ts'
 
 // ---------------------------------------------------------------------------
@@ -324,8 +325,7 @@ function startReceiver(config: CrashloopConfig, random: () => number, onProblem:
       } catch {
         onProblem(`webhook ${deliveryId}: the body is not JSON: ${body.slice(0, 200)}`, [deliveryId])
       }
-      const secret = createHmac('sha256', key).update(formId).digest('hex')
-      const expected = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
+      const expected = expectedSignature(key, formId, body)
       if (signature !== expected) onProblem(`webhook ${deliveryId} for form ${formId}: X-Service-Signature ${signature} is not ${expected}`, [deliveryId, formId])
       let got = seen.get(deliveryId)
       if (!got) seen.set(deliveryId, (got = { count: 0, bodies: new Set(), formId, responseId, delivered: false, okCount: 0 }))
@@ -619,21 +619,21 @@ class Crashloop {
     const logName = `intake.${this.round}.log`
     let child = startIntake(this.state, this.dir, this.env, { port: this.port, logToFile: true, logName, binary: this.config.binary })
     let samePort = true
+    let ready: Ready
     try {
-      await whenReady(child, 15_000, { key: this.key })
+      ready = await whenReady(child, 15_000, { key: this.key })
     } catch (error) {
       if (alive(child) || !/Cannot listen/.test(child.err.tail)) {
         throw new BenchError(`intake did not start again after the kill of round ${this.round}: ${error instanceof Error ? error.message : String(error)}\n${child.err.tail}`)
       }
       samePort = false
       child = startIntake(this.state, this.dir, this.env, { port: 0, logToFile: true, logName: `intake.${this.round}b.log`, binary: this.config.binary })
-      await whenReady(child, 15_000, { key: this.key })
+      ready = await whenReady(child, 15_000, { key: this.key })
     }
     this.state.children.delete(this.child!)
     this.child = child
-    const ready = /^intake \S+ listening on (http:\/\/127\.0\.0\.1:(\d+))(?: \(.*\))?\s*$/m.exec(child.out.head)!
-    this.url = ready[1]!
-    this.port = Number(ready[2])
+    this.url = ready.url
+    this.port = ready.port
     return samePort
   }
 

@@ -2,12 +2,14 @@
  * What the benchmarks share: running dist/intake as a child on a fresh
  * database in a temp dir (127.0.0.1, rate limits off), reading its port and
  * key, stopping it; CPU and RSS from /proc; percentiles; a concurrency pool;
- * the machine line; and `runBench`, which cleans up every child process and
+ * the machine line and Markdown tables; the signature a webhook must carry;
+ * and `runBench`, which cleans up every child process and
  * temp dir it was told of whatever happens (error, Ctrl-C, SIGTERM).
  *
  * Nothing here builds: the scripts run dist/intake as `bun run build` left it.
  */
 import type { Subprocess } from 'bun'
+import { createHmac } from 'node:crypto'
 import { closeSync, existsSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs'
 import { cpus, release, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -38,6 +40,32 @@ export async function pool(count: number, concurrency: number, task: (i: number)
     while (next < count) await task(next++)
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+}
+
+/** A Markdown table: the header row, the separator, a row per entry. */
+export function markdownTable(header: string[], rows: string[][]): string[] {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)]
+}
+
+/** What a bench prints at the end of its run: `## heading`, a table of measures and values, the machine line. */
+export function logFigures(heading: string, rows: [string, string][]): void {
+  log('')
+  log(`## ${heading}`)
+  log('')
+  for (const line of markdownTable(['measure', 'value'], rows)) log(line)
+  log('')
+  log(`Machine: ${machineLine()}`)
+}
+
+/**
+ * The X-Service-Signature a delivery of form `formId` must carry, worked out
+ * as a receiver holding the API key does: sha256=<hex HMAC of the raw body,
+ * keyed with the form's secret>, the secret being the hex HMAC of the form id
+ * keyed with the API key.
+ */
+export function expectedSignature(apiKey: string, formId: string, rawBody: string): string {
+  const secret = createHmac('sha256', apiKey).update(formId).digest('hex')
+  return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`
 }
 
 /** False (after telling the user how to build it) when dist/intake is missing. */
@@ -219,6 +247,9 @@ export function spawnIntake(dir: string, env: Record<string, string> = {}, optio
 export const alive = (child: { proc: { exitCode: number | null; signalCode: unknown } }) =>
   child.proc.exitCode === null && child.proc.signalCode === null
 
+/** The key in the "API key: svc_live_..." line intake prints (on a first start, and for `intake keys create`), if `text` holds one. */
+export const printedKey = (text: string) => /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(text)?.[1]
+
 export interface Ready {
   url: string
   port: number
@@ -247,8 +278,8 @@ export async function whenReady(child: Child, timeoutMs = 15_000, options: { key
       if (!listening) return
       const ready = { version: listening[1]!, url: listening[2]!, port: Number(listening[3]) }
       if (options.key !== undefined) return finish(undefined, { ...ready, key: options.key })
-      const key = /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(head)
-      if (key) finish(undefined, { ...ready, key: key[1]! })
+      const key = printedKey(head)
+      if (key) finish(undefined, { ...ready, key })
       else finish(new BenchError('intake started without printing an API key (the database should have been new)'))
     }
     child.out.onChange(check)

@@ -29,7 +29,7 @@ import {
   createForms,
   fmt,
   log,
-  machineLine,
+  logFigures,
   makeTempDir,
   percentile,
   pool,
@@ -321,14 +321,7 @@ async function run(state: BenchState): Promise<number> {
     ['first answer sent → last waiter returned', `${fmt(f.allReturnedMs)} ms`],
     ['waiters with exactly their one response', `${fmt(f.correct)} of ${fmt(f.forms)}`],
   ]
-  log('')
-  log(`## Long-poll: ${fmt(f.forms)} concurrent waiters (\`?wait=${WAIT_SECONDS}\`), intake ${f.version}`)
-  log('')
-  log('| measure | value |')
-  log('|---|---|')
-  for (const [name, value] of rows) log(`| ${name} | ${value} |`)
-  log('')
-  log(`Machine: ${machineLine()}`)
+  logFigures(`Long-poll: ${fmt(f.forms)} concurrent waiters (\`?wait=${WAIT_SECONDS}\`), intake ${f.version}`, rows)
   log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks (one tick either way is noise).`)
   log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
 

@@ -52,8 +52,10 @@ import {
   log,
   machineLine,
   makeTempDir,
+  markdownTable,
   peakRssKiB,
   percentile,
+  printedKey,
   removeTempDir,
   rssKiB,
   runBench,
@@ -622,7 +624,7 @@ interface ListFigures {
 /** A key for account "bench", made by dist/intake itself (which also creates the schema). */
 function createKey(dbPath: string): string {
   const out = Bun.spawnSync([BINARY, 'keys', 'create', '--account', 'bench', '--db', dbPath], { stdout: 'pipe', stderr: 'pipe', env: intakeEnv() })
-  const key = /^API key: (svc_live_[0-9a-f]{48})\s*$/m.exec(out.stdout.toString())?.[1]
+  const key = printedKey(out.stdout.toString())
   if (out.exitCode !== 0 || !key) throw new BenchError(`intake keys create failed (${out.exitCode}): ${out.stderr.toString().trim() || out.stdout.toString().trim()}`)
   return key
 }
@@ -731,10 +733,6 @@ async function measureList(state: BenchState, forms: number): Promise<ListFigure
 // ---------------------------------------------------------------------------
 // 6. The report
 
-function table(header: string[], rows: string[][]): string[] {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)]
-}
-
 interface Report {
   startedAt: Date
   seconds: number
@@ -803,7 +801,7 @@ function render(r: Report): string[] {
     ]
   })
   out.push(
-    ...table(['route', 'intake req/s', 'limit req/s', 'ratio', 'intake p50', 'intake p99', 'limit p50', 'limit p99', 'failed (intake / limit)', 'target', 'result'], rows),
+    ...markdownTable(['route', 'intake req/s', 'limit req/s', 'ratio', 'intake p50', 'intake p99', 'limit p50', 'limit p99', 'failed (intake / limit)', 'target', 'result'], rows),
   )
   out.push('')
   out.push(
@@ -820,7 +818,7 @@ function render(r: Report): string[] {
   out.push('')
   const writeRow = (when: string, w: WriteLimit) => [when, `${fmt(w.rowsPerSecond)} rows/s (${fmt(w.rows)} rows in ${fmt(w.ms)} ms)`]
   out.push(
-    ...table(
+    ...markdownTable(
       ['measure', 'value'],
       [
         writeRow('before the HTTP runs', r.writeLimits[0]),
@@ -843,7 +841,7 @@ function render(r: Report): string[] {
   out.push(`### Webhooks: ${fmt(WEBHOOK_FORMS)} submissions, ${WEBHOOK_CONCURRENCY} at a time`)
   out.push('')
   out.push(
-    ...table(
+    ...markdownTable(
       ['measure', 'value', 'target', 'result'],
       [
         ['answer sent → first attempt arrived, p50', ms(p50), `≤ ${TARGET_P50_MS} ms`, mark(p50 <= TARGET_P50_MS)],
@@ -868,7 +866,7 @@ function render(r: Report): string[] {
   out.push('### Start and memory')
   out.push('')
   out.push(
-    ...table(
+    ...markdownTable(
       ['measure', 'value', 'target', 'result'],
       [
         [`spawn → first 200 on /healthz, median of ${r.startTimes.length}`, ms(startMedian), `≤ ${TARGET.startMs} ms`, mark(startMedian <= TARGET.startMs)],
@@ -906,7 +904,7 @@ function render(r: Report): string[] {
     ]
   }
   out.push(
-    ...table(
+    ...markdownTable(
       ['page', `${fmt(small.forms)} forms p50 / p99`, `${fmt(large.forms)} forms p50 / p99`, 'ratio of p50', 'target', 'result'],
       [listRow('first page', (l) => l.first), listRow('deep page (cursor: the middle form)', (l) => l.deep)],
     ),

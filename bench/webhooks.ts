@@ -26,7 +26,8 @@
  * deliveries count. It asserts no timing; it exits 1 only when something is
  * wrong (a delivery missing, duplicated or wrongly signed; a request failed).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
+import { retryDelayMs } from '../src/modules/webhooks/store.ts'
 import {
   BenchError,
   exitCodeFor,
@@ -34,9 +35,10 @@ import {
   clockTicksPerSecond,
   cpuTicks,
   createForms,
+  expectedSignature,
   fmt,
   log,
-  machineLine,
+  logFigures,
   makeTempDir,
   percentile,
   pool,
@@ -58,8 +60,8 @@ const CREATE_CONCURRENCY = 32
 const CHECK_CONCURRENCY = 32
 /** Give up waiting for deliveries this long after the last answer's receipt. */
 const ARRIVAL_TIMEOUT_MS = 30_000
-/** Keep listening this long after the last expected delivery: a retry of a failed attempt comes 1 s after it. */
-const QUIET_MS = 2000
+/** Keep listening this long after the last expected delivery: twice the wait before the first retry of a failed attempt (1 s). */
+const QUIET_MS = 2 * retryDelayMs(1)
 /** What the claim is (printed, never asserted). */
 export const TARGET_P50_MS = 20
 export const TARGET_P99_MS = 100
@@ -105,11 +107,10 @@ function startReceiver() {
   return { server, arrivals, url: `http://127.0.0.1:${server.port}/hooks/form-completed` }
 }
 
-/** sha256=<hex HMAC of the raw body, keyed with the form's secret>, compared in constant time. */
+/** Whether `header` is the signature the delivery must carry (`expectedSignature`), compared in constant time. */
 function signatureValid(apiKey: string, formId: string, rawBody: string, header: string | null): boolean {
   if (header === null) return false
-  const secret = createHmac('sha256', apiKey).update(formId).digest('hex')
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`)
+  const expected = Buffer.from(expectedSignature(apiKey, formId, rawBody))
   const given = Buffer.from(header)
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
@@ -182,14 +183,7 @@ async function run(state: BenchState): Promise<number> {
     ['correctly signed and with the right body', `${fmt(latencies.length)} of ${fmt(forms)}`],
     ['delivery log: delivered, id as received', `${fmt(f.logAgrees)} of ${fmt(forms)} (${fmt(f.firstTry)} on the first attempt)`],
   ]
-  log('')
-  log(`## Webhooks: ${fmt(forms)} answers, ${SUBMIT_CONCURRENCY} in flight, intake ${f.version}`)
-  log('')
-  log('| measure | value |')
-  log('|---|---|')
-  for (const [name, value] of rows) log(`| ${name} | ${value} |`)
-  log('')
-  log(`Machine: ${machineLine()}`)
+  logFigures(`Webhooks: ${fmt(forms)} answers, ${SUBMIT_CONCURRENCY} in flight, intake ${f.version}`, rows)
   log(`Target (not asserted): first attempt p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms. Bench, receiver and intake share this machine; both times are performance.now() in the bench process.`)
   log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks.`)
   log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
