@@ -15,22 +15,25 @@
  * machine even if intake failed to refuse. Nothing here asserts on elapsed
  * time: waits poll for an outcome and fail with what they last saw.
  */
-import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import ts from 'typescript'
 import { submissionBodyLimit, type FieldDefinition } from '../src/fields/index.ts'
-import type { Resolver } from '../src/modules/webhooks/addresses.ts'
 import {
   BASE_URL,
   UNKNOWN_ID,
+  contextsPerTest,
   createTestContext,
   postForm,
-  seen,
+  readResponse,
   send,
+  stubResolver,
   submit,
+  until,
   validForm,
+  type Resolver,
   type TestContext,
   type TestResponse,
 } from './utils.ts'
@@ -40,19 +43,11 @@ setDefaultTimeout(20_000)
 // ================================================================= context and helpers
 
 let t: TestContext
-const contexts: TestContext[] = []
-const cleanups: Array<() => unknown> = []
+const { create, cleanups } = contextsPerTest()
 
 function setup(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
-  t = createTestContext(env, resolver ? { resolver } : {})
-  contexts.push(t)
-  return t
+  return (t = create(env, resolver))
 }
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-  for (const context of contexts.splice(0)) await context.close()
-})
 
 /** A request that arrives after this point is handled on a later turn of the event loop, as a real one is. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -101,16 +96,6 @@ function expectHtmlPage(res: TestResponse, status: number, what: string) {
   expect({ what, status: res.status, html: isHtml(res), doctype: res.text.startsWith('<!doctype html>') }).toEqual({ what, status, html: true, doctype: true })
 }
 
-/** Waits until `condition` holds; fails with `what` and the last state seen when it does not within `ms`. */
-async function until(condition: () => boolean | Promise<boolean>, ms: number, what: string, state?: () => unknown) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    if (await condition()) return
-    if (Date.now() > deadline) throw new Error(`gave up after ${ms} ms waiting for: ${what}; last seen: ${JSON.stringify(state?.())}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
-
 // ---------------------------------------------------------------- raw requests (streamed bodies)
 
 const CHUNK = 64 * 1024
@@ -137,7 +122,7 @@ function streamed(bytes: Uint8Array) {
 
 /**
  * Sends one request through the app with any body (a ReadableStream too,
- * which `send` does not take), and hands its body to the leak sweep as `send` does.
+ * which `send` does not take), and reads the response as `send` does (readResponse).
  */
 async function sendRaw(
   method: string,
@@ -147,14 +132,7 @@ async function sendRaw(
   const headers: Record<string, string> = { ...options.headers }
   if (options.key) headers.authorization = `Bearer ${options.key}`
   const init = { method, headers, body: options.body, duplex: 'half' } as RequestInit
-  const response = await t.app.handle(new Request(`${BASE_URL}${path}`, init))
-  const text = await response.text()
-  seen.onResponse?.(headers.authorization, text)
-  let body: unknown = text
-  try {
-    body = JSON.parse(text)
-  } catch {}
-  return { status: response.status, headers: response.headers, body, text }
+  return readResponse(await t.app.handle(new Request(`${BASE_URL}${path}`, init)), headers.authorization)
 }
 
 const ascii = (text: string) => new TextEncoder().encode(text)
@@ -797,18 +775,6 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
     cleanups.push(() => {
       globalThis.fetch = inner
     })
-  }
-
-  /** A stand-in for DNS that records every name asked; names it does not know fail. */
-  function stubResolver(answers: Record<string, string[]>) {
-    const asked: string[] = []
-    const resolver: Resolver = async (hostname) => {
-      asked.push(hostname)
-      const found = answers[hostname]
-      if (!found) throw new Error(`stub resolver: unexpected lookup of ${hostname}`)
-      return found
-    }
-    return { resolver, asked }
   }
 
   /** A live receiver on 127.0.0.1 that counts what reaches it. */

@@ -2,6 +2,7 @@
  * Test helpers: an in-process app on a fresh database, and requests that read
  * like what an API client sends. Every test drives the public HTTP interface.
  */
+import { afterEach } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +14,8 @@ import { createAuthService } from '../src/modules/auth/service.ts'
 import { createAuthStore } from '../src/modules/auth/store.ts'
 import type { Resolver } from '../src/modules/webhooks/addresses.ts'
 
+export type { Resolver }
+
 export const BASE_URL = 'http://intake.test'
 
 /**
@@ -20,9 +23,10 @@ export const BASE_URL = 'http://intake.test'
  * (preloaded by bunfig.toml) reads it at the end of `bun test` and fails the run
  * if a key or webhook secret reached a log line or a response body. Filled by
  * createTestContext (each context's keys and its captured log lines) and by
- * `send` (each response body, with the Authorization it was sent with). Tests
- * never read it (a helper that reads responses another way hands them to
- * `onResponse` too, as security.test.ts's sendRaw does); it changes nothing a test does.
+ * `readResponse` (each response body, with the Authorization it was sent with).
+ * Tests never read it (`send` reads every response through `readResponse`, and
+ * so does a helper that sends another way, as security.test.ts's sendRaw does);
+ * it changes nothing a test does.
  */
 export const seen = {
   contexts: [] as Array<{ keys: string[]; lines: string[] }>,
@@ -122,6 +126,59 @@ export function createTestContext(env: Record<string, string> = {}, options: { r
   }
 }
 
+/**
+ * For a test file whose tests each make their own context (settings of their
+ * own, a stub resolver): `create` makes one that is closed after the test;
+ * `cleanups` (receivers, sockets, a fetch guard) run before that, last added
+ * first, so no attempt is left hanging when the app closes.
+ */
+export function contextsPerTest() {
+  const contexts: TestContext[] = []
+  const cleanups: Array<() => unknown> = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+    for (const context of contexts.splice(0)) await context.close()
+  })
+  return {
+    cleanups,
+    create(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
+      const context = createTestContext(env, resolver ? { resolver } : {})
+      contexts.push(context)
+      return context
+    },
+  }
+}
+
+/** A stand-in for DNS that records every name asked; names it does not know fail the lookup. */
+export function stubResolver(answers: Record<string, string[]>) {
+  const asked: string[] = []
+  const resolver: Resolver = async (hostname) => {
+    asked.push(hostname)
+    const found = answers[hostname]
+    if (!found) throw new Error(`stub resolver: unexpected lookup of ${hostname}`)
+    return found
+  }
+  return { resolver, asked }
+}
+
+/** Waits until `condition` holds; fails the test with `what` (and the state) when it does not in `ms`. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string,
+  state?: () => unknown,
+): Promise<void> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    if (await condition()) return
+    if (Date.now() > deadline) {
+      const last = state ? `\n  last seen: ${JSON.stringify(await state())}` : ''
+      throw new Error(`gave up after ${ms} ms waiting for: ${what}${last}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
 /** The access log line is written after the response is handed over: let that happen. */
 export const logsWritten = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -157,13 +214,21 @@ export async function send(
   }
   // Elysia routes by host; the host must be at least 4 characters.
   const response = await app.handle(new Request(`${BASE_URL}${path}`, { method, headers, body }))
+  return readResponse(response, headers.authorization)
+}
+
+/**
+ * Reads a response the app gave: its body parsed as JSON (or kept as text), and
+ * handed to the leak sweep with the Authorization the request carried.
+ */
+export async function readResponse(response: Response, authorization: string | undefined): Promise<TestResponse> {
   const text = await response.text()
-  seen.onResponse?.(headers.authorization, text)
-  let parsed: unknown = text
+  seen.onResponse?.(authorization, text)
+  let body: unknown = text
   try {
-    parsed = JSON.parse(text)
+    body = JSON.parse(text)
   } catch {}
-  return { status: response.status, headers: response.headers, body: parsed, text }
+  return { status: response.status, headers: response.headers, body, text }
 }
 
 /** Requests authenticated with `key`, the way an API client makes them. */
@@ -229,4 +294,17 @@ export const EVERY_TYPE_ANSWERS = {
   meal: 'veg',
   agree: true,
   day: '2026-06-01',
+}
+
+/** An entry of a form's delivery log, as GET /api/v1/forms/<id>/deliveries lists it. */
+export interface Delivery {
+  id: string
+  event: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  next_attempt_at: string | null
+  delivered_at: string | null
+  created_at: string
 }

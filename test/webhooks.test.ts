@@ -12,7 +12,7 @@
  * Receivers are real HTTP servers (and raw sockets) on 127.0.0.1 only.
  */
 import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_HOST } from '../src/background.ts'
-import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { Webhook } from 'standardwebhooks'
@@ -20,12 +20,16 @@ import packageJson from '../package.json' with { type: 'json' }
 import {
   API_TIME_PATTERN,
   apiClient,
-  createTestContext,
+  contextsPerTest,
   postForm,
   send,
+  stubResolver,
   submit,
   ULID_PATTERN,
   UNKNOWN_ID,
+  until,
+  type Delivery,
+  type Resolver,
   type TestContext,
 } from './utils.ts'
 
@@ -34,22 +38,12 @@ setDefaultTimeout(20_000)
 // ---------------------------------------------------------------- context and cleanup
 
 let t: TestContext
-const contexts: TestContext[] = []
-/** Receivers and sockets to stop: run before the app closes, so no attempt is left hanging. */
-const cleanups: Array<() => unknown> = []
-
-type Resolver = (hostname: string) => Promise<string[]>
+/** `cleanups`: receivers and sockets to stop, run before the app closes, so no attempt is left hanging. */
+const { create, cleanups } = contextsPerTest()
 
 function setup(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
-  t = createTestContext(env, resolver ? { resolver } : {})
-  contexts.push(t)
-  return t
+  return (t = create(env, resolver))
 }
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-  for (const context of contexts.splice(0)) await context.close()
-})
 
 // ---------------------------------------------------------------- waiting
 
@@ -57,24 +51,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** How long a negative check gives the loop to (wrongly) act. Not a timing assertion. */
 const QUIET_MS = 300
-
-/** Waits until `condition` holds; fails the test with `what` (and the state) when it does not in `ms`. */
-async function until(
-  condition: () => boolean | Promise<boolean>,
-  ms: number,
-  what: string,
-  state?: () => unknown,
-): Promise<void> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    if (await condition()) return
-    if (Date.now() > deadline) {
-      const seen = state ? `\n  last seen: ${JSON.stringify(await state())}` : ''
-      throw new Error(`gave up after ${ms} ms waiting for: ${what}${seen}`)
-    }
-    await sleep(10)
-  }
-}
 
 /** A promise whose settling can be observed without awaiting it. */
 function track<T>(promise: Promise<T>) {
@@ -173,18 +149,6 @@ async function closedPortUrl(): Promise<string> {
 }
 
 // ---------------------------------------------------------------- forms, answers, the delivery log
-
-interface Delivery {
-  id: string
-  event: string
-  status: 'pending' | 'delivered' | 'failed'
-  attempts: number
-  last_status_code: number | null
-  last_error: string | null
-  next_attempt_at: string | null
-  delivered_at: string | null
-  created_at: string
-}
 
 const DELIVERY_KEYS = [
   'attempts',
@@ -963,18 +927,6 @@ describe('GET /forms/<id>/responses?wait=N', () => {
 // ================================================================= 7. private targets
 
 describe('SERVICE_WEBHOOK_BLOCK_PRIVATE', () => {
-  /** A stand-in for DNS that records every name asked; names it does not know fail the lookup. */
-  function stubResolver(answers: Record<string, string[]>) {
-    const asked: string[] = []
-    const resolver: Resolver = async (hostname) => {
-      asked.push(hostname)
-      const found = answers[hostname]
-      if (!found) throw new Error(`stub resolver: unexpected lookup of ${hostname}`)
-      return found
-    }
-    return { resolver, asked }
-  }
-
   async function expectRefused(callback: string, names: string) {
     const form = await hookedForm(callback)
     t.background.start()

@@ -112,6 +112,14 @@ export async function killAllChildren(): Promise<void> {
   children.clear()
 }
 
+/** Starts `binary args` in `cwd` with the cleaned environment plus `env`, output piped; tracked until it exits. */
+function spawnChild(binary: string, args: string[], cwd: string, env?: Record<string, string | undefined>) {
+  const proc = Bun.spawn([binary, ...args], { cwd, env: childEnv(env), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  children.add(proc)
+  void proc.exited.then(() => children.delete(proc))
+  return proc
+}
+
 process.once('exit', () => {
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
@@ -194,15 +202,7 @@ export interface RunningIntake {
  */
 export async function startIntake(binary: string, options: StartOptions): Promise<RunningIntake> {
   const args = options.args ?? ['serve', '--port', '0']
-  const proc = Bun.spawn([binary, ...args], {
-    cwd: options.cwd,
-    env: childEnv(options.env),
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  children.add(proc)
-  void proc.exited.then(() => children.delete(proc))
+  const proc = spawnChild(binary, args, options.cwd, options.env)
   const out = collect(proc.stdout)
   const err = collect(proc.stderr)
 
@@ -303,14 +303,7 @@ export async function runIntake(
   args: string[],
   options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
 ): Promise<CommandResult> {
-  const proc = Bun.spawn([binary, ...args], {
-    cwd: options.cwd,
-    env: childEnv(options.env),
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  children.add(proc)
+  const proc = spawnChild(binary, args, options.cwd, options.env)
   const timeoutMs = options.timeoutMs ?? 15_000
   let timedOut = false
   const timer = setTimeout(() => {
@@ -325,7 +318,6 @@ export async function runIntake(
     return { code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode), stdout, stderr }
   } finally {
     clearTimeout(timer)
-    children.delete(proc)
   }
 }
 

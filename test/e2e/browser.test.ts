@@ -246,6 +246,18 @@ async function submitWith(page: Page, action: () => Promise<void>): Promise<Page
 
 const heading = (page: Page) => page.locator('h1').innerText()
 
+/** What the controls of an every-field form hold (the file control aside). */
+const controlValues = async (page: Page) => ({
+  name: await page.locator('#field-name').inputValue(),
+  email: await page.locator('#field-email').inputValue(),
+  notes: await page.locator('#field-notes').inputValue(),
+  amount: await page.locator('#field-amount').inputValue(),
+  plan: await page.locator('#field-plan').inputValue(),
+  agree: await page.locator('#field-agree').isChecked(),
+  newsletter: await page.locator('#field-newsletter').isChecked(),
+  start: await page.locator('#field-start').inputValue(),
+})
+
 /** The answer the browser posted, as the API reads it back: exactly one. */
 async function onlyResponse(formId: string): Promise<ResponseObject> {
   const list = await responsesOf(formId)
@@ -394,16 +406,7 @@ describe('the form page in Chromium', () => {
       await tabTo(page, 'button:Send answer')
 
       // What the controls hold before sending.
-      expect({
-        name: await page.locator('#field-name').inputValue(),
-        email: await page.locator('#field-email').inputValue(),
-        notes: await page.locator('#field-notes').inputValue(),
-        amount: await page.locator('#field-amount').inputValue(),
-        plan: await page.locator('#field-plan').inputValue(),
-        agree: await page.locator('#field-agree').isChecked(),
-        newsletter: await page.locator('#field-newsletter').isChecked(),
-        start: await page.locator('#field-start').inputValue(),
-      }).toEqual({ ...typed, amount: '1234.5', plan: 'plan-pro', agree: true, newsletter: false, start: '2024-03-15' })
+      expect(await controlValues(page)).toEqual({ ...typed, amount: '1234.5', plan: 'plan-pro', agree: true, newsletter: false, start: '2024-03-15' })
 
       const posted = await submitWith(page, () => page.keyboard.press('Enter'))
       expect(posted.status()).toBe(303)
@@ -520,16 +523,7 @@ describe('the form page in Chromium', () => {
       expect(await page.evaluate(() => document.querySelector(':target')?.id as string | undefined)).toBe('field-amount')
 
       // Every value typed is still in its control.
-      expect({
-        name: await page.locator('#field-name').inputValue(),
-        email: await page.locator('#field-email').inputValue(),
-        notes: await page.locator('#field-notes').inputValue(),
-        amount: await page.locator('#field-amount').inputValue(),
-        plan: await page.locator('#field-plan').inputValue(),
-        agree: await page.locator('#field-agree').isChecked(),
-        newsletter: await page.locator('#field-newsletter').isChecked(),
-        start: await page.locator('#field-start').inputValue(),
-      }).toEqual({
+      expect(await controlValues(page)).toEqual({
         name: 'Al',
         email: 'ada@localhost',
         notes: 'Kept line one\nKept line two',

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { createHmac } from 'node:crypto'
 import { join } from 'node:path'
+import type { Delivery } from '../utils.ts'
 import { killAllChildren, request, startIntake, useBuiltBinary, type RunningIntake, type StartOptions } from './binary.ts'
 
 const TEST_TIMEOUT = 60_000
@@ -203,18 +204,6 @@ async function crash(running: RunningIntake) {
   running.proc.kill('SIGKILL')
   await running.proc.exited
   expect(running.proc.signalCode as string | null).toBe('SIGKILL')
-}
-
-interface Delivery {
-  id: string
-  event: string
-  status: 'pending' | 'delivered' | 'failed'
-  attempts: number
-  last_status_code: number | null
-  last_error: string | null
-  next_attempt_at: string | null
-  delivered_at: string | null
-  created_at: string
 }
 
 async function deliveriesOf(url: string, key: string, formId: string): Promise<Delivery[]> {
