@@ -308,3 +308,26 @@ export interface Delivery {
   delivered_at: string | null
   created_at: string
 }
+
+/**
+ * Watches the event loop while `work` runs: a timer that should fire every
+ * millisecond, and the longest gap between its firings. A request that holds
+ * the loop for 80 ms shows as a stall of about 80 ms (CONTRACT 13 allows 50).
+ */
+export async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number }> {
+  let last = performance.now()
+  let stallMs = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    stallMs = Math.max(stallMs, now - last)
+    last = now
+  }, 1)
+  try {
+    const result = await work()
+    const now = performance.now()
+    stallMs = Math.max(stallMs, now - last)
+    return { result, stallMs }
+  } finally {
+    clearInterval(timer)
+  }
+}
