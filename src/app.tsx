@@ -92,8 +92,9 @@ export function createIntake(options: IntakeOptions) {
   const webhooks = createWebhookService(deliveryStore, writer, forms, clock, background.wake)
   const services = { auth, forms, responses, submissions, webhooks }
   const app = createApp({ config, clock, logger, baseUrl, services, healthCheck: db.query('SELECT 1') })
-  /** Every request goes through here: the app, with the access log around it. */
-  const handle = withAccessLog((request) => app.handle(request), logger)
+  const logged = withAccessLog((request) => app.handle(request), logger)
+  /** Every request goes through here: its url made routable, then the app, with the access log around it. */
+  const handle = (request: Request) => logged(withRoutableUrl(request))
   return { app, handle, background, signals }
 }
 
@@ -181,6 +182,44 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
       description: 'Put a typed form in front of a human and get the single answer back.',
     })),
   )
+}
+
+/** Stands for the Host of a request whose url is rebuilt: a name reserved never to resolve (RFC 6761). */
+const UNROUTABLE_ORIGIN = 'http://invalid'
+/** Origins (scheme and Host) known to parse, so an ordinary request is checked without parsing; bounded, as clients choose Host. */
+const parsedOrigins = new Set<string>()
+const PARSED_ORIGINS_KEPT = 64
+
+/**
+ * Makes Elysia route by the request's real path, whatever its Host header says.
+ * Elysia takes the path to start at the first "/" from index 11 of the url,
+ * which assumes "http://" and a host of 4 characters or more. Bun builds the
+ * url by parsing "http://" + Host + target: `Host: x` gives
+ * "http://x/zzz/api/v1/forms" (which Elysia reads as /api/v1/forms), and when
+ * "http://" + Host does not parse it gives the target as sent, "/../" and all,
+ * with or without that prefix (a url no one else can parse either). Only such
+ * a url is replaced, by the one Bun makes under a usable Host. It is replaced
+ * on the request itself: a new Request would lose the peer address
+ * (server.requestIP knows only the original). Afterwards Elysia's path and
+ * `pathOf(request.url)`, which the key check and the access log read, are the
+ * same, and the url parses.
+ */
+function withRoutableUrl(request: Request): Request {
+  const url = request.url
+  const hostStart = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : -1
+  const pathStart = hostStart === -1 ? (url.startsWith('/') ? 0 : -1) : url.indexOf('/', hostStart)
+  if (hostStart !== -1 && pathStart >= 11) {
+    const origin = url.slice(0, pathStart)
+    if (parsedOrigins.has(origin)) return request
+    if (URL.canParse(origin)) {
+      if (parsedOrigins.size >= PARSED_ORIGINS_KEPT) parsedOrigins.clear()
+      parsedOrigins.add(origin)
+      return request
+    }
+  }
+  const routable = URL.parse(UNROUTABLE_ORIGIN + (pathStart === -1 ? '/' : url.slice(pathStart)))?.href ?? `${UNROUTABLE_ORIGIN}/`
+  Object.defineProperty(request, 'url', { value: routable })
+  return request
 }
 
 /**

@@ -27,6 +27,7 @@ const needsKey = (path: string) =>
  */
 export function apiAuth(auth: AuthService, limiter: RateLimiter) {
   return new Elysia({ name: 'api-auth' }).onRequest(({ request, set }) => {
+    // The path the router goes by: intake's handle has replaced any url Elysia would read otherwise.
     if (!needsKey(pathOf(request.url))) return
     const principal = auth.authenticate(request.headers.get('authorization'))
     const decision = limiter.take(principal.keyId)
