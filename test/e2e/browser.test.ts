@@ -10,12 +10,16 @@
  *
  * Nothing leaves 127.0.0.1: every request a page makes is recorded, and any to
  * another address fails the run.
+ *
+ * Without Chromium at /usr/bin/chromium they skip, with a line saying how to
+ * run them; with INTAKE_REQUIRE_BROWSER=1 (as .ci/run sets) that is a failure.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import { readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
+import { skipWithout } from '../prerequisites.ts'
 import { PROJECT_ROOT, killAllChildren, request, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
 
 // These run inside the page (page.evaluate); the test's own tsconfig has no DOM lib.
@@ -32,6 +36,14 @@ const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
 const SCHEMES = ['light', 'dark'] as const
 type Scheme = (typeof SCHEMES)[number]
 
+const skipBrowser = skipWithout({
+  tests: 'the browser tests',
+  present: existsSync(CHROMIUM),
+  missing: `Chromium is not installed at ${CHROMIUM}`,
+  toRun: "install Debian's chromium (sudo apt-get install chromium)",
+  requiredBy: 'INTAKE_REQUIRE_BROWSER',
+})
+
 const intake = useBuiltBinary('intake-browser-')
 let server: RunningIntake
 let key: string
@@ -40,6 +52,7 @@ let browser: Browser | undefined
 const foreignRequests: string[] = []
 
 beforeAll(async () => {
+  if (skipBrowser) return
   server = await startIntake(intake.path, { cwd: intake.tempDir(), env: { SERVICE_PUBLIC_RATE_LIMIT: '0' } })
   if (!server.apiKey) throw new Error(`intake printed no "API key:" line\n${server.stdout()}`)
   key = server.apiKey
@@ -359,7 +372,7 @@ async function auditUrlInBothSchemes(
 
 // ---------------------------------------------------------------------- tests
 
-describe('the form page in Chromium', () => {
+describe.skipIf(skipBrowser)('the form page in Chromium', () => {
   test('every field type filled by keyboard alone arrives through the API with its type; a reload sends nothing again', async () => {
     const form = await createForm(everyFieldForm('Keyboard only'))
     const typed = {
@@ -686,7 +699,7 @@ describe('the form page in Chromium', () => {
   }, STEP_TIMEOUT)
 })
 
-describe('axe-core audit (WCAG 2.x A and AA), light and dark: no serious or critical violation', () => {
+describe.skipIf(skipBrowser)('axe-core audit (WCAG 2.x A and AA), light and dark: no serious or critical violation', () => {
   test('the form page with every field type', async () => {
     const form = await createForm(everyFieldForm('Audit: the form'))
     expectNoSeriousViolations(await auditUrlInBothSchemes('form', pageUrl(form.id), { status: 200, heading: 'Audit: the form' }))
@@ -785,6 +798,6 @@ describe('axe-core audit (WCAG 2.x A and AA), light and dark: no serious or crit
   }, STEP_TIMEOUT)
 })
 
-test('no page made a request to anything but the intake server on 127.0.0.1', () => {
+test.skipIf(skipBrowser)('no page made a request to anything but the intake server on 127.0.0.1', () => {
   expect(foreignRequests).toEqual([])
 })

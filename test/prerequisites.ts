@@ -1,0 +1,39 @@
+/**
+ * For tests that need something from outside the repository (Debian's
+ * Chromium; a PostgreSQL server later): on a machine without it they skip,
+ * saying in one line how to run them, so `bun test` passes on a fresh machine
+ * with Bun alone. Where its environment variable is 1 (.ci/run sets it), the
+ * prerequisite is required: missing, it is a failing test.
+ */
+import { test } from 'bun:test'
+
+export interface Prerequisite {
+  /** The tests that need it, as a reader names them: "the browser tests". */
+  tests: string
+  /** Whether it is there. */
+  present: boolean
+  /** What is missing, when it is: "Chromium is not installed at /usr/bin/chromium". */
+  missing: string
+  /** How to get it: "install Debian's chromium (apt-get install chromium)". */
+  toRun: string
+  /** The environment variable that makes it required when set to 1. */
+  requiredBy: string
+}
+
+/**
+ * Whether the tests needing `prerequisite` must skip (give it to
+ * `describe.skipIf` and `test.skipIf`, and return early from their hooks).
+ * When it is missing but required, a failing test says so, and the rest skip:
+ * without it they have nothing to run against.
+ */
+export function skipWithout(prerequisite: Prerequisite): boolean {
+  if (prerequisite.present) return false
+  if (process.env[prerequisite.requiredBy] === '1') {
+    test(`${prerequisite.tests} can run (${prerequisite.requiredBy}=1 requires them)`, () => {
+      throw new Error(`${prerequisite.missing}; to run ${prerequisite.tests}, ${prerequisite.toRun}`)
+    })
+  } else {
+    console.log(`Skipping ${prerequisite.tests}: ${prerequisite.missing}. To run them, ${prerequisite.toRun}.`)
+  }
+  return true
+}
