@@ -16,6 +16,8 @@ export interface Config {
   rateLimitPerMinute: number
   publicRateLimitPerMinute: number
   webhookBlockPrivate: boolean
+  /** Request body bytes one process holds at once, all requests together. */
+  uploadBudgetBytes: number
 }
 
 export class ConfigError extends Error {}
@@ -27,6 +29,9 @@ export interface ConfigFlags {
   baseUrl?: string
   db?: string
 }
+
+/** The largest form post a form can allow (its files together are at most 100 MiB): the budget must hold one. */
+export const MIN_UPLOAD_BUDGET_BYTES = 104_857_600
 
 export const API_KEY_PATTERN = /^svc_live_[0-9a-f]{48}$/
 
@@ -50,6 +55,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     rateLimitPerMinute: integer('SERVICE_RATE_LIMIT', setting('SERVICE_RATE_LIMIT'), 600, 0, 1_000_000),
     publicRateLimitPerMinute: integer('SERVICE_PUBLIC_RATE_LIMIT', setting('SERVICE_PUBLIC_RATE_LIMIT'), 60, 0, 1_000_000),
     webhookBlockPrivate: boolean('SERVICE_WEBHOOK_BLOCK_PRIVATE', setting('SERVICE_WEBHOOK_BLOCK_PRIVATE'), false),
+    uploadBudgetBytes: integer('SERVICE_UPLOAD_BUDGET', setting('SERVICE_UPLOAD_BUDGET'), 268_435_456, MIN_UPLOAD_BUDGET_BYTES, Number.MAX_SAFE_INTEGER),
   }
 }
 

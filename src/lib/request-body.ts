@@ -1,0 +1,257 @@
+import { HttpError, invalid } from './errors.ts'
+import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostLimits } from './form-data.ts'
+import { illFormedTextAt } from './json.ts'
+import { timeSlicer } from './slices.ts'
+
+/**
+ * Reading request bodies, the one place a client decides how many bytes the
+ * server holds and for how long (CONTRACT 13):
+ *
+ * - every body counts against one budget for the process while it is held; a
+ *   request that would pass it is refused (503, Retry-After) before a byte of
+ *   its body is read;
+ * - a body larger than its route allows is refused (413) as soon as that is
+ *   known: by its Content-Length, else by the bytes that arrive;
+ * - a body that stalls, or trickles in slower than 1 KiB/s over 30 s, is cut
+ *   (408) and its connection closed.
+ */
+
+/** The most an API request body (and a JSON submission) may carry. */
+export const API_BODY_LIMIT = 1024 * 1024
+
+/**
+ * The largest form post any form accepts: its files (at most 100 MiB together),
+ * the multipart framing around them and a little text.
+ */
+export const FORM_POST_MAX_BYTES = 101 * 1024 * 1024
+
+/** How a slow body is judged: at least `minBytes` in every `windowMs` (checked every `tickMs`). */
+export interface BodyPace {
+  windowMs: number
+  minBytes: number
+  tickMs: number
+}
+
+/** 1 KiB/s averaged over any 30 s; a body that sends nothing for 30 s fails it too. */
+export const BODY_PACE: BodyPace = { windowMs: 30_000, minBytes: 30 * 1024, tickMs: 1000 }
+
+/** Seconds a client is asked to wait when the budget is full: uploads in progress take about that to finish. */
+const BUSY_RETRY_AFTER_SECONDS = 5
+
+// The body was not read to its end: the connection cannot carry another request.
+const closing = { Connection: 'close' }
+
+const tooLarge = (limit: number) =>
+  new HttpError(413, `Request body is larger than ${limit === API_BODY_LIMIT ? '1 MiB' : `${limit} bytes`}`, undefined, closing)
+
+const tooSlow = () =>
+  new HttpError(408, 'The request body arrived too slowly (at least 1 KiB/s over 30 s is needed); the connection is closed', undefined, closing)
+
+const busy = () =>
+  new HttpError(503, 'The server is receiving as much as it can hold right now; try again shortly', undefined, {
+    ...closing,
+    'Retry-After': String(BUSY_RETRY_AFTER_SECONDS),
+  })
+
+/** Of the budget, this much is only ever held by bodies of at most API_BODY_LIMIT (API calls, JSON answers). */
+export const SMALL_BODIES_RESERVE = 32 * 1024 * 1024
+
+/**
+ * Bytes held at once by every request together. Large bodies (uploads) leave
+ * SMALL_BODIES_RESERVE to API-sized ones, so that uploads in progress never
+ * shut agents out of the API; but one upload of any allowed size always fits
+ * when nothing else is held. A reservation is given back exactly once.
+ */
+export function createByteBudget(capacity: number) {
+  const uploadCapacity = Math.max(capacity - SMALL_BODIES_RESERVE, Math.min(capacity, FORM_POST_MAX_BYTES))
+  let held = 0
+  return {
+    /** A release function, or undefined when `bytes` more would pass the budget. */
+    reserve(bytes: number): (() => void) | undefined {
+      const limit = bytes > API_BODY_LIMIT ? uploadCapacity : capacity
+      // A body larger than the whole budget (a form's full allowance on the smallest budget) may still be read alone.
+      const wanted = Math.min(bytes, limit)
+      if (held + wanted > limit) return undefined
+      held += wanted
+      let released = false
+      return () => {
+        if (released) return
+        released = true
+        held -= wanted
+      }
+    },
+    get held() {
+      return held
+    },
+  }
+}
+
+/** Bodies being read, looked at once per tick: one timer for all of them, running only while there are any. */
+function createPaceWatch(pace: BodyPace) {
+  interface Watched {
+    received: number
+    /** Bytes received at each of the last ticks, oldest first. */
+    history: number[]
+    cut(): void
+  }
+  const watched = new Set<Watched>()
+  const ticksPerWindow = Math.ceil(pace.windowMs / pace.tickMs)
+  let timer: ReturnType<typeof setInterval> | undefined
+
+  function tick() {
+    for (const body of watched) {
+      body.history.push(body.received)
+      if (body.history.length <= ticksPerWindow) continue
+      const windowStart = body.history.shift()!
+      if (body.received - windowStart < pace.minBytes) {
+        watched.delete(body)
+        body.cut()
+      }
+    }
+    if (watched.size === 0) {
+      clearInterval(timer)
+      timer = undefined
+    }
+  }
+
+  return {
+    watch(cut: () => void): Watched & { done(): void } {
+      const body = { received: 0, history: [0], cut, done: () => void watched.delete(body) }
+      watched.add(body)
+      timer ??= setInterval(tick, pace.tickMs)
+      // A server with nothing else to do may still exit.
+      timer.unref?.()
+      return body
+    },
+  }
+}
+
+export interface BodyReaderOptions {
+  budgetBytes: number
+  /** Tests shorten it; the server uses BODY_PACE. */
+  pace?: BodyPace
+}
+
+/**
+ * The body reader of one server: JSON, raw bytes and form posts, each within
+ * its limit, the budget and the pace.
+ */
+export function createBodyReader(options: BodyReaderOptions) {
+  const budget = createByteBudget(options.budgetBytes)
+  const paceWatch = createPaceWatch(options.pace ?? BODY_PACE)
+
+  /**
+   * Reserves what the body may take (its declared length, else the route's
+   * limit) for as long as `use` runs, and hands `use` the body's chunks as they arrive.
+   */
+  async function withBody<T>(request: Request, limit: number, use: (chunks: AsyncIterable<Uint8Array>) => Promise<T>): Promise<T> {
+    const declared = request.headers.get('content-length')
+    const declaredBytes = declared === null ? undefined : Number(declared)
+    if (declaredBytes !== undefined && declaredBytes > limit) throw tooLarge(limit)
+    const release = budget.reserve(declaredBytes !== undefined && Number.isSafeInteger(declaredBytes) ? declaredBytes : limit)
+    if (!release) throw busy()
+    try {
+      return await use(paced(request, limit))
+    } finally {
+      release()
+    }
+  }
+
+  async function* paced(request: Request, limit: number): AsyncGenerator<Uint8Array> {
+    if (!request.body) return
+    const reader = request.body.getReader()
+    let cut = false
+    const body = paceWatch.watch(() => {
+      cut = true
+      reader.cancel().catch(() => {})
+    })
+    let received = 0
+    let finished = false
+    try {
+      for (;;) {
+        let next: Awaited<ReturnType<typeof reader.read>>
+        try {
+          next = await reader.read()
+        } catch (error) {
+          if (cut) throw tooSlow()
+          throw error
+        }
+        if (cut) throw tooSlow()
+        if (next.done) {
+          finished = true
+          return
+        }
+        received += next.value.byteLength
+        body.received = received
+        if (received > limit) throw tooLarge(limit)
+        yield next.value
+      }
+    } finally {
+      body.done()
+      // Whatever was not read is not wanted: stop receiving it.
+      if (finished) reader.releaseLock()
+      else reader.cancel().catch(() => {})
+    }
+  }
+
+  /** The whole body as bytes, at most `limit`. */
+  async function bytes(request: Request, limit = API_BODY_LIMIT): Promise<Uint8Array> {
+    return withBody(request, limit, async (chunks) => {
+      const parts: Uint8Array[] = []
+      for await (const chunk of chunks) parts.push(chunk)
+      return parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+    })
+  }
+
+  return {
+    bytes,
+
+    /** A JSON body of at most `limit` bytes; malformed JSON is a 422 like any other invalid body. */
+    async json(request: Request, limit = API_BODY_LIMIT): Promise<unknown> {
+      const raw = await bytes(request, limit)
+      let text: string
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(raw)
+      } catch {
+        throw invalid([{ path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' }])
+      }
+      if (text.trim() === '') throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object' }])
+      let value: unknown
+      try {
+        value = JSON.parse(text)
+      } catch {
+        throw invalid([{ path: '', message: 'Request body is not valid JSON' }])
+      }
+      const illFormed = illFormedTextAt(value)
+      if (illFormed !== undefined) throw invalid([{ path: illFormed, message: 'Holds a lone surrogate ("\\ud800"), which is not valid Unicode text' }])
+      return value
+    },
+
+    /**
+     * A form post (urlencoded or multipart) of at most `limit` bytes, parsed as
+     * it arrives. `use` gets its entries while the body's bytes are still
+     * counted against the budget (a file's pieces are held until `use` is done).
+     */
+    async formPost<T>(request: Request, limit: number, limits: FormPostLimits, use: (entries: FormEntry[]) => Promise<T>): Promise<T> {
+      const contentType = request.headers.get('content-type') ?? ''
+      const parser = /^multipart\/form-data/i.test(contentType)
+        ? multipartParser(multipartBoundary(contentType), limits)
+        : urlencodedParser(limits)
+      return withBody(request, limit, async (chunks) => {
+        const slices = timeSlicer()
+        for await (const chunk of chunks) {
+          parser.write(chunk)
+          await slices.pause()
+        }
+        return use(parser.end())
+      })
+    },
+
+    /** Bytes held for bodies right now. */
+    get heldBytes() {
+      return budget.held
+    },
+  }
+}
+
+export type BodyReader = ReturnType<typeof createBodyReader>
