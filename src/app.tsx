@@ -10,7 +10,8 @@ import { HttpError } from './lib/errors.ts'
 import { SECURITY_HEADERS, htmlPage, isFormContentType, isJsonContentType, pathOf } from './lib/http.ts'
 import { createLogger, type Logger } from './lib/log.ts'
 import { apiDoc, buildOpenApi } from './lib/openapi.ts'
-import { createRateLimiter } from './lib/rate-limit.ts'
+import { addressBlock, createRateLimiter } from './lib/rate-limit.ts'
+import { createBodyReader, type BodyPace, type BodyReader } from './lib/request-body.ts'
 import { systemClock, type Clock } from './lib/time.ts'
 import { apiAuth } from './modules/auth/index.ts'
 import { createAuthService } from './modules/auth/service.ts'
@@ -21,7 +22,8 @@ import { createFormStore } from './modules/forms/store.ts'
 import { responseRoutes } from './modules/responses/index.ts'
 import { createResponseService } from './modules/responses/service.ts'
 import { createResponseStore } from './modules/responses/store.ts'
-import { submissionRoutes } from './modules/submissions/index.tsx'
+import { createFileStore, createFileSweeper } from './modules/responses/files.ts'
+import { createRenderedPages, submissionRoutes, type RenderedPages } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { createSubmissionStore } from './modules/submissions/store.ts'
 import { mcpRoutes } from './modules/mcp/index.ts'
@@ -50,6 +52,8 @@ export interface IntakeOptions {
   logger?: Logger
   /** How webhook host names are resolved when private targets are blocked (tests stub it). */
   resolver?: Resolver
+  /** How slow a request body may arrive before it is cut (tests shorten it). */
+  bodyPace?: BodyPace
 }
 
 /**
@@ -80,22 +84,54 @@ export function createIntake(options: IntakeOptions) {
     webhookBlockPrivate: config.webhookBlockPrivate,
     resolver: options.resolver,
   })
+  const files = createFileStore(db)
+  const fileSweeper = createFileSweeper({ files, writer, clock, logger })
+  const renderedPages = createRenderedPages()
+  const bodies = createBodyReader({ budgetBytes: config.uploadBudgetBytes, pace: options.bodyPace })
   const auth = createAuthService(createAuthStore(db), clock, (work) => {
     writer.run(work).catch((error) => logger.warn('last-used time not recorded', { error: String(error) }))
   })
-  const forms = createFormService(formStore, writer, clock, baseUrl, signals.notify)
-  const responses = createResponseService(createResponseStore(db), forms, signals)
-  const submissions = createSubmissionService(formStore, createSubmissionStore(db, deliveryStore), writer, clock, baseUrl, (formId) => {
+  const forms = createFormService(formStore, writer, clock, baseUrl, (formId) => {
+    renderedPages.delete(formId)
     signals.notify(formId)
-    background.wake()
+    // A deleted form's files are unclaimed now.
+    fileSweeper.wake()
   })
+  const responses = createResponseService(createResponseStore(db), files, forms, signals)
+  const submissions = createSubmissionService(
+    formStore,
+    createSubmissionStore(db, deliveryStore, files),
+    { store: files, onUnclaimed: fileSweeper.wake },
+    writer,
+    clock,
+    baseUrl,
+    (formId) => {
+      renderedPages.delete(formId)
+      signals.notify(formId)
+      background.wake()
+    },
+  )
   const webhooks = createWebhookService(deliveryStore, writer, forms, clock, background.wake)
   const services = { auth, forms, responses, submissions, webhooks }
-  const app = createApp({ config, clock, logger, baseUrl, services, healthCheck: db.query('SELECT 1') })
+  const app = createApp({ config, clock, logger, baseUrl, services, bodies, renderedPages, healthCheck: db.query('SELECT 1') })
   const logged = withAccessLog((request) => app.handle(request), logger)
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
-  return { app, handle, background, signals }
+  // The work that runs beside requests: webhooks and expiry, and removing files no answer holds.
+  const backgroundWork = {
+    start() {
+      background.start()
+      fileSweeper.start()
+    },
+    wake: background.wake,
+    async stop() {
+      await Promise.all([background.stop(), fileSweeper.stop()])
+    },
+    get inFlight() {
+      return background.inFlight
+    },
+  }
+  return { app, handle, background: backgroundWork, signals, bodies }
 }
 
 export type Intake = ReturnType<typeof createIntake>
@@ -112,12 +148,16 @@ interface AppParts {
     submissions: SubmissionService
     webhooks: WebhookService
   }
+  bodies: BodyReader
+  renderedPages: RenderedPages
   healthCheck: { get(): unknown }
 }
 
 /** The HTTP application: routes over the services, one error handler, security headers, the access log. */
-function createApp({ config, clock, logger, baseUrl, services, healthCheck }: AppParts) {
+function createApp({ config, clock, logger, baseUrl, services, bodies, renderedPages, healthCheck }: AppParts) {
   const { auth, forms, responses, submissions, webhooks } = services
+  // Per key, for /api/v1 and /mcp alike: an MCP batch takes one request for each of its messages.
+  const apiLimiter = createRateLimiter(config.rateLimitPerMinute, clock)
 
   const app = new Elysia({ normalize: false })
     .headers(SECURITY_HEADERS)
@@ -141,7 +181,7 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
       }
       return failure.problems ? { detail: failure.detail, errors: failure.problems } : { detail: failure.detail }
     })
-    .use(apiAuth(auth, createRateLimiter(config.rateLimitPerMinute, clock)))
+    .use(apiAuth(auth, apiLimiter))
     .get(
       '/healthz',
       () => {
@@ -165,13 +205,16 @@ function createApp({ config, clock, logger, baseUrl, services, healthCheck }: Ap
       set.headers['cache-control'] = 'public, max-age=31536000, immutable'
       return STYLESHEET.body
     })
-    .use(formRoutes(forms, baseUrl))
+    .use(formRoutes(forms, baseUrl, bodies))
     .use(responseRoutes(responses))
     .use(webhookRoutes(webhooks))
-    .use(mcpRoutes(forms, responses))
+    .use(mcpRoutes(forms, responses, bodies, apiLimiter))
     .use(submissionRoutes(submissions, {
       trustProxy: config.trustProxy,
-      publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock),
+      publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock, addressBlock),
+      bodies,
+      baseUrl,
+      renderedPages,
     }))
   // Built on first request, once every route is registered.
   let openApiDocument: object | undefined

@@ -46,7 +46,7 @@ let t: TestContext
 const { create, cleanups } = contextsPerTest()
 
 function setup(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
-  return (t = create(env, resolver))
+  return (t = create(env, { resolver }))
 }
 
 /** A request that arrives after this point is handled on a later turn of the event loop, as a real one is. */

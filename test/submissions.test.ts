@@ -6,9 +6,11 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import {
   API_TIME_PATTERN,
+  BASE_URL,
   createTestContext,
   EVERY_TYPE_ANSWERS,
   EVERY_TYPE_FIELDS,
+  postForm,
   submit,
   ULID_PATTERN,
   type TestContext,
@@ -635,10 +637,10 @@ describe('the form', () => {
 
 // ------------------------------------------------------------ cross-site
 
-describe('Sec-Fetch-Site', () => {
-  test('cross-site is 403 and records nothing', async () => {
+describe('cross-site posts', () => {
+  test.each(['cross-site', 'CROSS-SITE', 'Cross-Site'])('Sec-Fetch-Site: %s is 403 and records nothing', async (site) => {
     const form = await t.api.createForm()
-    const res = await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': 'cross-site' })
+    const res = await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': site })
     expect(res.status).toBe(403)
     expect(typeof res.body.detail).toBe('string')
     await expectNothingRecorded(form.id)
@@ -646,17 +648,47 @@ describe('Sec-Fetch-Site', () => {
     expectReceipt(await submit(t.app, form.id, { name: 'Ada' }), form.id)
   })
 
-  test.each([['same-origin'], ['same-site'], ['none'], [null]])('%p is accepted', async (site) => {
+  test.each([['same-origin'], ['same-site'], ['none'], [null]])('Sec-Fetch-Site %p is accepted', async (site) => {
     const form = await t.api.createForm()
     const headers: Record<string, string> = site === null ? {} : { 'sec-fetch-site': site }
     expectReceipt(await submit(t.app, form.id, { name: 'Ada' }, headers), form.id)
   })
 
-  test('no CORS headers are sent on a submission', async () => {
+  test.each(['https://elsewhere.example', 'http://intake.test:8443', 'https://intake.test', 'not a url'])(
+    'without Sec-Fetch-Site, Origin %p (neither intake nor the request itself) is 403: as JSON and as a form post',
+    async (origin) => {
+      const form = await t.api.createForm()
+      const json = await submit(t.app, form.id, { name: 'Ada' }, { origin })
+      expect(json.status).toBe(403)
+      const page = await postForm(t.app, form.id, { name: 'Ada' }, { origin })
+      expect(page.status).toBe(403)
+      expect(page.headers.get('content-type')).toStartWith('text/html')
+      await expectNothingRecorded(form.id)
+      for (const name of json.headers.keys()) expect(name.toLowerCase().startsWith('access-control-')).toBe(false)
+    },
+  )
+
+  test.each(['null', BASE_URL, BASE_URL.toUpperCase(), `${BASE_URL}:80`])('without Sec-Fetch-Site, Origin %p is accepted', async (origin) => {
     const form = await t.api.createForm()
-    const res = await submit(t.app, form.id, { name: 'Ada' }, { origin: 'https://elsewhere.example' })
-    expect(res.status).toBe(201)
-    for (const name of res.headers.keys()) expect(name.toLowerCase().startsWith('access-control-')).toBe(false)
+    const res = await postForm(t.app, form.id, { name: 'Ada' }, { origin })
+    expect(res.status).toBe(303)
+  })
+
+  test('the request\'s own origin is accepted when it is not the base URL (a server reached by another name)', async () => {
+    const form = await t.api.createForm()
+    const res = await t.app.handle(
+      new Request(`http://forms.internal.example/f/${form.id}`, {
+        method: 'POST',
+        headers: { origin: 'http://forms.internal.example', 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'name=Ada',
+      }),
+    )
+    expect(res.status).toBe(303)
+  })
+
+  test('a trusted Sec-Fetch-Site wins over Origin: same-origin with a foreign Origin is accepted', async () => {
+    const form = await t.api.createForm()
+    expectReceipt(await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': 'same-origin', origin: 'https://elsewhere.example' }), form.id)
   })
 })
 

@@ -10,6 +10,7 @@ import { createIntake, type Intake } from '../src/app.tsx'
 import { loadConfig } from '../src/config.ts'
 import { openDatabase, type Database } from '../src/db/index.ts'
 import { createLogger } from '../src/lib/log.ts'
+import type { BodyPace } from '../src/lib/request-body.ts'
 import { createAuthService } from '../src/modules/auth/service.ts'
 import { createAuthStore } from '../src/modules/auth/store.ts'
 import type { Resolver } from '../src/modules/webhooks/addresses.ts'
@@ -77,11 +78,15 @@ export interface TestContext {
   close(): Promise<void>
 }
 
-/**
- * Settings as environment variables (SERVICE_*), on top of test defaults.
- * `resolver` stands in for DNS when a test blocks private webhook targets.
- */
-export function createTestContext(env: Record<string, string> = {}, options: { resolver?: Resolver } = {}): TestContext {
+export interface TestContextOptions {
+  /** Stands in for DNS when a test blocks private webhook targets. */
+  resolver?: Resolver
+  /** How slow a request body may arrive (shortened, so a test need not wait 30 s). */
+  bodyPace?: BodyPace
+}
+
+/** An app on a fresh database, with settings as environment variables (SERVICE_*) on top of test defaults. */
+export function createTestContext(env: Record<string, string> = {}, options: TestContextOptions = {}): TestContext {
   const dir = mkdtempSync(join(tmpdir(), 'intake-test-'))
   const dbPath = join(dir, 'intake.db')
   const config = loadConfig({ SERVICE_DB_PATH: dbPath, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', ...env })
@@ -89,7 +94,7 @@ export function createTestContext(env: Record<string, string> = {}, options: { r
   const clock = testClock()
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
-  const intake = createIntake({ config, db, baseUrl: BASE_URL, clock, logger, resolver: options.resolver })
+  const intake = createIntake({ config, db, baseUrl: BASE_URL, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
   const { background } = intake
   const app = { handle: intake.handle, routes: intake.app.routes }
   // Keys are managed over a connection of their own, as `intake keys` does from another process.
@@ -141,8 +146,8 @@ export function contextsPerTest() {
   })
   return {
     cleanups,
-    create(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
-      const context = createTestContext(env, resolver ? { resolver } : {})
+    create(env: Record<string, string> = {}, options: TestContextOptions = {}): TestContext {
+      const context = createTestContext(env, options)
       contexts.push(context)
       return context
     },

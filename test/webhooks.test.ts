@@ -42,7 +42,7 @@ let t: TestContext
 const { create, cleanups } = contextsPerTest()
 
 function setup(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
-  return (t = create(env, resolver))
+  return (t = create(env, { resolver }))
 }
 
 // ---------------------------------------------------------------- waiting

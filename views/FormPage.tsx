@@ -4,6 +4,7 @@ import type { Problem } from '../src/lib/errors.ts'
 import { attr } from './attributes.ts'
 import { Field, controlId } from './Field.tsx'
 import { Layout } from './Layout.tsx'
+import { timeSlicer } from '../src/lib/slices.ts'
 
 export interface FormView {
   id: string
@@ -19,12 +20,32 @@ export interface FormPageProps {
   problems?: Problem[]
 }
 
+/**
+ * The page, rendered a field at a time with the event loop given a turn
+ * whenever a slice of time is used: a form of 100 fields with 200 options
+ * each is megabytes of HTML, and no request may hold the loop that long.
+ */
+export async function renderFormPage(props: FormPageProps): Promise<string> {
+  const { form, submitted, problems = [] } = props
+  const fieldErrors = new Map(problems.map((p) => [keyOf(p.path), p.message]))
+  const slices = timeSlicer()
+  const fieldsHtml: JSX.Element[] = []
+  for (const field of form.fields) {
+    fieldsHtml.push(
+      (
+        <Field field={field} value={submitted ? submitted[field.key] : defaultText(field)} error={fieldErrors.get(field.key)} />
+      ) as string,
+    )
+    await slices.pause()
+  }
+  return (<FormPage {...props} fieldsHtml={fieldsHtml} />) as string
+}
+
 /** A field's key from a problem's JSON Pointer (`/email` -> `email`). */
 const keyOf = (path: string) => path.slice(1).replaceAll('~1', '/').replaceAll('~0', '~')
 
 /** The form, ready for its one answer; after a refused try, with every problem and the person's input. */
-export function FormPage({ form, submitted, problems = [] }: FormPageProps) {
-  const fieldErrors = new Map(problems.map((p) => [keyOf(p.path), p.message]))
+function FormPage({ form, problems = [], fieldsHtml }: FormPageProps & { fieldsHtml: JSX.Element[] }) {
   const labels = new Map(form.fields.map((f) => [f.key, f.label]))
   const anyRequired = form.fields.some((f) => f.required)
   const hasFile = form.fields.some((f) => f.type === 'file')
@@ -60,13 +81,7 @@ export function FormPage({ form, submitted, problems = [] }: FormPageProps) {
         enctype={hasFile ? 'multipart/form-data' : undefined}
         accept-charset="utf-8"
       >
-        {form.fields.map((field) => (
-          <Field
-            field={field}
-            value={submitted ? submitted[field.key] : defaultText(field)}
-            error={fieldErrors.get(field.key)}
-          />
-        ))}
+        {fieldsHtml}
         <div class="actions">
           <button type="submit">Send answer</button>
         </div>

@@ -98,4 +98,39 @@ export const migrations: readonly string[] = [
   ) STRICT;
   CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
   `,
+
+  /* 3: file bytes in chunks of at most 1 MiB, written and read a chunk at a time */ `
+  CREATE TABLE file_chunks (
+    file_id     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,         -- 0, 1, 2, ... in the file's order
+    bytes       BLOB NOT NULL,            -- at most 1 MiB
+    PRIMARY KEY (file_id, seq)
+  ) STRICT;
+
+  -- Chunks no response holds: an upload not (yet) recorded, or the files of a deleted response.
+  -- They are removed a few chunks at a time once \`since\` is more than an hour old (0: at once).
+  CREATE TABLE unclaimed_files (
+    file_id     TEXT PRIMARY KEY,
+    since       INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX unclaimed_files_since ON unclaimed_files(since);
+
+  ALTER TABLE response_files ADD COLUMN file_id TEXT;  -- its bytes in file_chunks; \`content\` stays empty
+  UPDATE response_files SET file_id = lower(hex(randomblob(16)));
+  CREATE UNIQUE INDEX response_files_file ON response_files(file_id);
+  WITH RECURSIVE piece(file_id, seq) AS (
+    SELECT file_id, 0 FROM response_files WHERE length(content) > 0
+    UNION ALL
+    SELECT p.file_id, p.seq + 1 FROM piece p JOIN response_files f ON f.file_id = p.file_id
+     WHERE (p.seq + 1) * 1048576 < length(f.content)
+  )
+  INSERT INTO file_chunks (file_id, seq, bytes)
+    SELECT p.file_id, p.seq, substr(f.content, p.seq * 1048576 + 1, 1048576) FROM piece p JOIN response_files f ON f.file_id = p.file_id;
+  UPDATE response_files SET content = X'';
+
+  -- However a response's file row goes (the form deleted, say), its chunks are then unclaimed.
+  CREATE TRIGGER response_files_unclaim AFTER DELETE ON response_files BEGIN
+    INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (old.file_id, 0);
+  END;
+  `,
 ]

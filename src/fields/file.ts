@@ -44,11 +44,11 @@ export const file: FieldType<FileConfig> = {
   },
   parse(input, config) {
     // A browser sends an empty, nameless part when no file was chosen.
-    if (isBlank(input) || (input instanceof Upload && input.name === '' && input.bytes.byteLength === 0)) return EMPTY
+    if (isBlank(input) || (input instanceof Upload && input.name === '' && input.size === 0)) return EMPTY
     // A JSON body cannot carry a file; the page uploads with multipart/form-data.
     if (!(input instanceof Upload)) return rejected('A file must be uploaded with multipart/form-data')
     const maxSize = config.max_size ?? FILE_DEFAULT_MAX_SIZE
-    if (input.bytes.byteLength > maxSize) return rejected(`The file must be at most ${formatSize(maxSize)}`)
+    if (input.size > maxSize) return rejected(`The file must be at most ${formatSize(maxSize)}`)
     if (config.accept !== undefined && !accepts(config.accept, input)) {
       return rejected(`The file must be ${describeAccept(config.accept).replace(/^An? /, (a) => a.toLowerCase())}`)
     }

@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
+import { FORM_POST_MAX_BYTES } from '../lib/request-body.ts'
 import { checkbox } from './checkbox.ts'
 import { date } from './date.ts'
 import { email } from './email.ts'
@@ -45,7 +46,8 @@ export const FieldInput = Type.Union(Object.values(fieldTypes).map(fieldSchema),
 
 /** What a form post answering these fields can weigh at most, with room for the encoding around it. */
 export function submissionBodyLimit(fields: FieldDefinition[]): number {
-  return fields.reduce((total, field) => total + (fieldTypes[field.type]!.maxSubmittedBytes?.(field.config ?? {}) ?? 4096), 64 * 1024)
+  const allowance = fields.reduce((total, field) => total + (fieldTypes[field.type]!.maxSubmittedBytes?.(field.config ?? {}) ?? 4096), 64 * 1024)
+  return Math.min(allowance, FORM_POST_MAX_BYTES)
 }
 
 /**

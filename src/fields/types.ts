@@ -4,13 +4,19 @@ import type { Problem } from '../lib/errors.ts'
 /** A value a response's `data` holds. */
 export type AnswerValue = string | number | boolean
 
-/** A file the person uploaded, read into memory (its size is bounded before reading). */
+/**
+ * A file the person uploaded: held in memory as the pieces it arrived in
+ * (counted against the upload budget), until it is stored a chunk at a time.
+ */
 export class Upload {
   constructor(
     readonly name: string,
     /** The type the browser declared; '' when it declared none. */
     readonly type: string,
-    readonly bytes: Uint8Array,
+    /** Every byte sent, also those beyond the field's max_size (which are not kept). */
+    readonly size: number,
+    /** The bytes kept, in order: all of them when `size` is within the field's max_size. */
+    readonly pieces: readonly Uint8Array[],
   ) {}
 }
 

@@ -1,28 +1,65 @@
 /**
- * A small least-recently-used cache. For things that never change once made
- * (a form's rendered page): bounded by entries, never stale.
+ * A small least-recently-used cache for things that never change once made
+ * (a form's rendered page, its JSON). Bounded in bytes, not only entries: one
+ * client's large forms must not grow the server's memory (CONTRACT 13).
  */
-export function createLruCache<V>(maxEntries: number) {
-  const entries = new Map<string, V>()
+export interface LruLimits<V> {
+  /** Bytes all entries may take together. */
+  maxBytes: number
+  /** An entry larger than this is not kept at all (it would push out many others). */
+  maxEntryBytes: number
+  /** An entry's size in bytes (near enough). */
+  sizeOf(value: V): number
+}
+
+export function createLruCache<V>(limits: LruLimits<V>) {
+  const entries = new Map<string, { value: V; bytes: number }>()
+  let totalBytes = 0
+
+  function remove(key: string) {
+    const found = entries.get(key)
+    if (found === undefined) return
+    entries.delete(key)
+    totalBytes -= found.bytes
+  }
+
   const cache = {
     get(key: string): V | undefined {
       const found = entries.get(key)
-      if (found !== undefined) {
-        // Map keeps insertion order: re-inserting marks the entry most recently used.
-        entries.delete(key)
-        entries.set(key, found)
-      }
-      return found
+      if (found === undefined) return undefined
+      // Map keeps insertion order: re-inserting marks the entry most recently used.
+      entries.delete(key)
+      entries.set(key, found)
+      return found.value
     },
+    /** Keeps `value` when it fits, pushing out the least recently used; returns it either way. */
     set(key: string, value: V): V {
-      entries.set(key, value)
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
+      remove(key)
+      const bytes = limits.sizeOf(value)
+      if (bytes > limits.maxEntryBytes) return value
+      entries.set(key, { value, bytes })
+      totalBytes += bytes
+      for (const oldest of entries.keys()) {
+        if (totalBytes <= limits.maxBytes) break
+        remove(oldest)
+      }
       return value
     },
-    /** The cached value, or what `make` returns (then kept). */
+    /** The cached value, or what `make` returns (then kept when it fits). */
     getOrMake(key: string, make: () => V): V {
       return cache.get(key) ?? cache.set(key, make())
+    },
+    /** Forgets the entry: what it was made from is gone. */
+    delete: remove,
+    /** Bytes held now. */
+    get bytes() {
+      return totalBytes
     },
   }
   return cache
 }
+
+export type LruCache<V> = ReturnType<typeof createLruCache<V>>
+
+/** A string's size in memory, near enough: two bytes per UTF-16 unit. */
+export const stringBytes = (text: string) => text.length * 2

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { readJson } from '../../lib/http.ts'
+import type { BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import { principalOf } from '../auth/index.ts'
 import { CreateFormBody, Form, FormDetail, FormSummary, ListFormsQuery, UpdateFormBody } from './model.ts'
@@ -8,14 +8,14 @@ import type { FormService } from './service.ts'
 
 const formIdParam = { id: 'Form id (ULID)' }
 
-export function formRoutes(forms: FormService, baseUrl: () => string) {
+export function formRoutes(forms: FormService, baseUrl: () => string, bodies: BodyReader) {
   return new Elysia({ name: 'forms', prefix: '/api/v1/forms' })
     .post(
       '',
       async ({ request, set }) => {
         const principal = principalOf(set)
         const idempotencyKey = request.headers.get('idempotency-key') ?? undefined
-        const { form, replayed } = await forms.create(principal, await readJson(request), idempotencyKey)
+        const { form, replayed } = await forms.create(principal, await bodies.json(request), idempotencyKey)
         if (replayed) set.headers['idempotent-replayed'] = 'true'
         set.status = 201
         return form
@@ -79,7 +79,7 @@ export function formRoutes(forms: FormService, baseUrl: () => string) {
     )
     .patch(
       '/:id',
-      async ({ request, params, set }) => await forms.update(principalOf(set), params.id, await readJson(request)),
+      async ({ request, params, set }) => await forms.update(principalOf(set), params.id, await bodies.json(request)),
       {
         detail: apiDoc({
           tag: 'Forms',

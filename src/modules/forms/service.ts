@@ -6,7 +6,7 @@ import type { Writer } from '../../db/writer.ts'
 import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { canonicalJson, encodeFreeForm, utf8Length } from '../../lib/json.ts'
-import { createLruCache } from '../../lib/lru.ts'
+import { createLruCache, stringBytes } from '../../lib/lru.ts'
 import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
@@ -23,8 +23,8 @@ import {
 } from './model.ts'
 import type { FormRow, FormState, FormStore, FormSummaryRow } from './store.ts'
 
-/** Forms whose unchanging JSON is kept ready (least recently used beyond). */
-const DETAILS_KEPT = 1000
+/** The unchanging JSON of forms kept ready (least recently used beyond), in bytes; a larger form's is made each time. */
+const DETAILS_KEPT = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }
 
 /** How long an Idempotency-Key holds. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
@@ -56,7 +56,10 @@ export function createFormService(
   baseUrl: () => string,
   onChange: (formId: string) => void,
 ) {
-  const detailParts = createLruCache<{ head: string; tail: string }>(DETAILS_KEPT)
+  const detailParts = createLruCache<{ head: string; tail: string }>({
+    ...DETAILS_KEPT,
+    sizeOf: (parts) => stringBytes(parts.head) + stringBytes(parts.tail),
+  })
   const summary = (row: FormSummaryRow): FormSummary => ({
     id: row.id,
     title: row.title,
@@ -237,6 +240,7 @@ export function createFormService(
     async delete(principal: Principal, formId: string): Promise<void> {
       const id = canonicalUlid(formId)
       if (!id || !(await writer.run(() => store.delete(principal.accountId, id)))) throw formNotFound()
+      detailParts.delete(id)
       onChange(id)
     },
   }

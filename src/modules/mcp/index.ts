@@ -1,9 +1,11 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { HttpError } from '../../lib/errors.ts'
-import { API_BODY_LIMIT, readBody, type ResponseSet } from '../../lib/http.ts'
+import type { ResponseSet } from '../../lib/http.ts'
+import type { BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
-import { principalOf } from '../auth/index.ts'
+import type { RateLimiter } from '../../lib/rate-limit.ts'
+import { principalOf, takeRequests } from '../auth/index.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { ResponseService } from '../responses/service.ts'
@@ -28,20 +30,38 @@ function serviceBackend(principal: Principal, forms: FormService, responses: Res
   }
 }
 
+/** The body as JSON, or undefined when it is not JSON (the transport then answers with its parse error). */
+function parsedJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(body))
+  } catch {
+    return undefined
+  }
+}
+
+const batchRefusal = (messages: number, perMinute: number) =>
+  messages > perMinute
+    ? `Rate limit exceeded: a batch of ${messages} MCP messages counts as ${messages} requests, more than this API key may make in a minute (${perMinute}); send smaller batches`
+    : `Rate limit exceeded: a batch of ${messages} MCP messages counts as ${messages} requests, more than this API key has left; retry later or send fewer`
+
 /**
  * MCP over Streamable HTTP at /mcp, stateless: every POST is answered on its
  * own (no session), authenticated with the same bearer keys as the API. The
  * SDK is loaded on the first call, so a server nobody asks over MCP does not
  * carry it in memory.
  */
-export function mcpRoutes(forms: FormService, responses: ResponseService) {
+export function mcpRoutes(forms: FormService, responses: ResponseService, bodies: BodyReader, limiter: RateLimiter) {
   const handle = async ({ request, set }: { request: Request; set: ResponseSet }) => {
     const principal = principalOf(set)
     // Bounded like every API body, with intake's own 413; the MCP transport then parses it.
-    const body = await readBody(request, API_BODY_LIMIT)
+    const body = await bodies.bytes(request)
+    const message = parsedJson(body)
+    // The POST counted as one request; every further message of a batch counts as one more, before any of them runs.
+    const messages = Array.isArray(message) ? message.length : 1
+    if (messages > 1) takeRequests(limiter, principal, messages - 1, batchRefusal(messages, limiter.perMinute))
     const { handleMcpRequest } = await import('./server.ts')
     const bounded = new Request(request.url, { method: 'POST', headers: request.headers, body })
-    return handleMcpRequest(bounded, serviceBackend(principal, forms, responses))
+    return handleMcpRequest(bounded, serviceBackend(principal, forms, responses), message)
   }
   const stateless = () => {
     throw new HttpError(405, 'MCP here is stateless: send each JSON-RPC message with POST (there is no stream to open and no session to end)', undefined, {

@@ -32,10 +32,11 @@ export function responseRoutes(responses: ResponseService) {
     .get(
       '/:responseId/files/:key',
       ({ params, set }) => {
-        const file = responses.file(principalOf(set), params.id, params.responseId, params.key)
-        return new Response(file.content, {
+        const { file, bytes } = responses.file(principalOf(set), params.id, params.responseId, params.key)
+        return new Response(bytes, {
           headers: {
             'content-type': file.content_type,
+            'content-length': String(file.size),
             'content-disposition': attachmentDisposition(file.name),
           },
         })

@@ -1,11 +1,13 @@
 import { HttpError, responseNotFound } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
 import type { FormSignals } from '../../lib/signals.ts'
+import { timeSlicer } from '../../lib/slices.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import { ListResponsesQuery, type ResponseObject } from './model.ts'
+import type { FileStore } from './files.ts'
 import type { ResponseRow, ResponseStore, StoredFile } from './store.ts'
 
 export const toResponseObject = (row: ResponseRow): ResponseObject => ({
@@ -17,7 +19,7 @@ export const toResponseObject = (row: ResponseRow): ResponseObject => ({
   context: row.context === null ? null : JSON.parse(row.context),
 })
 
-export function createResponseService(store: ResponseStore, forms: FormService, signals: FormSignals) {
+export function createResponseService(store: ResponseStore, files: FileStore, forms: FormService, signals: FormSignals) {
   return {
     /**
      * The form's responses, newest first (a form takes one, so at most one).
@@ -44,14 +46,32 @@ export function createResponseService(store: ResponseStore, forms: FormService, 
       return toResponseObject(row)
     },
 
-    /** A file the person uploaded with the response, by its field key. */
-    file(principal: Principal, formId: string, responseId: string, key: string): StoredFile {
+    /**
+     * A file the person uploaded with the response, by its field key: what it
+     * is, and its bytes as a stream read a chunk (at most 1 MiB) at a time.
+     */
+    file(principal: Principal, formId: string, responseId: string, key: string): { file: StoredFile; bytes: ReadableStream<Uint8Array> } {
       const form = forms.ownForm(principal, formId)
       const id = canonicalUlid(responseId)
       if (!id || !store.find(form.id, id)) throw responseNotFound()
       const file = store.file(form.id, id, key)
       if (!file) throw new HttpError(404, 'File not found')
-      return file
+      let seq = 0
+      let sent = 0
+      const slices = timeSlicer()
+      const bytes = new ReadableStream<Uint8Array>({
+        // A fast reader would otherwise have every chunk read in one turn of the event loop.
+        async pull(controller) {
+          await slices.pause()
+          if (sent >= file.size) return controller.close()
+          const chunk = files.chunk(file.file_id, seq++)
+          // Deleted while it was being downloaded: the download fails rather than ends short.
+          if (chunk === undefined) return controller.error(new Error('the file was deleted during its download'))
+          sent += chunk.byteLength
+          controller.enqueue(chunk)
+        },
+      })
+      return { file, bytes }
     },
   }
 }

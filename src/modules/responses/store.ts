@@ -10,10 +10,12 @@ export interface ResponseRow {
   context: string | null
 }
 
+/** A file of a response: what the person sent, and where its bytes are (chunks of `file_id`). */
 export interface StoredFile {
   name: string
   content_type: string
-  content: Uint8Array
+  size: number
+  file_id: string
 }
 
 /** The SQL of reading responses (they are written by the submission store). */
@@ -28,7 +30,7 @@ export function createResponseStore(db: Database) {
     `SELECT ${columns} FROM responses r JOIN forms f ON f.id = r.form_id WHERE r.form_id = ? AND r.id = ?`,
   )
   const file = db.query<StoredFile, [string, string, string]>(
-    `SELECT f.name, f.content_type, f.content FROM response_files f JOIN responses r ON r.id = f.response_id
+    `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
       WHERE r.form_id = ? AND r.id = ? AND f.field_key = ?`,
   )
   return {

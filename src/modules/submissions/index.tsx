@@ -1,16 +1,19 @@
 /** @jsxImportSource @kitajs/html */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { FormPage, type FormView } from '../../../views/FormPage.tsx'
+import { renderFormPage, type FormView } from '../../../views/FormPage.tsx'
 import { StatusPage } from '../../../views/StatusPage.tsx'
+import { FILE_DEFAULT_MAX_SIZE } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
 import { HttpError } from '../../lib/errors.ts'
-import { clientAddress, htmlPage, isFormContentType, isJsonContentType, readFormEntries, readJson, type ResponseSet } from '../../lib/http.ts'
+import type { FormEntry, FormPostLimits } from '../../lib/form-data.ts'
+import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type ResponseSet } from '../../lib/http.ts'
+import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
-import { createLruCache } from '../../lib/lru.ts'
+import { createLruCache, stringBytes } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import type { FormRow } from '../forms/store.ts'
 import type { SubmissionService } from './service.ts'
@@ -19,6 +22,9 @@ export interface SubmissionRouteOptions {
   trustProxy: boolean
   /** Per client address, for every POST to a public form. */
   publicLimiter: RateLimiter
+  bodies: BodyReader
+  baseUrl: () => string
+  renderedPages: RenderedPages
 }
 
 const SubmissionReceipt = Type.Object({ id: Ulid, form_id: Ulid, submitted_at: ApiTime }, { title: 'SubmissionReceipt' })
@@ -45,36 +51,79 @@ function closedPage(set: ResponseSet, form: FormRow, posted: boolean): string {
  * field key (keys starting with "_" belong to the page, not the form), and the
  * strings alone, to show the person again if something needs fixing.
  */
-async function readFormPost(request: Request, limit: number) {
+function formPostValues(entries: FormEntry[]) {
   // No prototype: a field key can never reach Object.prototype.
   const values: Record<string, string | Upload> = Object.create(null)
   const typed: Record<string, string> = Object.create(null)
-  for (const [key, entry] of await readFormEntries(request, limit)) {
+  for (const [key, entry] of entries) {
     if (key.startsWith('_')) continue
     if (typeof entry === 'string') {
       values[key] = entry
       typed[key] = entry
     } else {
-      values[key] = new Upload(entry.filename, entry.type, entry.bytes)
+      values[key] = new Upload(entry.filename, entry.type, entry.size, entry.pieces)
     }
   }
   return { values, typed }
 }
 
-/** Rendered form pages kept for reuse: what a form shows never changes once it is created. */
-const RENDERED_PAGES_KEPT = 500
+/** What a form post to these fields may carry: text within the JSON submission's limit, each file up to its max_size. */
+function formPostLimits(fields: FieldDefinition[]): FormPostLimits {
+  const fileSizes = new Map(
+    fields.filter((field) => field.type === 'file').map((field) => [field.key, (field.config?.max_size as number | undefined) ?? FILE_DEFAULT_MAX_SIZE]),
+  )
+  return { textBytes: API_BODY_LIMIT, fileBytesKept: (name) => fileSizes.get(name) ?? 0 }
+}
+
+/**
+ * A browser's POST made by another site's page: `Sec-Fetch-Site` says so (in
+ * any case), or, where a browser sends no such header, `Origin` names an
+ * origin that is neither intake's (the base URL's) nor the request's own.
+ * `Origin: null` (sent under `Referrer-Policy: no-referrer`) is not.
+ */
+function isCrossSite(request: Request, baseUrl: string): boolean {
+  const fetchSite = request.headers.get('sec-fetch-site')
+  if (fetchSite !== null) return fetchSite.trim().toLowerCase() === 'cross-site'
+  const origin = request.headers.get('origin')
+  if (origin === null || origin.trim() === '' || origin.trim().toLowerCase() === 'null') return false
+  const sender = originOf(origin.trim())
+  if (sender === undefined) return true
+  // The request's own origin is what its Host header names (Bun builds request.url from it).
+  return sender !== originOf(baseUrl) && sender !== originOf(request.url)
+}
+
+/** The serialised origin of a URL (scheme, host and a non-default port, lower case), or undefined. */
+function originOf(url: string): string | undefined {
+  try {
+    const origin = new URL(url).origin
+    return origin === 'null' ? undefined : origin
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Rendered form pages kept for reuse (what a form shows never changes once it
+ * is created), in bytes; a larger page is rendered each time.
+ */
+const RENDERED_PAGES_KEPT = { maxBytes: 64 * 1024 * 1024, maxEntryBytes: 16 * 1024 * 1024 }
+
+/** The rendered pages of forms, by form id: a form's is forgotten when it is answered, cancelled or deleted. */
+export const createRenderedPages = () => createLruCache<string>({ ...RENDERED_PAGES_KEPT, sizeOf: stringBytes })
+export type RenderedPages = ReturnType<typeof createRenderedPages>
 
 /** The public side: the page a person answers, and where answers are sent (from that page or a custom front end). */
 export function submissionRoutes(submissions: SubmissionService, options: SubmissionRouteOptions) {
-  const renderedPages = createLruCache<string>(RENDERED_PAGES_KEPT)
+  const { bodies, renderedPages } = options
   return new Elysia({ name: 'submissions' })
     .get(
       '/f/:id',
-      ({ params, set }) => {
+      async ({ params, set }) => {
         // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once.
         const form = submissions.publicForm(params.id)
         if (form.status !== 'active') return closedPage(set, form, false)
-        return htmlPage(set, renderedPages.getOrMake(form.id, () => (<FormPage form={formView(form)} />) as string))
+        const page = renderedPages.get(form.id) ?? renderedPages.set(form.id, await renderFormPage({ form: formView(form) }))
+        return htmlPage(set, page)
       },
       {
         detail: apiDoc({
@@ -91,10 +140,8 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
     .post(
       '/f/:id',
       async ({ request, params, server, set, redirect }) => {
-        // A browser tells us when another site's page made this request: never accept that.
-        if (request.headers.get('sec-fetch-site') === 'cross-site') {
-          throw new HttpError(403, 'Cross-site submissions are refused')
-        }
+        // Another site's page made this request: never accept that.
+        if (isCrossSite(request, options.baseUrl())) throw new HttpError(403, 'Cross-site submissions are refused')
         const ip = clientAddress(request, server?.requestIP(request)?.address, options.trustProxy)
         const decision = options.publicLimiter.take(ip ?? 'unknown')
         if (!decision.allowed) {
@@ -106,7 +153,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const contentType = request.headers.get('content-type')
 
         if (isJsonContentType(contentType)) {
-          const recorded = await submissions.submit(params.id, await readJson(request), submitter)
+          const recorded = await submissions.submit(params.id, await bodies.json(request), submitter)
           set.status = 201
           return { id: recorded.id, form_id: recorded.formId, submitted_at: formatApiTime(recorded.submittedAt) }
         }
@@ -118,20 +165,26 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const form = submissions.publicForm(params.id)
         if (form.status !== 'active') return closedPage(set, form, true)
         const view = formView(form)
-        const { values, typed } = await readFormPost(request, submissionBodyLimit(view.fields))
-        try {
-          await submissions.submit(form.id, values, submitter)
-        } catch (error) {
-          if (!(error instanceof HttpError)) throw error
-          if (error.status === 422 && error.problems) {
-            return htmlPage(set, <FormPage form={view} submitted={typed} problems={error.problems} />, 422)
+        // The body's bytes stay counted against the upload budget until its files are stored.
+        const refused = await bodies.formPost(request, submissionBodyLimit(view.fields), formPostLimits(view.fields), async (entries) => {
+          const { values, typed } = formPostValues(entries)
+          try {
+            await submissions.submit(form.id, values, submitter)
+            return undefined
+          } catch (error) {
+            if (!(error instanceof HttpError)) throw error
+            if (error.status === 422 && error.problems) return { kind: 'invalid' as const, problems: error.problems, typed }
+            // Answered, cancelled or expired while this person was typing.
+            if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: submissions.publicForm(form.id) }
+            throw error
           }
-          // Answered, cancelled or expired while this person was typing.
-          if (error.status === 409 || error.status === 410) return closedPage(set, submissions.publicForm(form.id), true)
-          throw error
+        })
+        if (refused === undefined) {
+          // See Other: the thank-you page, which a refresh can never send again.
+          return redirect(`/f/${form.id}`, 303)
         }
-        // See Other: the thank-you page, which a refresh can never send again.
-        return redirect(`/f/${form.id}`, 303)
+        if (refused.kind === 'closed') return closedPage(set, refused.form, true)
+        return htmlPage(set, await renderFormPage({ form: view, submitted: refused.typed, problems: refused.problems }), 422)
       },
       {
         detail: apiDoc({

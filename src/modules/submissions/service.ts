@@ -7,6 +7,7 @@ import { isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { FormRow, FormStore } from '../forms/store.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
+import { writeFile, type FileStore } from '../responses/files.ts'
 import type { NewFile, SubmissionStore } from './store.ts'
 
 export interface Submitter {
@@ -76,11 +77,23 @@ export const fileUrl = (baseUrl: string, formId: string, responseId: string, key
 export function createSubmissionService(
   forms: FormStore,
   store: SubmissionStore,
+  files: { store: FileStore; onUnclaimed: () => void },
   writer: Writer,
   clock: Clock,
   baseUrl: () => string,
   onRecorded: (formId: string) => void,
 ) {
+  /** Files written for an answer that was not recorded: nothing holds them, so they go. */
+  async function unclaim(fileIds: string[]) {
+    if (fileIds.length === 0) return
+    try {
+      await writer.run(() => fileIds.forEach((fileId) => files.store.unclaim(fileId)))
+      files.onUnclaimed()
+    } catch {
+      // Not lost: an upload left unclaimed is removed an hour after it was written.
+    }
+  }
+
   /** The form behind a public link, in any state; 404 when there is none. */
   function publicForm(formId: string): FormRow {
     const id = canonicalUlid(formId)
@@ -106,19 +119,30 @@ export function createSubmissionService(
       const { data, uploads, problems } = parseAnswers(fields, values)
       if (problems.length > 0) throw invalid(problems)
 
-      const submittedAt = clock()
       const responseId = newId()
-      const files: NewFile[] = uploads.map(({ key, upload }) => {
+      const newFiles: NewFile[] = uploads.map(({ key, upload }) => {
         data[key] = fileUrl(baseUrl(), form.id, responseId, key)
         return {
           response_id: responseId,
           field_key: key,
           name: safeFileName(upload.name),
           content_type: safeContentType(upload.type),
-          size: upload.bytes.byteLength,
-          content: upload.bytes,
+          size: upload.size,
+          file_id: newId(),
         }
       })
+      // The bytes first, a chunk per unit of work; the answer that holds them commits after.
+      const written: string[] = []
+      try {
+        for (const [i, { upload }] of uploads.entries()) {
+          written.push(newFiles[i]!.file_id)
+          await writeFile(files.store, writer, newFiles[i]!.file_id, upload.pieces, clock())
+        }
+      } catch (error) {
+        await unclaim(written)
+        throw error
+      }
+      const submittedAt = clock()
       // Answers in the order of the form's fields, whatever order the files were read in.
       const ordered = Object.fromEntries(fields.flatMap((f) => (Object.hasOwn(data, f.key) ? [[f.key, data[f.key]!]] : [])))
       const response = {
@@ -147,7 +171,13 @@ export function createSubmissionService(
         }),
         created_at: submittedAt,
       }
-      if (!(await writer.run(() => store.record(response, files, delivery)))) {
+      let recorded = false
+      try {
+        recorded = await writer.run(() => store.record(response, newFiles, delivery))
+      } finally {
+        if (!recorded) await unclaim(written)
+      }
+      if (!recorded) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(publicForm(form.id)) ?? conflict('This form has already been submitted')
       }

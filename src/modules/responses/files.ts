@@ -1,0 +1,161 @@
+import type { Database } from '../../db/index.ts'
+import type { Writer } from '../../db/writer.ts'
+import type { Logger } from '../../lib/log.ts'
+import { yieldToLoop } from '../../lib/slices.ts'
+import type { Clock } from '../../lib/time.ts'
+
+/**
+ * Uploaded files' bytes, kept as chunks of at most 1 MiB: written a chunk per
+ * unit of work and read a chunk at a time, so that no file, however large,
+ * holds the event loop or sits whole in memory while it moves (CONTRACT 13).
+ *
+ * A file's chunks are written before the answer that holds them is recorded;
+ * until then (and again once that answer is deleted) they are "unclaimed",
+ * and the sweeper removes unclaimed chunks a few at a time.
+ */
+
+/** The most bytes one chunk holds. */
+export const FILE_CHUNK_BYTES = 1024 * 1024
+
+/** An upload whose answer was not recorded within this long (a crash mid-way) is removed. */
+export const UNCLAIMED_UPLOAD_GRACE_MS = 3_600_000
+
+/** Chunks removed per unit of work: each is up to 1 MiB of pages to free. */
+const CHUNKS_REMOVED_PER_UNIT = 4
+
+/** How often the sweeper looks when nobody wakes it. */
+const SWEEP_INTERVAL_MS = 60_000
+
+export function createFileStore(db: Database) {
+  const markUnclaimed = db.query<never, [string, number]>('INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (?, ?)')
+  const insertChunk = db.query<never, [string, number, Uint8Array]>('INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)')
+  const claimQuery = db.query<never, [string]>('DELETE FROM unclaimed_files WHERE file_id = ?')
+  const chunkQuery = db.query<{ bytes: Uint8Array }, [string, number]>('SELECT bytes FROM file_chunks WHERE file_id = ? AND seq = ?')
+  const nextUnclaimedQuery = db.query<{ file_id: string }, [number]>(
+    'SELECT file_id FROM unclaimed_files WHERE since <= ? ORDER BY since LIMIT 1',
+  )
+  const removeChunks = db.query<never, [string, string, number]>(
+    'DELETE FROM file_chunks WHERE file_id = ? AND seq IN (SELECT seq FROM file_chunks WHERE file_id = ? ORDER BY seq LIMIT ?)',
+  )
+  return {
+    /** Writes one chunk of an upload; the first one marks the file unclaimed (since `now`). One unit of work. */
+    writeChunk(fileId: string, seq: number, bytes: Uint8Array, now: number): void {
+      if (seq === 0) markUnclaimed.run(fileId, now)
+      insertChunk.run(fileId, seq, bytes)
+    },
+    /** The recorded answer holds the file now (in the unit of work that records it). */
+    claim(fileId: string): void {
+      claimQuery.run(fileId)
+    },
+    /** No answer will hold the file: remove it at once. */
+    unclaim(fileId: string): void {
+      markUnclaimed.run(fileId, 0)
+    },
+    chunk(fileId: string, seq: number): Uint8Array | undefined {
+      return chunkQuery.get(fileId, seq)?.bytes
+    },
+    /** An unclaimed file to remove: unclaimed since `before` or earlier. */
+    nextUnclaimed(before: number): string | undefined {
+      return nextUnclaimedQuery.get(before)?.file_id
+    },
+    /** Removes a few of the file's chunks; true when none is left (the file is then forgotten). One unit of work. */
+    removeSome(fileId: string): boolean {
+      if (removeChunks.run(fileId, fileId, CHUNKS_REMOVED_PER_UNIT).changes === CHUNKS_REMOVED_PER_UNIT) return false
+      claimQuery.run(fileId)
+      return true
+    },
+  }
+}
+
+export type FileStore = ReturnType<typeof createFileStore>
+
+/**
+ * One chunk written at a time, across every upload: each unit of work (and so
+ * each commit) then carries at most one chunk, however many uploads are stored at once.
+ */
+let chunkLane: Promise<unknown> = Promise.resolve()
+function inChunkLane<T>(write: () => Promise<T>): Promise<T> {
+  const written = chunkLane.then(write, write)
+  chunkLane = written.catch(() => {})
+  return written
+}
+
+/** Writes a file's pieces as chunks of FILE_CHUNK_BYTES, one unit of work each, in order. */
+export async function writeFile(files: FileStore, writer: Writer, fileId: string, pieces: readonly Uint8Array[], now: number): Promise<void> {
+  let seq = 0
+  let group: Uint8Array[] = []
+  let groupBytes = 0
+  const flush = async () => {
+    const bytes = group.length === 1 ? group[0]! : Buffer.concat(group, groupBytes)
+    const chunkSeq = seq++
+    group = []
+    groupBytes = 0
+    await inChunkLane(() => writer.run(() => files.writeChunk(fileId, chunkSeq, bytes, now)))
+  }
+  for (const piece of pieces) {
+    for (let offset = 0; offset < piece.length; ) {
+      const take = Math.min(piece.length - offset, FILE_CHUNK_BYTES - groupBytes)
+      group.push(piece.subarray(offset, offset + take))
+      groupBytes += take
+      offset += take
+      if (groupBytes === FILE_CHUNK_BYTES) await flush()
+    }
+  }
+  if (groupBytes > 0) await flush()
+}
+
+/**
+ * Removes unclaimed files a few chunks per unit of work, giving the event loop
+ * a turn between units. Woken when a file is unclaimed; otherwise it looks
+ * once a minute (uploads left by a crash).
+ */
+export function createFileSweeper(options: { files: FileStore; writer: Writer; clock: Clock; logger: Logger }) {
+  const { files, writer, clock, logger } = options
+  let running = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let sweeping: Promise<void> | undefined
+  let again = false
+
+  async function sweep() {
+    for (;;) {
+      const fileId = files.nextUnclaimed(clock() - UNCLAIMED_UPLOAD_GRACE_MS)
+      if (fileId === undefined || !running) return
+      while (running && !(await writer.run(() => files.removeSome(fileId)))) await yieldToLoop()
+    }
+  }
+
+  function start() {
+    if (!running) return
+    if (sweeping) {
+      again = true
+      return
+    }
+    clearTimeout(timer)
+    sweeping = sweep()
+      .catch((error) => logger.error('removing unclaimed files failed', { error: error instanceof Error ? error.message : String(error) }))
+      .finally(() => {
+        sweeping = undefined
+        if (!running) return
+        if (again) {
+          again = false
+          start()
+        } else timer = setTimeout(start, SWEEP_INTERVAL_MS)
+      })
+  }
+
+  return {
+    start() {
+      running = true
+      start()
+    },
+    /** Files were unclaimed: remove them now. */
+    wake: start,
+    async stop() {
+      running = false
+      clearTimeout(timer)
+      await sweeping
+    },
+  }
+}
+
+export type FileSweeper = ReturnType<typeof createFileSweeper>

@@ -1,0 +1,310 @@
+/**
+ * Request bodies within bounds (CONTRACT 13): the upload budget, the pace a
+ * body must keep, form posts that cannot be read exactly, and files moved to
+ * and from the database a chunk at a time.
+ */
+import { describe, expect, test } from 'bun:test'
+import { loadConfig, ConfigError } from '../src/config.ts'
+import {
+  contextsPerTest,
+  longestStall,
+  postForm,
+  send,
+  submit,
+  until,
+  type TestContext,
+} from './utils.ts'
+
+const MiB = 1024 * 1024
+const { create } = contextsPerTest()
+
+/** A request body the test sends by hand: bytes when it says, an end when it says. `pulls` counts the server's reads. */
+function handFedBody() {
+  let controller!: ReadableStreamDefaultController<Uint8Array>
+  let pulls = 0
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start: (c) => void (controller = c),
+      pull: () => void pulls++,
+      cancel: () => void (cancelled = true),
+    },
+    // Nothing is read ahead: a pull is the server asking for bytes.
+    { highWaterMark: 0 },
+  )
+  let cancelled = false
+  return {
+    stream,
+    send: (bytes: Uint8Array | string) => controller.enqueue(typeof bytes === 'string' ? Buffer.from(bytes) : bytes),
+    end: () => controller.close(),
+    get pulls() {
+      return pulls
+    },
+    get cancelled() {
+      return cancelled
+    },
+  }
+}
+
+const BOUNDARY = 'intake-test-boundary'
+const multipartType = `multipart/form-data; boundary=${BOUNDARY}`
+const filePartHead = (key: string, name = 'upload.bin', type = 'application/octet-stream') =>
+  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${key}"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n`
+const closing = `\r\n--${BOUNDARY}--\r\n`
+
+/** A form taking up to four 25 MiB files: the largest form post there is. */
+async function largestUploadForm(t: TestContext) {
+  const fields = [0, 1, 2, 3].map((i) => ({ key: `f${i}`, type: 'file', label: `File ${i}`, config: { max_size: 25 * MiB } }))
+  return t.api.createForm({ fields })
+}
+
+/** Starts a form post of `declared` bytes whose body the test feeds by hand; the response comes when the server answers. */
+function startPost(t: TestContext, formId: string, declared: number, contentType = multipartType) {
+  const body = handFedBody()
+  const response = t.app.handle(
+    new Request(`http://intake.test/f/${formId}`, {
+      method: 'POST',
+      headers: { 'content-type': contentType, 'content-length': String(declared) },
+      body: body.stream,
+    }),
+  )
+  return { body, response }
+}
+
+const responsesOf = async (t: TestContext, formId: string) => (await t.api.get(`/forms/${formId}/responses`)).body as unknown[]
+const chunkCount = (t: TestContext) => (t.db.query('SELECT count(*) AS n FROM file_chunks').get() as { n: number }).n
+
+describe('the upload budget (SERVICE_UPLOAD_BUDGET)', () => {
+  test('uploads being received hold it; one more is refused with 503 and Retry-After before a byte of its body is read; the API still answers', async () => {
+    const t = create()
+    const form = await largestUploadForm(t)
+    // Two of the largest posts are as much as the default 256 MiB lets uploads hold (32 MiB stay for API-sized bodies).
+    const first = startPost(t, form.id, 100 * MiB)
+    const second = startPost(t, form.id, 100 * MiB)
+    first.body.send(filePartHead('f0'))
+    second.body.send(filePartHead('f1'))
+    await until(() => first.body.pulls > 0 && second.body.pulls > 0, 2000, 'both uploads being read')
+
+    const third = startPost(t, form.id, 50 * MiB)
+    const refused = await third.response
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('5')
+    expect(refused.headers.get('connection')).toBe('close')
+    expect(refused.headers.get('content-type')).toStartWith('text/html')
+    expect(third.body.pulls).toBe(0)
+
+    // API calls do not wait for uploads.
+    expect((await t.api.post('/forms', { title: 'Still open', fields: [{ key: 'a', type: 'text', label: 'A' }] })).status).toBe(201)
+
+    // The uploads end (cut short): what they held is given back, and the next upload is taken.
+    first.body.end()
+    second.body.end()
+    expect((await first.response).status).toBe(400)
+    expect((await second.response).status).toBe(400)
+    const form2 = new FormData()
+    form2.append('f0', new File([new Uint8Array(1000)], 'ok.bin'))
+    expect((await postForm(t.app, form.id, form2)).status).toBe(303)
+  })
+
+  test('a JSON body counts too: with the budget full of uploads and API bodies, the next is 503', async () => {
+    const t = create({ SERVICE_UPLOAD_BUDGET: String(100 * MiB) })
+    const form = await largestUploadForm(t)
+    // On the smallest budget one largest upload may take all of it.
+    const upload = startPost(t, form.id, 100 * MiB)
+    upload.body.send(filePartHead('f0'))
+    await until(() => upload.body.pulls > 0, 2000, 'the upload being read')
+    const res = await submit(t.app, form.id, { f0: 'x' })
+    expect(res.status).toBe(503)
+    expect(res.body.detail).toContain('try again')
+    upload.body.end()
+    await upload.response
+  })
+
+  test('a budget below the largest form post (100 MiB) is a bad setting', () => {
+    expect(() => loadConfig({ SERVICE_UPLOAD_BUDGET: String(100 * MiB - 1) })).toThrow(ConfigError)
+    expect(() => loadConfig({ SERVICE_UPLOAD_BUDGET: 'lots' })).toThrow('SERVICE_UPLOAD_BUDGET')
+    expect(loadConfig({}).uploadBudgetBytes).toBe(256 * MiB)
+  })
+})
+
+describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms)', () => {
+  const pace = { windowMs: 400, minBytes: 400, tickMs: 50 }
+
+  test('a body that stops sending is cut: 408, Connection: close, nothing recorded', async () => {
+    const slow = createPaced(pace)
+    const form = await slow.api.createForm()
+    const post = startPost(slow, form.id, 1000, 'application/x-www-form-urlencoded')
+    post.body.send('name=Ad')
+    const started = performance.now()
+    const res = await post.response
+    const waited = performance.now() - started
+    expect(res.status).toBe(408)
+    expect(res.headers.get('connection')).toBe('close')
+    expect(await res.text()).toContain('<!doctype html>')
+    expect(post.body.cancelled).toBe(true)
+    // Cut on the first check after a whole window without bytes.
+    expect(waited).toBeGreaterThanOrEqual(pace.windowMs - pace.tickMs)
+    expect(await responsesOf(slow, form.id)).toEqual([])
+  })
+
+  test('a body that keeps trickling, but too slowly, is cut as well', async () => {
+    const slow = createPaced(pace)
+    const form = await slow.api.createForm()
+    const post = startPost(slow, form.id, 10_000, 'application/x-www-form-urlencoded')
+    post.body.send('name=')
+    const trickle = setInterval(() => post.body.send('a'.repeat(10)), 50)
+    const res = await post.response
+    clearInterval(trickle)
+    expect(res.status).toBe(408)
+    expect(await responsesOf(slow, form.id)).toEqual([])
+  })
+
+  test('a body that keeps the pace arrives whole, however long it takes', async () => {
+    const slow = createPaced(pace)
+    const form = await slow.api.createForm({ fields: [{ key: 'notes', type: 'textarea', label: 'Notes', config: { max_length: 100_000 } }] })
+    const post = startPost(slow, form.id, 5 + 20 * 100, 'application/x-www-form-urlencoded')
+    post.body.send('notes=')
+    for (let i = 0; i < 20; i++) {
+      await Bun.sleep(50)
+      post.body.send('b'.repeat(i === 19 ? 99 : 100))
+    }
+    post.body.end()
+    expect((await post.response).status).toBe(303)
+    expect(((await responsesOf(slow, form.id))[0] as { data: { notes: string } }).data.notes).toHaveLength(1999)
+  })
+
+  test('an API body is held to the same pace (408 as JSON)', async () => {
+    const slow = createPaced(pace)
+    const body = handFedBody()
+    const res = await slow.app.handle(
+      new Request('http://intake.test/api/v1/forms', { method: 'POST', headers: { authorization: `Bearer ${slow.key}` }, body: body.stream }),
+    )
+    expect(res.status).toBe(408)
+    expect(((await res.json()) as { detail: string }).detail).toContain('too slowly')
+  })
+
+  test('a long-poll, which has no body, is not cut by it', async () => {
+    const slow = createPaced(pace)
+    const form = await slow.api.createForm()
+    const started = performance.now()
+    const res = await slow.api.get(`/forms/${form.id}/responses?wait=1`)
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual([])
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900)
+  })
+
+  const createPaced = (bodyPace: typeof pace) => create({}, { bodyPace })
+})
+
+describe('a form post that cannot be read exactly is refused, never stored changed or in part', () => {
+  test('urlencoded text that is not UTF-8: the 400 page, nothing recorded', async () => {
+    const t = create()
+    const form = await t.api.createForm()
+    const res = await send(t.app, 'POST', `/f/${form.id}`, { body: 'name=Ad%FFa', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    expect(res.status).toBe(400)
+    expect(res.text).toContain('Answer not understood')
+    expect(await responsesOf(t, form.id)).toEqual([])
+  })
+
+  test('a multipart file part whose file name holds a raw CR: 400, and the answer is not recorded without the file', async () => {
+    const t = create()
+    const form = await t.api.createForm({
+      fields: [
+        { key: 'name', type: 'text', label: 'Name' },
+        { key: 'doc', type: 'file', label: 'Document' },
+      ],
+    })
+    const body = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="name"\r\n\r\nAda\r\n${filePartHead('doc', 'scan\r.pdf', 'application/pdf')}%PDF-1.4${closing}`
+    const res = await send(t.app, 'POST', `/f/${form.id}`, { body, headers: { 'content-type': multipartType } })
+    expect(res.status).toBe(400)
+    expect(await responsesOf(t, form.id)).toEqual([])
+  })
+
+  test('a JSON body that is not UTF-8 is 422 invalid_encoding', async () => {
+    const t = create()
+    const form = await t.api.createForm()
+    const res = await send(t.app, 'POST', `/f/${form.id}`, {
+      body: new Uint8Array([...Buffer.from('{"name":"Ad'), 0xff, ...Buffer.from('a"}')]),
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(res.status).toBe(422)
+    expect(res.body.errors).toEqual([{ path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' }])
+  })
+
+  test('more than 1 MiB of text in a form post is 413 (a JSON answer may not be larger either)', async () => {
+    const t = create()
+    const fields = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => ({ key: `t${i}`, type: 'textarea', label: `T${i}`, config: { max_length: 100_000 } }))
+    const form = await t.api.createForm({ fields })
+    const full = Object.fromEntries(fields.map((field) => [field.key, 'é'.repeat(60_000)]))
+    const res = await postForm(t.app, form.id, full)
+    expect(res.status).toBe(413)
+    expect(res.text).toContain('Too large to send')
+    expect(await responsesOf(t, form.id)).toEqual([])
+  })
+})
+
+describe('files move to and from the database a chunk (at most 1 MiB) at a time', () => {
+  test('a 3.5 MiB upload is stored as 4 chunks and downloads byte for byte', async () => {
+    const t = create()
+    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
+    const bytes = crypto.getRandomValues(new Uint8Array(3.5 * MiB))
+    const upload = new FormData()
+    upload.append('doc', new File([bytes], 'big.bin', { type: 'application/octet-stream' }))
+    const { result: posted, stallMs: uploadStall } = await longestStall(() => postForm(t.app, form.id, upload))
+    expect(posted.status).toBe(303)
+    const chunks = t.db.query('SELECT length(bytes) AS n FROM file_chunks ORDER BY seq').all() as Array<{ n: number }>
+    expect(chunks.map((chunk) => chunk.n)).toEqual([MiB, MiB, MiB, MiB / 2])
+
+    const [response] = (await responsesOf(t, form.id)) as Array<{ data: { doc: string } }>
+    const path = response!.data.doc.replace('http://intake.test', '')
+    const { result: download, stallMs: downloadStall } = await longestStall(async () => {
+      const res = await t.app.handle(new Request(`http://intake.test${path}`, { headers: { authorization: `Bearer ${t.key}` } }))
+      return { res, body: new Uint8Array(await res.arrayBuffer()) }
+    })
+    console.log(`3.5 MiB file: longest event-loop stall ${uploadStall.toFixed(1)} ms uploading, ${downloadStall.toFixed(1)} ms downloading`)
+    expect(download.res.status).toBe(200)
+    expect(download.res.headers.get('content-disposition')).toBe(`attachment; filename="big.bin"; filename*=UTF-8''big.bin`)
+    expect(Buffer.compare(download.body, bytes)).toBe(0)
+    expect(uploadStall).toBeLessThan(50)
+    expect(downloadStall).toBeLessThan(50)
+  })
+
+  test('deleting the form removes its files\' chunks', async () => {
+    const t = create()
+    t.background.start()
+    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
+    const upload = new FormData()
+    upload.append('doc', new File([new Uint8Array(2.5 * MiB)], 'a.bin'))
+    expect((await postForm(t.app, form.id, upload)).status).toBe(303)
+    expect(chunkCount(t)).toBe(3)
+    expect((await t.api.delete(`/forms/${form.id}`)).status).toBe(204)
+    await until(() => chunkCount(t) === 0, 3000, 'the deleted form\'s chunks removed', () => chunkCount(t))
+  })
+
+  test('of two uploads racing to answer one form, the loser\'s chunks are removed', async () => {
+    const t = create()
+    t.background.start()
+    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
+    const upload = () => {
+      const body = new FormData()
+      body.append('doc', new File([new Uint8Array(2 * MiB)], 'a.bin'))
+      return postForm(t.app, form.id, body)
+    }
+    const statuses = (await Promise.all([upload(), upload()])).map((res) => res.status).sort()
+    expect(statuses).toEqual([303, 409])
+    await until(() => chunkCount(t) === 2, 3000, 'only the recorded answer\'s chunks left', () => chunkCount(t))
+  })
+
+  test('chunks of an upload no answer ever held (a crash between them) are removed an hour later', async () => {
+    const t = create()
+    const staged = (since: number) => {
+      const fileId = crypto.randomUUID()
+      t.db.query('INSERT INTO unclaimed_files (file_id, since) VALUES (?, ?)').run(fileId, since)
+      t.db.query('INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, 0, ?)').run(fileId, new Uint8Array(10))
+    }
+    staged(t.clock() - 61 * 60_000)
+    staged(t.clock() - 30 * 60_000)
+    t.background.start()
+    await until(() => chunkCount(t) === 1, 3000, 'the hour-old upload removed, the recent one kept', () => chunkCount(t))
+  })
+})
+
