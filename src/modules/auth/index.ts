@@ -30,14 +30,18 @@ export function apiAuth(auth: AuthService, limiter: RateLimiter) {
     // The path the router goes by: intake's handle has replaced any url Elysia would read otherwise.
     if (!needsKey(pathOf(request.url))) return
     const principal = auth.authenticate(request.headers.get('authorization'))
-    const decision = limiter.take(principal.keyId)
-    if (!decision.allowed) {
-      throw new HttpError(429, 'Rate limit exceeded: too many requests for this API key', undefined, {
-        'Retry-After': String(decision.retryAfterSeconds),
-      })
-    }
+    takeRequests(limiter, principal, 1)
     ;(set as WithPrincipal)[PRINCIPAL] = principal
   })
+}
+
+/**
+ * Counts `count` requests against the caller's key, all or none: when fewer
+ * are left, a 429 with Retry-After (and `detail`) refuses them all.
+ */
+export function takeRequests(limiter: RateLimiter, principal: Principal, count: number, detail = 'Rate limit exceeded: too many requests for this API key') {
+  const decision = limiter.take(principal.keyId, count)
+  if (!decision.allowed) throw new HttpError(429, detail, undefined, { 'Retry-After': String(decision.retryAfterSeconds) })
 }
 
 /** The caller of an /api/v1 request (from its `set`), authenticated by `apiAuth`. */

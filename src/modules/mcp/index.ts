@@ -30,10 +30,12 @@ function serviceBackend(principal: Principal, forms: FormService, responses: Res
   }
 }
 
+const utf8 = new TextDecoder()
+
 /** The body as JSON, or undefined when it is not JSON (the transport then answers with its parse error). */
 function parsedJson(body: Uint8Array): unknown {
   try {
-    return JSON.parse(new TextDecoder().decode(body))
+    return JSON.parse(utf8.decode(body))
   } catch {
     return undefined
   }

@@ -18,8 +18,11 @@ export function mcpServer(backend: ToolBackend): Server {
   return server
 }
 
-/** Answers one HTTP request to /mcp: stateless, so a fresh server and transport each time. */
-export async function handleMcpRequest(request: Request, backend: ToolBackend): Promise<Response> {
+/**
+ * Answers one HTTP request to /mcp: stateless, so a fresh server and transport
+ * each time. `parsedBody` is its body already parsed, when it was JSON.
+ */
+export async function handleMcpRequest(request: Request, backend: ToolBackend, parsedBody?: unknown): Promise<Response> {
   const server = mcpServer(backend)
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -27,7 +30,7 @@ export async function handleMcpRequest(request: Request, backend: ToolBackend): 
   })
   await server.connect(transport)
   try {
-    return withDetail(await transport.handleRequest(request))
+    return withDetail(await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody }))
   } finally {
     await server.close()
   }
