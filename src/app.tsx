@@ -11,7 +11,7 @@ import { SECURITY_HEADERS, htmlPage, isFormContentType, isJsonContentType, pathO
 import { createLogger, type Logger } from './lib/log.ts'
 import { apiDoc, buildOpenApi } from './lib/openapi.ts'
 import { addressBlock, createRateLimiter } from './lib/rate-limit.ts'
-import { createBodyReader, type BodyPace, type BodyReader } from './lib/request-body.ts'
+import { closeWhenBodyUnread, createBodyReader, type BodyPace, type BodyReader } from './lib/request-body.ts'
 import { systemClock, type Clock } from './lib/time.ts'
 import { apiAuth } from './modules/auth/index.ts'
 import { createAuthService } from './modules/auth/service.ts'
@@ -114,7 +114,7 @@ export function createIntake(options: IntakeOptions) {
   const webhooks = createWebhookService(deliveryStore, writer, forms, clock, background.wake)
   const services = { auth, forms, responses, submissions, webhooks }
   const app = createApp({ config, clock, logger, baseUrl, services, bodies, renderedPages, healthCheck: db.query('SELECT 1') })
-  const logged = withAccessLog((request) => app.handle(request), logger)
+  const logged = withAccessLog(async (request) => closeWhenBodyUnread(request, await app.handle(request)), logger)
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
   // The work that runs beside requests: webhooks and expiry, and removing files no answer holds.
@@ -286,6 +286,8 @@ function pageKind(status: number): StatusKind {
       return 'not-found'
     case 409:
       return 'answered'
+    case 408:
+      return 'too-slow'
     case 413:
       return 'too-large'
     case 429:
@@ -293,6 +295,8 @@ function pageKind(status: number): StatusKind {
     case 400:
     case 415:
       return 'unreadable'
+    case 503:
+      return 'busy'
     default:
       return 'error'
   }

@@ -12,6 +12,8 @@ export type StatusKind =
   | 'cross-site'
   | 'rate-limited'
   | 'too-large'
+  | 'too-slow'
+  | 'busy'
   | 'unreadable'
   | 'error'
 
@@ -49,6 +51,16 @@ const PAGES: Record<StatusKind, { heading: string; message: string; retry?: bool
   'too-large': {
     heading: 'Too large to send',
     message: 'What you sent is larger than this form accepts. Choose smaller files, then try again.',
+    retry: true,
+  },
+  'too-slow': {
+    heading: 'Sending took too long',
+    message: 'Your answer arrived too slowly and was not recorded, perhaps because the connection is poor. Go back to the form and send it again.',
+    retry: true,
+  },
+  busy: {
+    heading: 'Busy for a moment',
+    message: 'The server is too busy to take your answer right now, so nothing was recorded. Go back to the form and send it again in a moment.',
     retry: true,
   },
   unreadable: {

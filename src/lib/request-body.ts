@@ -126,6 +126,19 @@ function createPaceWatch(pace: BodyPace) {
   }
 }
 
+/**
+ * A response to a request whose body was not read (refused before it: no key,
+ * no such route, too large) closes the connection. Otherwise the server keeps
+ * receiving the rest of that body, for as long as the client cares to send
+ * it, before the connection can carry another request.
+ */
+export function closeWhenBodyUnread(request: Request, response: Response): Response {
+  const declared = request.headers.get('content-length')
+  const hasBody = (declared !== null && declared !== '0') || request.headers.has('transfer-encoding')
+  if (hasBody && !request.bodyUsed) response.headers.set('connection', 'close')
+  return response
+}
+
 export interface BodyReaderOptions {
   budgetBytes: number
   /** Tests shorten it; the server uses BODY_PACE. */
