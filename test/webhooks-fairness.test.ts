@@ -1,0 +1,226 @@
+/**
+ * Webhook receivers cannot stall or exhaust intake (CONTRACT 13): attempts in
+ * flight are shared per account and per host, a healthy receiver's first
+ * attempt leaves within 100 ms whatever other accounts' receivers do, a
+ * backlog of refused deliveries neither hides others nor keeps the loop
+ * busy.
+ *
+ * Receivers are servers this file starts on loopback addresses only
+ * (127.0.0.1, 127.0.0.2, 127.0.0.3): a "hanging" one accepts the request and
+ * never answers. SERVICE_WEBHOOK_TIMEOUT is long enough that no hanging
+ * attempt ends while a test looks; the cleanups stop the receivers first, so
+ * the attempts end at once when the test is over.
+ */
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_ACCOUNT, PARALLEL_ATTEMPTS_PER_HOST } from '../src/background.ts'
+import { apiClient, contextsPerTest, longestStall, submit, until, type TestContext } from './utils.ts'
+
+setDefaultTimeout(60_000)
+
+const { create, cleanups } = contextsPerTest()
+
+/** The contract's bound on a first attempt to a healthy receiver (CONTRACT 13). */
+const FIRST_ATTEMPT_BOUND_MS = 100
+/** The contract's bound on how long work a client decides may hold the event loop (CONTRACT 13). */
+const EVENT_LOOP_BOUND_MS = 50
+/**
+ * Of one core, what the process may use while nothing but refused deliveries
+ * wait: not a contract figure but a loose bound, far above an idle loop's
+ * (about 2 %) and far below a loop that keeps looking at them (about 25 %).
+ */
+const RESTING_CPU_SHARE = 0.1
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// ---------------------------------------------------------------- receivers (loopback only)
+
+/** A receiver that takes every request and never answers: the attempt hangs until intake's timeout. */
+function hangingReceiver(hostname: '127.0.0.2' | '127.0.0.3') {
+  const state = { requests: 0 }
+  const server = Bun.serve({
+    hostname,
+    port: 0,
+    idleTimeout: 0,
+    fetch() {
+      state.requests++
+      return new Promise<Response>(() => {})
+    },
+  })
+  cleanups.push(() => server.stop(true))
+  return { url: `http://${hostname}:${server.port}/hook`, state }
+}
+
+/** A healthy receiver on 127.0.0.1: answers 204 at once and notes when each request arrived. */
+function healthyReceiver() {
+  const arrivals: number[] = []
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch() {
+      arrivals.push(performance.now())
+      return new Response(null, { status: 204 })
+    },
+  })
+  cleanups.push(() => server.stop(true))
+  return { url: `http://127.0.0.1:${server.port}/hook`, port: server.port as number, arrivals }
+}
+
+/** Requests all these receivers have taken (and hold). */
+const held = (receivers: Array<{ state: { requests: number } }>) => receivers.reduce((sum, r) => sum + r.state.requests, 0)
+
+// ---------------------------------------------------------------- accounts and answers
+
+/** An account of its own (accounts are made by the operator, as `intake keys create --account` does). */
+function account(t: TestContext, name: string) {
+  return apiClient(t.app, t.createKey(name).key)
+}
+
+type Client = ReturnType<typeof account>
+
+/** Creates one answered form per callback URL: each answer queues one delivery. A few at a time, as clients would. */
+async function answeredForms(t: TestContext, client: Client, urls: string[]): Promise<string[]> {
+  const ids: string[] = []
+  for (let i = 0; i < urls.length; i += 25) {
+    const batch = await Promise.all(
+      urls.slice(i, i + 25).map(async (url) => {
+        const form = await client.createForm({ callback_url: url })
+        const res = await submit(t.app, form.id, { name: 'Ada' })
+        if (res.status !== 201) throw new Error(`submission not recorded: ${res.status} ${res.text}`)
+        return form.id
+      }),
+    )
+    ids.push(...batch)
+  }
+  return ids
+}
+
+/** `count` callback URLs spread over the receivers in turn. */
+const spread = (receivers: Array<{ url: string }>, count: number) =>
+  Array.from({ length: count }, (_, i) => `${receivers[i % receivers.length]!.url}?n=${i}`)
+
+/**
+ * Answers `rounds` forms of `client` whose callback is the healthy receiver,
+ * one after another, and returns how long each took from just before the
+ * answer was sent until its first attempt reached the receiver.
+ */
+async function firstAttemptLatencies(t: TestContext, client: Client, healthy: ReturnType<typeof healthyReceiver>, rounds: number) {
+  const latencies: number[] = []
+  for (let round = 0; round < rounds; round++) {
+    const form = await client.createForm({ callback_url: healthy.url })
+    const before = healthy.arrivals.length
+    const sentAt = performance.now()
+    const res = await submit(t.app, form.id, { name: 'Grace' })
+    expect(res.status).toBe(201)
+    await until(() => healthy.arrivals.length > before, 5000, `the healthy receiver's delivery (round ${round + 1})`)
+    latencies.push(healthy.arrivals[before]! - sentAt)
+  }
+  return latencies
+}
+
+const figures = (latencies: number[]) => latencies.map((ms) => ms.toFixed(1)).join(', ')
+
+// ================================================================= fair shares
+
+describe('a slow or hanging receiver delays no other account', () => {
+  test('one account\'s hanging receivers on several host names hold at most its share; another account\'s first attempt leaves within 100 ms', async () => {
+    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const hanging = [hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3'), hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3')]
+    const healthy = healthyReceiver()
+    const mallory = account(t, 'mallory')
+    const bob = account(t, 'bob')
+    await answeredForms(t, mallory, spread(hanging, PARALLEL_ATTEMPTS + 16))
+    t.background.start()
+
+    // Four host names, but one account: its share of the slots, and no more.
+    await until(() => held(hanging) === PARALLEL_ATTEMPTS_PER_ACCOUNT, 5000, 'the hanging hosts to hold the account\'s share', () => hanging.map((r) => r.state))
+    await sleep(200)
+    expect(held(hanging)).toBe(PARALLEL_ATTEMPTS_PER_ACCOUNT)
+
+    const latencies = await firstAttemptLatencies(t, bob, healthy, 5)
+    console.log(`first attempt while one account hangs on ${hanging.length} hosts: ${figures(latencies)} ms`)
+    expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+  })
+
+  test('while other accounts hold every slot with hanging receivers, an account with nothing in flight still gets its first attempt out within 100 ms', async () => {
+    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const hanging = [hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3'), hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3')]
+    const healthy = healthyReceiver()
+    const hogs = PARALLEL_ATTEMPTS / PARALLEL_ATTEMPTS_PER_ACCOUNT
+    for (let i = 0; i < hogs; i++) await answeredForms(t, account(t, `hog-${i}`), spread(hanging, PARALLEL_ATTEMPTS_PER_ACCOUNT + 8))
+    t.background.start()
+    await until(() => held(hanging) === PARALLEL_ATTEMPTS, 5000, 'the hanging hosts to hold every slot', () => hanging.map((r) => r.state))
+
+    const latencies = await firstAttemptLatencies(t, account(t, 'bob'), healthy, 5)
+    console.log(`first attempt while ${hogs} accounts hold all ${PARALLEL_ATTEMPTS} slots: ${figures(latencies)} ms`)
+    expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    // The hogs gained nothing from the slot the newcomer was given.
+    expect(held(hanging)).toBe(PARALLEL_ATTEMPTS)
+  })
+
+  test('one account flooding one hanging host with hundreds of deliveries hides no other delivery behind them, and the loop rests while they wait', async () => {
+    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const hanging = hangingReceiver('127.0.0.2')
+    const healthy = healthyReceiver()
+    const mallory = account(t, 'mallory')
+    await answeredForms(t, mallory, spread([hanging], 400))
+    t.background.start()
+    await until(() => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST, 5000, 'the hanging host to hold its share', () => hanging.state)
+
+    // Nearly 400 deliveries are due and refused by the host's cap: the loop must not keep looking at them.
+    await sleep(200)
+    const cpuBefore = process.cpuUsage()
+    const wallBefore = performance.now()
+    await sleep(1000)
+    const cpu = process.cpuUsage(cpuBefore)
+    const busy = (cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore)
+    console.log(`CPU used while ${400 - PARALLEL_ATTEMPTS_PER_HOST} refused deliveries wait: ${(busy * 100).toFixed(1)} % of one core`)
+    expect(busy).toBeLessThan(RESTING_CPU_SHARE)
+
+    const latencies = await firstAttemptLatencies(t, account(t, 'bob'), healthy, 5)
+    console.log(`first attempt behind one account's 400 deliveries to one hanging host: ${figures(latencies)} ms`)
+    expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    // The flooding account's own delivery to a healthy host is not stuck behind its hanging ones either.
+    const own = await firstAttemptLatencies(t, mallory, healthy, 1)
+    console.log(`the flooding account's own delivery to another host: ${figures(own)} ms`)
+    expect(own[0]!).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    expect(hanging.state.requests).toBe(PARALLEL_ATTEMPTS_PER_HOST)
+  })
+})
+
+describe('a backlog of due deliveries', () => {
+  test('100,000 due deliveries of one account: the loop never holds the event loop, finds an old delivery deep inside them, and a fresh answer still leaves within 100 ms', async () => {
+    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const hanging = hangingReceiver('127.0.0.2')
+    const healthy = healthyReceiver()
+    const mallory = account(t, 'mallory')
+    const bob = account(t, 'bob')
+    const [malloryForm] = await answeredForms(t, mallory, [hanging.url])
+    const [bobsOldForm] = await answeredForms(t, bob, [healthy.url])
+    // The API would take hours to queue this many (rate limits): copies of mallory's one real delivery stand in,
+    // each due a millisecond earlier than the last, and bob's delivery is moved to the middle of them.
+    const backlog = 100_000
+    t.db.run(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${backlog})
+       INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
+       SELECT d.id || '-' || n.i, d.form_id, d.response_id, d.event, d.url, d.payload, 'pending', d.next_attempt_at - n.i, d.created_at
+         FROM deliveries d, n WHERE d.form_id = ?`,
+      [malloryForm!],
+    )
+    t.db.run(`UPDATE deliveries SET next_attempt_at = next_attempt_at - ? WHERE form_id = ?`, [backlog / 2, bobsOldForm!])
+
+    const { result, stallMs } = await longestStall(async () => {
+      const startedAt = performance.now()
+      t.background.start()
+      await until(() => healthy.arrivals.length === 1, 5000, 'bob\'s old delivery, deep in the backlog, to be found')
+      const oldFoundMs = healthy.arrivals[0]! - startedAt
+      return { oldFoundMs, latencies: await firstAttemptLatencies(t, bob, healthy, 5) }
+    })
+    console.log(
+      `${backlog} due deliveries: an old one in their middle found ${result.oldFoundMs.toFixed(1)} ms after start; ` +
+        `fresh first attempts ${figures(result.latencies)} ms; longest event-loop stall ${stallMs.toFixed(1)} ms`,
+    )
+    expect(Math.max(...result.latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    expect(stallMs).toBeLessThan(EVENT_LOOP_BOUND_MS)
+    expect(hanging.state.requests).toBe(PARALLEL_ATTEMPTS_PER_HOST)
+  })
+})
