@@ -3,7 +3,7 @@
  * flight are shared per account and per host, a healthy receiver's first
  * attempt leaves within 100 ms whatever other accounts' receivers do, a
  * backlog of refused deliveries neither hides others nor keeps the loop
- * busy.
+ * busy, and callback URLs reach logs and `last_error` as their origin only.
  *
  * Receivers are servers this file starts on loopback addresses only
  * (127.0.0.1, 127.0.0.2, 127.0.0.3): a "hanging" one accepts the request and
@@ -12,8 +12,9 @@
  * the attempts end at once when the test is over.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_ACCOUNT, PARALLEL_ATTEMPTS_PER_HOST } from '../src/background.ts'
-import { apiClient, contextsPerTest, longestStall, submit, until, type TestContext } from './utils.ts'
+import { apiClient, contextsPerTest, longestStall, stubResolver, submit, until, type Delivery, type TestContext } from './utils.ts'
 
 setDefaultTimeout(60_000)
 
@@ -222,5 +223,128 @@ describe('a backlog of due deliveries', () => {
     expect(Math.max(...result.latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
     expect(stallMs).toBeLessThan(EVENT_LOOP_BOUND_MS)
     expect(hanging.state.requests).toBe(PARALLEL_ATTEMPTS_PER_HOST)
+  })
+})
+
+// ================================================================= callback URLs: origin only
+
+describe('callback URLs reach logs and last_error as their origin only', () => {
+  /** Parts of a callback URL a receiver may use as secrets: none may be shown. */
+  const SECRET_PARTS = ['usr-4a2b', 'pw-8d5c', 'path-6e1f', 'tok-9c1e', 'frag-3b7a']
+  const secretUrl = (origin: string) => origin.replace('//', '//usr-4a2b:pw-8d5c@') + '/path-6e1f/hook?token=tok-9c1e#frag-3b7a'
+
+  /** A raw TCP receiver on 127.0.0.1 that answers the first bytes of a request with `reply` (null: never). */
+  async function rawReceiver(reply: string | null) {
+    const sockets = new Set<Socket>()
+    const server = createServer((socket) => {
+      sockets.add(socket)
+      socket.on('error', () => {})
+      socket.on('close', () => sockets.delete(socket))
+      socket.once('data', () => {
+        if (reply !== null) socket.end(reply)
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    cleanups.push(() => {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    })
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  }
+
+  /** The origin of a port on 127.0.0.1 that was just bound and closed again: nothing listens there. */
+  async function closedPort() {
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    return `http://127.0.0.1:${port}`
+  }
+
+  /** Answers a form whose callback is `url` and returns its delivery once the one attempt is recorded. */
+  async function failedDelivery(t: TestContext, url: string): Promise<Delivery> {
+    const form = await t.api.createForm({ callback_url: url })
+    expect((await submit(t.app, form.id, { name: 'Ada' })).status).toBe(201)
+    let last: Delivery[] = []
+    await until(
+      async () => {
+        last = (await t.api.get(`/forms/${form.id}/deliveries`)).body
+        return last[0]?.status === 'failed'
+      },
+      5000,
+      `the delivery to ${url} to fail`,
+      () => last,
+    )
+    return last[0]!
+  }
+
+  function expectNoSecretPart(t: TestContext, deliveries: Delivery[]) {
+    const shown = [t.logText(), ...deliveries.map((d) => d.last_error ?? '')].join('\n')
+    for (const part of SECRET_PARTS) expect(shown).not.toContain(part)
+  }
+
+  test('whatever way the receiver fails, its error names the origin at most; the same in the log', async () => {
+    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '0.5', SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+    const receivers: Array<[string, string, boolean]> = [
+      ['a 500 reply', await rawReceiver('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\noops!'), false],
+      ['a refused connection', await closedPort(), false],
+      ['no reply before the timeout', await rawReceiver(null), false],
+      // fetch quotes the URL it was given in these errors.
+      ['a reply that is not HTTP', await rawReceiver('HTTP/1.1 abc\r\n\r\n'), true],
+      ['a body whose chunks are garbage', await rawReceiver('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n'), true],
+      ['an upgrade nobody asked for', await rawReceiver('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n'), true],
+    ]
+    t.background.start()
+    const deliveries: Delivery[] = []
+    for (const [name, origin, quotesUrl] of receivers) {
+      const delivery = await failedDelivery(t, secretUrl(origin))
+      console.log(`${name}: last_error ${JSON.stringify(delivery.last_error)}`)
+      expect(delivery.last_error).toBeString()
+      if (quotesUrl) expect(delivery.last_error).toContain(origin)
+      deliveries.push(delivery)
+    }
+    const attempts = t.logs.filter((line) => line.msg === 'webhook attempt')
+    expect(attempts).toHaveLength(receivers.length)
+    expectNoSecretPart(t, deliveries)
+  })
+
+  test('SERVICE_WEBHOOK_BLOCK_PRIVATE refusals name the origin, never the credentials, path or query', async () => {
+    const dns = stubResolver({ 'hooks.example.com': ['93.184.216.34', '10.0.0.1'], 'empty.example.com': [] })
+    const t = create({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, { resolver: dns.resolver })
+    t.background.start()
+    const targets: Array<[string, string]> = [
+      ['http://127.0.0.1:8080', '127.0.0.1'],
+      ['http://[::1]:8080', '::1'],
+      ['https://hooks.example.com:8443', '10.0.0.1'],
+      ['http://empty.example.com:8080', 'no address'],
+      ['http://unknown.example.com:8080', 'unknown.example.com'],
+    ]
+    const deliveries: Delivery[] = []
+    for (const [origin, reason] of targets) {
+      const delivery = await failedDelivery(t, secretUrl(origin))
+      console.log(`refused ${origin}: last_error ${JSON.stringify(delivery.last_error)}`)
+      expect(delivery.last_error).toContain(reason)
+      if (reason !== 'unknown.example.com') expect(delivery.last_error).toContain(origin)
+      deliveries.push(delivery)
+    }
+    expectNoSecretPart(t, deliveries)
+  })
+
+  test('a last_error an older version stored with the whole URL is shown with its origin only', async () => {
+    const t = create({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+    const origin = await rawReceiver('HTTP/1.1 abc\r\n\r\n')
+    const url = secretUrl(origin)
+    t.background.start()
+    const { id } = await failedDelivery(t, url)
+    // What an older intake recorded for this reply: fetch's message, quoting the URL it was sent to.
+    const href = new URL(url)
+    const stored = `Malformed_HTTP_Response fetching "${href.origin}${href.pathname}${href.search}". For more information, pass \`verbose: true\` in the second argument to fetch()`
+    t.db.query('UPDATE deliveries SET last_error = ? WHERE id = ?').run(stored, id)
+
+    const form = t.db.query('SELECT form_id FROM deliveries WHERE id = ?').get(id) as { form_id: string }
+    const [shown] = (await t.api.get(`/forms/${form.form_id}/deliveries`)).body as Delivery[]
+    console.log(`stored ${JSON.stringify(stored)}\n  shown ${JSON.stringify(shown!.last_error)}`)
+    expect(shown!.last_error).toBe(`Malformed_HTTP_Response fetching "${origin}". For more information, pass \`verbose: true\` in the second argument to fetch()`)
+    expectNoSecretPart(t, [shown!])
   })
 })

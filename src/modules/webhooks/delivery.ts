@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import { VERSION } from '../../version.ts'
 import { FORM_COMPLETED } from './events.ts'
 import { isPrivateAddress, type Resolver } from './addresses.ts'
+import { originOf, withOriginsOnly } from './origin.ts'
 
 /** One webhook request to make: the same body and id on every attempt. */
 export interface DeliveryRequest {
@@ -66,10 +67,10 @@ async function connectionFor(url: URL, options: AttemptOptions, signal: AbortSig
   if (!options.blockPrivate) return { url, host: undefined, serverName: undefined }
   const hostname = url.hostname.replace(/^\[|\]$/g, '')
   const addresses = isIP(hostname) ? [hostname] : await abortable(options.resolver(hostname), signal)
-  if (addresses.length === 0) throw new Refused(`${hostname} has no address`)
+  if (addresses.length === 0) throw new Refused(`${originOf(url.href)} has no address`)
   const blocked = addresses.find(isPrivateAddress)
   if (blocked !== undefined) {
-    throw new Refused(`refused: ${hostname} resolves to ${blocked}, a private address (SERVICE_WEBHOOK_BLOCK_PRIVATE is on)`)
+    throw new Refused(`refused: ${originOf(url.href)} is at ${blocked}, a private address (SERVICE_WEBHOOK_BLOCK_PRIVATE is on)`)
   }
   const address = addresses[0]!
   const direct = new URL(url)
@@ -77,8 +78,16 @@ async function connectionFor(url: URL, options: AttemptOptions, signal: AbortSig
   return { url: direct, host: url.host, serverName: isIP(hostname) ? undefined : hostname }
 }
 
-/** Makes one attempt. Never throws: every failure is an outcome to record. */
+/**
+ * Makes one attempt. Never throws: every failure is an outcome to record,
+ * its error naming the callback URL by its origin only.
+ */
 export async function attemptDelivery(request: DeliveryRequest, options: AttemptOptions): Promise<AttemptOutcome> {
+  const outcome = await attempt(request, options)
+  return outcome.error === null ? outcome : { ...outcome, error: withOriginsOnly(outcome.error, request.url) }
+}
+
+async function attempt(request: DeliveryRequest, options: AttemptOptions): Promise<AttemptOutcome> {
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), options.timeoutMs)
   try {
@@ -91,6 +100,8 @@ export async function attemptDelivery(request: DeliveryRequest, options: Attempt
       body: request.payload,
       redirect: 'manual',
       signal: controller.signal,
+      // No Accept-Encoding: the reply body is read only to keep the connection reusable, never worth inflating.
+      decompress: false,
       ...(target.serverName ? { tls: { serverName: target.serverName } } : {}),
     })
     await readSome(response, REPLY_BYTES_READ)

@@ -5,6 +5,7 @@ import { formatApiTime, formatOptionalApiTime, type Clock } from '../../lib/time
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { DeliveryObject } from './model.ts'
+import { withOriginsOnly } from './origin.ts'
 import type { DeliveryRow, DeliveryStore } from './store.ts'
 
 const toDeliveryObject = (row: DeliveryRow): DeliveryObject => ({
@@ -13,7 +14,8 @@ const toDeliveryObject = (row: DeliveryRow): DeliveryObject => ({
   status: row.status,
   attempts: row.attempts,
   last_status_code: row.last_status_code,
-  last_error: row.last_error,
+  // Cut here too, not only when recorded: an older version stored errors that quote the whole URL.
+  last_error: row.last_error === null ? null : withOriginsOnly(row.last_error, row.url),
   next_attempt_at: formatOptionalApiTime(row.next_attempt_at),
   delivered_at: formatOptionalApiTime(row.delivered_at),
   created_at: formatApiTime(row.created_at),

@@ -15,6 +15,8 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
 export interface DeliveryRow {
   id: string
   form_id: string
+  /** The callback URL: never shown, only used to cut it out of last_error. */
+  url: string
   event: string
   status: DeliveryStatus
   attempts: number
@@ -109,7 +111,7 @@ export function createDeliveryStore(db: Database) {
     `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $after`,
   )
   const forForm = db.query<DeliveryRow, [string]>(
-    `SELECT id, form_id, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at
+    `SELECT id, form_id, url, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at
        FROM deliveries WHERE form_id = ? ORDER BY id`,
   )
   const redeliver = db.query(
