@@ -9,7 +9,8 @@ import { formatApiTime, formatOptionalApiTime, systemClock } from './lib/time.ts
 import { createAuthService } from './modules/auth/service.ts'
 import { createAuthStore } from './modules/auth/store.ts'
 import { MCP_PATH } from './modules/mcp/paths.ts'
-import { ListenError, startServer } from './server.ts'
+import { printError } from './lib/log.ts'
+import { FirstKeyNotShown, ListenError, startServer } from './server.ts'
 import { VERSION } from './version.ts'
 
 const SETTINGS = `Settings (environment; flags override):
@@ -279,8 +280,12 @@ try {
     error instanceof ListenError ||
     error instanceof HttpError
   ) {
-    console.error(`intake: ${error.message}`)
+    printError(`intake: ${error.message}`)
     process.exit(2)
+  }
+  if (error instanceof FirstKeyNotShown) {
+    printError(`intake: ${error.message}`)
+    process.exit(1)
   }
   throw error
 }

@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { createIntake } from './app.tsx'
 import { resolveBaseUrl, type Config } from './config.ts'
 import { describeUpgrade, openDatabase } from './db/index.ts'
-import { createLogger, type Logger } from './lib/log.ts'
+import { createLogger, stdoutWriter, StdoutUnwritable, type Logger, type StdoutWriter } from './lib/log.ts'
 import { systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
 import { createAuthStore } from './modules/auth/store.ts'
@@ -14,6 +14,8 @@ const IDLE_TIMEOUT_SECONDS = 75
 const MAX_REQUEST_BODY_BYTES = 512 * 1024 * 1024
 /** Longest a graceful stop waits for requests in flight before closing them. */
 const SHUTDOWN_GRACE_MS = 10_000
+/** Longest the first start waits for stdout to take the new key; then it fails and makes none. */
+const FIRST_KEY_OUTPUT_TIMEOUT_MS = 10_000
 
 export interface RunningServer {
   url: string
@@ -22,10 +24,12 @@ export interface RunningServer {
 
 /**
  * Opens the database, makes sure a key exists, listens, and stops cleanly on
- * SIGTERM / SIGINT. Human-facing start-up lines go to `print` (in one call); request logs to the logger.
+ * SIGTERM / SIGINT. Start-up lines for people and the logger's lines share
+ * stdout, which never blocks the server (see StdoutWriter); only the first
+ * start's key waits for it, and is not made if stdout does not take it.
  */
-export function startServer(config: Config, print: (line: string) => void = console.log, logger: Logger = createLogger()): RunningServer {
-  const db = openDatabase(config.dbPath, { onUpgrade: (upgrade) => print(describeUpgrade(upgrade)) })
+export function startServer(config: Config, stdout: StdoutWriter = stdoutWriter(), logger: Logger = createLogger()): RunningServer {
+  const db = openDatabase(config.dbPath, { onUpgrade: (upgrade) => stdout.print(describeUpgrade(upgrade)) })
 
   let port = config.port
   const { app, handle, background, signals } = createIntake({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
@@ -50,15 +54,28 @@ export function startServer(config: Config, print: (line: string) => void = cons
   port = server.port!
   const listeningUrl = server.url.href.replace(/\/$/, '')
   // Only once listening: a start that fails (a taken port) must not make a key it never shows.
-  // No request is handled before this returns, so the key works from the first one.
   const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
-
-  // One write: whoever sees the listening line sees the key line with it.
-  print(
-    startupKey
-      ? firstStartBanner({ listeningUrl, baseUrl: resolveBaseUrl(config, port), dataPath: resolve(config.dbPath), key: startupKey.key })
-      : `intake ${VERSION} listening on ${listeningUrl} (data: ${resolve(config.dbPath)})`,
-  )
+  if (startupKey) {
+    // One write: whoever sees the listening line sees the key line with it. The key is stored
+    // only once stdout has taken it; no request is handled before, so it works from the first one.
+    try {
+      stdout.writeNow(
+        firstStartBanner({ listeningUrl, baseUrl: resolveBaseUrl(config, port), dataPath: resolve(config.dbPath), key: startupKey.key }),
+        FIRST_KEY_OUTPUT_TIMEOUT_MS,
+      )
+    } catch (error) {
+      if (!(error instanceof StdoutUnwritable)) throw error
+      server.stop(true)
+      db.close()
+      throw new FirstKeyNotShown(
+        `the first start shows its new API key on stdout, and ${error.message}: no key was made. ` +
+          'Start again with stdout read, or first create a key with: intake keys create',
+      )
+    }
+    startupKey.commit()
+  } else {
+    stdout.print(`intake ${VERSION} listening on ${listeningUrl} (data: ${resolve(config.dbPath)})`)
+  }
 
   background.start()
 
@@ -86,6 +103,8 @@ export function startServer(config: Config, print: (line: string) => void = cons
 }
 
 export class ListenError extends Error {}
+/** The first start could not show its new key: it made none (exit code 1). */
+export class FirstKeyNotShown extends Error {}
 
 /**
  * What the very first start says, once: where things are, the key, and the

@@ -114,7 +114,18 @@ export async function killAllChildren(): Promise<void> {
 
 /** Starts `binary args` in `cwd` with the cleaned environment plus `env`, output piped; tracked until it exits. */
 function spawnChild(binary: string, args: string[], cwd: string, env?: Record<string, string | undefined>) {
-  const proc = Bun.spawn([binary, ...args], { cwd, env: childEnv(env), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  return track(Bun.spawn([binary, ...args], { cwd, env: childEnv(env), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }))
+}
+
+/**
+ * Like spawnChild, with stdout on a descriptor the test holds (a pipe it reads
+ * only when it chooses: Bun reads a 'pipe' for the test eagerly, so it never fills).
+ */
+export function spawnWithStdout(binary: string, args: string[], options: { cwd: string; env?: Record<string, string | undefined>; stdout: number }) {
+  return track(Bun.spawn([binary, ...args], { cwd: options.cwd, env: childEnv(options.env), stdin: 'ignore', stdout: options.stdout, stderr: 'pipe' }))
+}
+
+function track<T extends Subprocess>(proc: T): T {
   children.add(proc)
   void proc.exited.then(() => children.delete(proc))
   return proc

@@ -86,14 +86,15 @@ export function createAuthService(store: AuthStore, clock: Clock, write: (work: 
     },
 
     /**
-     * At server start: registers SERVICE_API_KEY when given, then makes sure
-     * some key works. Returns a newly created key to print once, if one was made.
+     * At server start: registers SERVICE_API_KEY when given; then, when no key
+     * works, makes one to show once. It is stored by `commit`, only once it has
+     * been shown: nobody must be left with a key they never saw as the only one.
      */
-    prepareStartupKey(configuredKey: string | undefined): { id: string; key: string } | undefined {
+    prepareStartupKey(configuredKey: string | undefined): { key: string; commit(): void } | undefined {
       if (configuredKey && !store.keyByHash(hashKey(configuredKey))) register(DEFAULT_ACCOUNT, configuredKey)
       if (store.usableKeyExists()) return undefined
       const key = generateKey()
-      return { id: register(DEFAULT_ACCOUNT, key).id, key }
+      return { key, commit: () => void register(DEFAULT_ACCOUNT, key) }
     },
 
     listKeys: (): KeyListRow[] => store.listKeys(),
