@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { HttpError } from '../src/lib/errors.ts'
-import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostLimits } from '../src/lib/form-data.ts'
+import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostLimits, type ReceivedFile } from '../src/lib/form-data.ts'
 
 const GENEROUS: FormPostLimits = { textBytes: 1024 * 1024, fileBytesKept: () => 1024 * 1024 }
 
@@ -39,6 +39,14 @@ const readable = (entries: FormEntry[]) =>
   entries.map(([name, value]) =>
     typeof value === 'string' ? [name, value] : [name, { filename: value.filename, type: value.type, size: value.size, bytes: Buffer.concat(value.pieces) }],
   )
+
+/** The file of a post that holds one entry, a file. */
+function onlyFile(entries: FormEntry[]): ReceivedFile {
+  expect(entries).toHaveLength(1)
+  const [, value] = entries[0]!
+  if (typeof value === 'string') throw new Error('expected a file, got text')
+  return value
+}
 
 async function serialized(body: FormData | URLSearchParams) {
   const request = new Request('http://intake.test/', { method: 'POST', body })
@@ -111,7 +119,7 @@ describe('what is sent is read exactly, however it arrives', () => {
   test('a file sent a byte at a time is kept as a few pieces, not one per byte', () => {
     const content = Buffer.alloc(50_000, 7)
     const { bytes, contentType } = multipart([`Content-Disposition: form-data; name="f"; filename="a.bin"\r\n\r\n${content.toString('latin1')}`])
-    const [[, file]] = parse(bytes, contentType, Array.from({ length: bytes.length }, (_, i) => i)) as [[string, { pieces: Uint8Array[]; size: number }]]
+    const file = onlyFile(parse(bytes, contentType, Array.from({ length: bytes.length }, (_, i) => i)))
     expect(file.size).toBe(50_000)
     expect(Buffer.concat(file.pieces)).toEqual(content)
     expect(file.pieces.length).toBeLessThan(10)
@@ -119,7 +127,7 @@ describe('what is sent is read exactly, however it arrives', () => {
 
   test('a file beyond its allowance is counted to its last byte, but only the allowance is kept', () => {
     const { bytes, contentType } = multipart([`Content-Disposition: form-data; name="f"; filename="a.bin"\r\n\r\n${'x'.repeat(5000)}`])
-    const [[, file]] = parse(bytes, contentType, [], { textBytes: 1000, fileBytesKept: () => 1024 }) as [[string, { pieces: Uint8Array[]; size: number }]]
+    const file = onlyFile(parse(bytes, contentType, [], { textBytes: 1000, fileBytesKept: () => 1024 }))
     expect(file.size).toBe(5000)
     expect(Buffer.concat(file.pieces).length).toBe(1024)
   })
