@@ -3,6 +3,15 @@ import type { Database } from 'bun:sqlite'
 /** Runs a unit of work that writes; resolves once the work is durable. */
 export interface Writer {
   run<T>(work: () => T): Promise<T>
+  /**
+   * Runs `work` at once, in a transaction of its own committed without
+   * waiting for the disk. Its writes become durable with the next commit of
+   * `run`, which syncs the whole write-ahead log. For bytes that matter only
+   * once a later unit of work refers to them (a file's chunks, before the
+   * answer that holds them): a 1 MiB chunk then costs a copy, not a disk sync
+   * that holds the event loop.
+   */
+  stage<T>(work: () => T): T
 }
 
 interface Queued {
@@ -62,7 +71,27 @@ export function createWriter(db: Database): Writer {
     batch.forEach((unit, i) => (outcomes[i]!.ok ? unit.resolve(outcomes[i]!.value) : unit.reject(outcomes[i]!.value)))
   }
 
+  const withoutSync = db.prepare('PRAGMA synchronous = NORMAL')
+  const withSync = db.prepare('PRAGMA synchronous = FULL')
+
   return {
+    stage<T>(work: () => T): T {
+      // Synchronous from start to end: no batch of `run` can be open meanwhile.
+      withoutSync.run()
+      try {
+        begin.run()
+        try {
+          const value = work()
+          commit.run()
+          return value
+        } catch (error) {
+          if (db.inTransaction) rollback.run()
+          throw error
+        }
+      } finally {
+        withSync.run()
+      }
+    },
     run<T>(work: () => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         if (queue.push({ work, resolve: resolve as (value: unknown) => void, reject }) === 1) setImmediate(flush)

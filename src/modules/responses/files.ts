@@ -70,17 +70,10 @@ export function createFileStore(db: Database) {
 export type FileStore = ReturnType<typeof createFileStore>
 
 /**
- * One chunk written at a time, across every upload: each unit of work (and so
- * each commit) then carries at most one chunk, however many uploads are stored at once.
+ * Writes a file's pieces as chunks of FILE_CHUNK_BYTES, in order, one staged
+ * transaction each (durable with the answer that will hold them), giving the
+ * event loop a turn between chunks.
  */
-let chunkLane: Promise<unknown> = Promise.resolve()
-function inChunkLane<T>(write: () => Promise<T>): Promise<T> {
-  const written = chunkLane.then(write, write)
-  chunkLane = written.catch(() => {})
-  return written
-}
-
-/** Writes a file's pieces as chunks of FILE_CHUNK_BYTES, one unit of work each, in order. */
 export async function writeFile(files: FileStore, writer: Writer, fileId: string, pieces: readonly Uint8Array[], now: number): Promise<void> {
   let seq = 0
   let group: Uint8Array[] = []
@@ -90,7 +83,8 @@ export async function writeFile(files: FileStore, writer: Writer, fileId: string
     const chunkSeq = seq++
     group = []
     groupBytes = 0
-    await inChunkLane(() => writer.run(() => files.writeChunk(fileId, chunkSeq, bytes, now)))
+    writer.stage(() => files.writeChunk(fileId, chunkSeq, bytes, now))
+    await yieldToLoop()
   }
   for (const piece of pieces) {
     for (let offset = 0; offset < piece.length; ) {
@@ -120,7 +114,8 @@ export function createFileSweeper(options: { files: FileStore; writer: Writer; c
     for (;;) {
       const fileId = files.nextUnclaimed(clock() - UNCLAIMED_UPLOAD_GRACE_MS)
       if (fileId === undefined || !running) return
-      while (running && !(await writer.run(() => files.removeSome(fileId)))) await yieldToLoop()
+      // Staged: a removal lost in a crash is simply made again.
+      while (running && !writer.stage(() => files.removeSome(fileId))) await yieldToLoop()
     }
   }
 
