@@ -526,6 +526,7 @@ describe('callback_metadata, context and settings', () => {
       expectRejected(await create(validForm({ [name]: nestedObject(101) })), `/${name}`)
     })
 
+    // Far deeper than any valid body: refused before it is parsed, at the body's member that holds it.
     const deep = nestedArrayText(100_000)
     const head = '{"title":"T","fields":[{"key":"a","type":"text","label":"A"}]'
     test.each<[string, string, PathMatcher | undefined]>([
@@ -534,9 +535,9 @@ describe('callback_metadata, context and settings', () => {
       ['callback_metadata holding 100,000 nested arrays', `${head},"callback_metadata":{"a":${deep}}}`, '/callback_metadata'],
       ['an unknown top-level key holding 100,000 nested arrays', `${head},"deep":${deep}}`, '/deep'],
       ['a title that is 100,000 nested arrays', `{"title":${deep},"fields":[{"key":"a","type":"text","label":"A"}]}`, '/title'],
-      ['a field that is 100,000 nested arrays', `{"title":"T","fields":[${deep}]}`, /^\/fields\/0/],
-      ['a config key holding 100,000 nested arrays', `{"title":"T","fields":[{"key":"a","type":"text","label":"A","config":{"default":${deep}}}]}`, /^\/fields\/0\/config/],
-      ['select options of 100,000 nested arrays', `{"title":"T","fields":[{"key":"a","type":"select","label":"A","config":{"options":${deep}}}]}`, /^\/fields\/0\/config\/options/],
+      ['a field that is 100,000 nested arrays', `{"title":"T","fields":[${deep}]}`, '/fields'],
+      ['a config key holding 100,000 nested arrays', `{"title":"T","fields":[{"key":"a","type":"text","label":"A","config":{"default":${deep}}}]}`, '/fields'],
+      ['select options of 100,000 nested arrays', `{"title":"T","fields":[{"key":"a","type":"select","label":"A","config":{"options":${deep}}}]}`, '/fields'],
       ['a body that is 100,000 nested arrays', deep, undefined],
     ])('%s: 422, never 500', async (_name, raw, path) => {
       const res = await create(raw)

@@ -1460,14 +1460,33 @@ describe(named('GET /api/v1/forms/<id>[/schema|/responses|/deliveries] with any 
 // ---------------------------------------------------------------- POST /f/<id> with JSON
 
 const NOT_JSON = Symbol('not JSON')
-/** The body as a JSON reader sees it: UTF-8 (a BOM dropped), then JSON; NOT_JSON when it is neither. */
+/** Text nested deeper than this is refused before it is parsed (README "Errors"). */
+const TEXT_DEPTH_LIMIT = 1000
+/**
+ * The body as a JSON reader sees it: UTF-8 (a BOM dropped), then JSON;
+ * NOT_JSON when it is neither, or nests too deep to be read.
+ */
 function readsAsJson(body: string | Uint8Array): unknown {
   try {
     const text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: true }).decode(body)
-    return JSON.parse(text.replace(/^\ufeff/, ''))
+    const value = JSON.parse(text.replace(/^\ufeff/, ''))
+    return depthOf(value) > TEXT_DEPTH_LIMIT ? NOT_JSON : value
   } catch {
     return NOT_JSON
   }
+}
+
+/** Levels of arrays and objects in a parsed value (a scalar has none). */
+function depthOf(root: unknown): number {
+  let deepest = 0
+  const stack: Array<[unknown, number]> = [[root, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (typeof node !== 'object' || node === null) continue
+    deepest = Math.max(deepest, depth + 1)
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return deepest
 }
 
 const ABSENT: unique symbol = Symbol('absent')

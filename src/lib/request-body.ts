@@ -1,6 +1,6 @@
 import { HttpError, invalid } from './errors.ts'
 import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostLimits } from './form-data.ts'
-import { illFormedTextAt } from './json.ts'
+import { parseJsonBody } from './json.ts'
 import { timeSlicer } from './slices.ts'
 
 /**
@@ -229,15 +229,7 @@ export function createBodyReader(options: BodyReaderOptions) {
         throw invalid([{ path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' }])
       }
       if (text.trim() === '') throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object' }])
-      let value: unknown
-      try {
-        value = JSON.parse(text)
-      } catch {
-        throw invalid([{ path: '', message: 'Request body is not valid JSON' }])
-      }
-      const illFormed = illFormedTextAt(value)
-      if (illFormed !== undefined) throw invalid([{ path: illFormed, message: 'Holds a lone surrogate ("\\ud800"), which is not valid Unicode text' }])
-      return value
+      return parseJsonBody(text)
     },
 
     /**
