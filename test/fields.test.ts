@@ -513,7 +513,7 @@ describe('parseAnswers', () => {
 
   test('optional empty fields are left out of data; an unticked checkbox is false', () => {
     const result = parseAnswers(optional, { t: '', ta: '  ', e: null, n: '', s: '', f: new Upload('', '', 0, []) })
-    expect(result).toEqual({ data: { c: false }, uploads: [], problems: [] })
+    expect(result).toEqual({ data: { c: false }, uploads: [], problems: [], moreProblems: false })
   })
 
   test.each(['text', 'textarea', 'email', 'number', 'select', 'date', 'file', 'checkbox'])(
@@ -523,6 +523,7 @@ describe('parseAnswers', () => {
         data: {},
         uploads: [],
         problems: [{ path: '/answer', message: expect.any(String) }],
+        moreProblems: false,
       })
     },
   )
@@ -554,7 +555,7 @@ describe('parseAnswers', () => {
   })
 
   test.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf'])('a field keyed %p reads nothing from Object.prototype', (key) => {
-    expect(parseAnswers([field(key, 'text')], {})).toEqual({ data: {}, uploads: [], problems: [] })
+    expect(parseAnswers([field(key, 'text')], {})).toEqual({ data: {}, uploads: [], problems: [], moreProblems: false })
     expect(parseAnswers([field(key, 'text', {}, true)], {}).problems).toEqual([{ path: `/${key}`, message: 'This field is required' }])
     expect(parseAnswers([field(key, 'checkbox')], {}).data).toEqual({ [key]: false })
     expect(parseAnswers([field(key, 'text')], { [key]: 'given' }).data).toEqual({ [key]: 'given' })
@@ -570,7 +571,7 @@ describe('parseAnswers', () => {
   test('an upload goes to uploads, not data', () => {
     const file = upload('a.pdf', 'application/pdf', 3)
     const result = parseAnswers([field('doc', 'file', { accept: '.pdf' }), field('note', 'text')], { doc: file, note: 'see' })
-    expect(result).toEqual({ data: { note: 'see' }, uploads: [{ key: 'doc', upload: file }], problems: [] })
+    expect(result).toEqual({ data: { note: 'see' }, uploads: [{ key: 'doc', upload: file }], problems: [], moreProblems: false })
   })
 
   test('a field without config gets the type defaults (text max_length 1000)', () => {

@@ -19,8 +19,9 @@ export const ErrorBody = Type.Object(
         Type.Object({
           path: Type.String({ description: 'JSON Pointer to the offending value' }),
           message: Type.String(),
+          code: Type.Optional(Type.String({ description: 'What kind of problem it is, such as control_character or invalid_pattern' })),
         }),
-        { description: 'Present on 422: every problem found' },
+        { description: 'Present on 422: the problems found, at most 100' },
       ),
     ),
   },

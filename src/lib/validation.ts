@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { invalid, type Problem } from './errors.ts'
+import { ProblemList, type Problem } from './errors.ts'
 
 /**
  * Validation against TypeBox schemas with messages a person (or a language
@@ -24,46 +24,62 @@ function compile(schema: TSchema): TypeCheck<TSchema> {
   return check
 }
 
-/** The problems of `value` against `schema`; empty when valid. Paths are prefixed with `at`. */
-export function problemsOf(schema: TSchema, value: unknown, at = ''): Problem[] {
+/** Compiles `schema` now (at start-up), so the first request that needs it does not wait for that. */
+export function prepareValidation(schema: TSchema): void {
+  compile(schema)
+}
+
+/**
+ * Adds the problems of `value` against `schema` to `into`, paths prefixed
+ * with `at`, and stops looking once `into` is full: the work is bounded by
+ * the problems reported, not by how many a body holds.
+ */
+export function collectProblems(schema: TSchema, value: unknown, into: ProblemList, at = ''): void {
   const check = compile(schema)
-  if (check.Check(value)) return []
-  const problems: Problem[] = []
+  if (check.Check(value)) return
   const seen = new Set<string>()
   for (const error of check.Errors(value)) {
-    for (const problem of explain(error, at)) {
+    if (into.full) {
+      into.overflowed = true
+      return
+    }
+    for (const problem of explain(error, at, into)) {
       // TypeBox may report one missing or mistyped value more than once.
       if (seen.has(problem.path)) continue
       seen.add(problem.path)
-      problems.push(problem)
+      into.add(problem)
     }
   }
-  return problems
 }
 
-/** Returns `value` typed by `schema`, or throws a 422 listing every problem. */
+/** Returns `value` typed by `schema`, or throws a 422 listing its problems. */
 export function validate<S extends TSchema>(schema: S, value: unknown, at = ''): Static<S> {
-  const problems = problemsOf(schema, value, at)
-  if (problems.length > 0) throw invalid(problems)
+  const problems = new ProblemList()
+  collectProblems(schema, value, problems, at)
+  problems.throwIfAny()
   return value as Static<S>
 }
 
-function explain(error: ValueError, at: string): Problem[] {
+/** Problems of a union's variant go straight into `into`; the others come back to be added. */
+function explain(error: ValueError, at: string, into: ProblemList): Problem[] {
   const path = at + error.path
   const custom = (error.schema as { errorMessage?: string }).errorMessage
-  if (error.type === ValueErrorType.Union) return explainUnion(error, path)
+  if (error.type === ValueErrorType.Union) return explainUnion(error, path, into)
   if (custom && error.type !== ValueErrorType.ObjectRequiredProperty) return [{ path, message: custom }]
   return [{ path, message: messageFor(error) }]
 }
 
-function explainUnion(error: ValueError, path: string): Problem[] {
+function explainUnion(error: ValueError, path: string, into: ProblemList): Problem[] {
   const union = error.schema as TSchema & { anyOf: TSchema[]; discriminator?: { propertyName: string } }
   const value = error.value
   const discriminator = union.discriminator?.propertyName
   if (discriminator && isPlainObject(value)) {
     const tag = value[discriminator]
     const variant = union.anyOf.find((v) => v.properties?.[discriminator]?.const === tag)
-    if (variant) return problemsOf(variant, value, path)
+    if (variant) {
+      collectProblems(variant, value, into, path)
+      return []
+    }
     const allowed = union.anyOf.map((v) => v.properties?.[discriminator]?.const).join(', ')
     return [
       tag === undefined
@@ -75,7 +91,10 @@ function explainUnion(error: ValueError, path: string): Problem[] {
   if (constants.every((c) => c !== undefined)) return [{ path, message: `Must be one of: ${constants.join(', ')}` }]
   // Otherwise report against the variant of the value's own JSON type, when there is one.
   const variant = union.anyOf.find((v) => jsonTypeOf(v) === jsonTypeOfValue(value))
-  if (variant) return problemsOf(variant, value, path)
+  if (variant) {
+    collectProblems(variant, value, into, path)
+    return []
+  }
   const custom = (union as { errorMessage?: string }).errorMessage
   const expected = [...new Set(union.anyOf.map(jsonTypeOf))].join(' or ')
   return [{ path, message: custom ?? `Expected ${expected}` }]
@@ -150,3 +169,4 @@ export function integerQuery(query: Record<string, unknown>, names: string[]): R
   }
   return converted
 }
+

@@ -64,7 +64,11 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
     })
     .get(
       '/:id/schema',
-      ({ params, set }) => forms.answersSchema(principalOf(set), params.id),
+      async ({ params, set }) => {
+        const json = await forms.answersSchemaJson(principalOf(set), params.id)
+        set.headers['content-type'] = 'application/json;charset=utf-8'
+        return json
+      },
       {
         detail: apiDoc({
           tag: 'Forms',

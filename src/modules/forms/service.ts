@@ -1,14 +1,15 @@
 import type { Static } from '@sinclair/typebox'
 import { createHash, createHmac } from 'node:crypto'
 import { FILE_DEFAULT_MAX_SIZE, FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
-import { answersSchema, checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
+import { FieldInput, answersSchema, checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
 import type { Writer } from '../../db/writer.ts'
-import { conflict, formNotFound, invalid, invalidAt, type Problem } from '../../lib/errors.ts'
+import { ProblemList, conflict, formNotFound, invalidAt } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { canonicalJson, encodeFreeForm, utf8Length } from '../../lib/json.ts'
 import { createLruCache, stringBytes } from '../../lib/lru.ts'
 import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
-import { integerQuery, validate } from '../../lib/validation.ts'
+import { timeSlicer, yieldToLoop, type TimeSlicer } from '../../lib/slices.ts'
+import { collectProblems, integerQuery, prepareValidation, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import {
   CONTEXT_MAX_BYTES,
@@ -56,6 +57,8 @@ export function createFormService(
   baseUrl: () => string,
   onChange: (formId: string) => void,
 ) {
+  // Compiled now rather than on the first request, which would wait for it.
+  for (const schema of [CreateFormBody, UpdateFormBody, ...FieldInput.anyOf]) prepareValidation(schema)
   const detailParts = createLruCache<{ head: string; tail: string }>({
     ...DETAILS_KEPT,
     sizeOf: (parts) => stringBytes(parts.head) + stringBytes(parts.tail),
@@ -102,6 +105,12 @@ export function createFormService(
     }
   }
 
+  /** The JSON Schema of the `data` a response to this form will hold. */
+  function answersSchemaOf(principal: Principal, formId: string): Record<string, unknown> {
+    const row = ownForm(principal, formId)
+    return answersSchema(row.title, JSON.parse(row.fields) as FieldDefinition[])
+  }
+
   return {
     ownForm,
 
@@ -114,9 +123,10 @@ export function createFormService(
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
         throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters')
       }
-      const body = validate(CreateFormBody, input)
-      const problems = definitionProblems(body)
-      if (problems.length > 0) throw invalid(problems)
+      // A large body is checked a turn of the event loop at a time: other requests go on meanwhile.
+      const slices = timeSlicer()
+      const body = await checkCreateBody(input, slices)
+      await slices.pause()
       const context = body.context ? encodeFreeForm(body.context, '/context') : null
       if (context !== null && utf8Length(context) > CONTEXT_MAX_BYTES) {
         throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`)
@@ -125,12 +135,14 @@ export function createFormService(
       const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
       const id = newId()
       const callbackUrl = body.callback_url ?? null
+      const fields = JSON.stringify(body.fields)
+      await slices.pause()
       const form = {
         id,
         account_id: principal.accountId,
         title: body.title,
         description: body.description ?? null,
-        fields: JSON.stringify(body.fields),
+        fields,
         fields_count: body.fields.length,
         callback_url: callbackUrl,
         callback_metadata: encodeFreeForm(body.callback_metadata ?? {}, '/callback_metadata'),
@@ -141,8 +153,10 @@ export function createFormService(
         created_at: now,
         updated_at: now,
       }
+      await slices.pause()
       // The same body, whatever its key order or spacing.
       const requestHash = idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(input)).digest('hex')
+      await slices.pause()
       // Looking the key up and creating the form are one unit of work: concurrent duplicates create one form.
       const { row, replayed } = await writer.run(() => {
         if (idempotencyKey !== undefined) {
@@ -163,10 +177,13 @@ export function createFormService(
       return { form: withContext(row), replayed }
     },
 
-    /** The JSON Schema of the `data` a response to this form will hold. */
-    answersSchema(principal: Principal, formId: string): Record<string, unknown> {
-      const row = ownForm(principal, formId)
-      return answersSchema(row.title, JSON.parse(row.fields) as FieldDefinition[])
+    answersSchema: answersSchemaOf,
+
+    /** The same as JSON text, written after a turn of the event loop: the largest form's is about 1 MB. */
+    async answersSchemaJson(principal: Principal, formId: string): Promise<string> {
+      const schema = answersSchemaOf(principal, formId)
+      await yieldToLoop()
+      return JSON.stringify(schema)
     },
 
     /**
@@ -248,30 +265,42 @@ export function createFormService(
 
 export type FormService = ReturnType<typeof createFormService>
 
-/** Rules of a create body that its schema cannot express. */
-function definitionProblems(body: CreateFormBody): Problem[] {
-  const problems: Problem[] = []
+/**
+ * The create body typed, or a 422 listing its problems (the first
+ * PROBLEMS_LISTED): its schema, and the rules its schema cannot express.
+ * Every step is linear in the body, and the fields are checked a slice of
+ * time at a time.
+ */
+async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<CreateFormBody> {
+  const problems = new ProblemList()
+  collectProblems(CreateFormBody, input, problems)
+  // What follows reads the body as its schema types it (and so bounds it).
+  problems.throwIfAny()
+  const body = input as CreateFormBody
+  await slices.pause()
+
+  const fields = body.fields as FieldDefinition[]
   const keys = new Set<string>()
-  ;(body.fields as FieldDefinition[]).forEach((field, index) => {
-    if (keys.has(field.key)) problems.push({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"` })
+  for (const [index, field] of fields.entries()) {
+    if (keys.has(field.key)) problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"` })
     keys.add(field.key)
-    for (const problem of checkFieldConfig(field)) {
-      problems.push({ path: `/fields/${index}${problem.path}`, message: problem.message })
-    }
-  })
-  const fileSizes = (body.fields as FieldDefinition[])
+    problems.addAll(checkFieldConfig(field), `/fields/${index}`)
+    await slices.pause()
+  }
+  const fileSizes = fields
     .filter((field) => field.type === 'file')
     .reduce((total, field) => total + ((field.config?.max_size as number | undefined) ?? FILE_DEFAULT_MAX_SIZE), 0)
   if (fileSizes > FORM_FILES_MAX_SIZE) {
-    problems.push({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)` })
+    problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)` })
   }
   if (body.callback_url != null && !isHttpUrl(body.callback_url)) {
-    problems.push({ path: '/callback_url', message: 'Expected an absolute http or https URL' })
+    problems.add({ path: '/callback_url', message: 'Expected an absolute http or https URL' })
   }
   if (body.expires_in != null && parseDuration(body.expires_in)! > EXPIRES_IN_MAX_MS) {
-    problems.push({ path: '/expires_in', message: 'Must be at most 365 days' })
+    problems.add({ path: '/expires_in', message: 'Must be at most 365 days' })
   }
-  return problems
+  problems.throwIfAny()
+  return body
 }
 
 function isHttpUrl(text: string): boolean {

@@ -1,6 +1,6 @@
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
 import type { Upload } from '../../fields/types.ts'
-import { HttpError, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
+import { HttpError, ProblemList, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
 import type { Writer } from '../../db/writer.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { isPlainObject } from '../../lib/validation.ts'
@@ -40,29 +40,36 @@ export interface ParsedAnswers {
   /** Files to store with the response; `data` gets each one's download URL. */
   uploads: Array<{ key: string; upload: Upload }>
   problems: Problem[]
+  /** Problems beyond the first PROBLEMS_LISTED were not looked for. */
+  moreProblems: boolean
 }
 
 /**
  * Turns submitted values into a response's `data`, field by field through the
- * field-type registry. Problems are keyed by JSON Pointer to the field key.
+ * field-type registry. Problems are keyed by JSON Pointer to the field key;
+ * at most PROBLEMS_LISTED are looked for.
  */
 export function parseAnswers(fields: FieldDefinition[], values: Record<string, unknown>): ParsedAnswers {
-  const answers: ParsedAnswers = { data: {}, uploads: [], problems: [] }
+  const answers: ParsedAnswers = { data: {}, uploads: [], problems: [], moreProblems: false }
+  const problems = new ProblemList()
   for (const field of fields) {
     const required = field.required ?? false
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
     const parsed = fieldTypes[field.type]!.parse(input, field.config ?? {}, required)
     const path = `/${pointerSegment(field.key)}`
-    if (parsed.kind === 'invalid') answers.problems.push({ path, message: parsed.message })
+    if (parsed.kind === 'invalid') problems.add({ path, message: parsed.message })
     else if (parsed.kind === 'value') answers.data[field.key] = parsed.value
     else if (parsed.kind === 'upload') answers.uploads.push({ key: field.key, upload: parsed.upload })
-    else if (required) answers.problems.push({ path, message: 'This field is required' })
+    else if (required) problems.add({ path, message: 'This field is required' })
   }
   const known = new Set(fields.map((field) => field.key))
   for (const key of Object.keys(values)) {
-    if (!known.has(key)) answers.problems.push({ path: `/${pointerSegment(key)}`, message: 'Unknown field' })
+    if (!known.has(key)) problems.add({ path: `/${pointerSegment(key)}`, message: 'Unknown field' })
+    if (problems.overflowed) break
   }
+  answers.problems = problems.items
+  answers.moreProblems = problems.overflowed
   return answers
 }
 
@@ -116,8 +123,8 @@ export function createSubmissionService(
       if (closed) throw closed
       if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values' }])
       const fields = JSON.parse(form.fields) as FieldDefinition[]
-      const { data, uploads, problems } = parseAnswers(fields, values)
-      if (problems.length > 0) throw invalid(problems)
+      const { data, uploads, problems, moreProblems } = parseAnswers(fields, values)
+      if (problems.length > 0) throw invalid(problems, moreProblems)
 
       const responseId = newId()
       const newFiles: NewFile[] = uploads.map(({ key, upload }) => {
