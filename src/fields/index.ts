@@ -54,13 +54,13 @@ export function submissionBodyLimit(fields: FieldDefinition[]): number {
  * Rules of a field's config beyond its schema, including that `default` is
  * itself a valid answer. Paths are relative to the field.
  */
-export function checkFieldConfig(field: FieldDefinition): Problem[] {
+export async function checkFieldConfig(field: FieldDefinition): Promise<Problem[]> {
   const type = fieldTypes[field.type]!
   const config = field.config ?? {}
-  const problems = type.checkConfig(config).map((p) => ({ path: `/config${p.path}`, message: p.message }))
+  const problems = type.checkConfig(config).map((p) => ({ ...p, path: `/config${p.path}` }))
   if (problems.length === 0 && config.default !== undefined) {
-    const parsed = type.parse(config.default, config, false)
-    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message })
+    const parsed = await type.parse(config.default, config, false)
+    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message, ...(parsed.code && { code: parsed.code }) })
   }
   return problems
 }

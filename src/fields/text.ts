@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
-import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
+import { EMPTY, answer, isBlank, rejected, type FieldType, type Parsed } from './types.ts'
+import { matchPattern, patternProblem, type PatternVerdict } from './pattern.ts'
 import { Placeholder } from './shared.ts'
 
 export const TEXT_MAX_LENGTH = 10_000
@@ -11,11 +12,6 @@ interface TextConfig {
   min_length?: number
   max_length?: number
   pattern?: string
-}
-
-/** HTML matches `pattern` against the whole value with the `v` flag; so do we. */
-export function compilePattern(pattern: string): RegExp {
-  return new RegExp(`^(?:${pattern})$`, 'v')
 }
 
 export const text: FieldType<TextConfig> = {
@@ -39,11 +35,8 @@ export const text: FieldType<TextConfig> = {
       problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})` })
     }
     if (config.pattern !== undefined) {
-      try {
-        compilePattern(config.pattern)
-      } catch {
-        problems.push({ path: '/pattern', message: 'Is not a valid regular expression' })
-      }
+      const problem = patternProblem(config.pattern, maxLength)
+      if (problem !== undefined) problems.push({ path: '/pattern', message: problem, code: 'invalid_pattern' })
     }
     return problems
   },
@@ -51,7 +44,11 @@ export const text: FieldType<TextConfig> = {
     if (isBlank(input)) return EMPTY
     if (typeof input !== 'string') return rejected('Expected text')
     if (/[\r\n]/.test(input)) return rejected('Must be a single line')
-    return checkLength(input, config.min_length, config.max_length ?? 1000) ?? matchPattern(input, config.pattern) ?? answer(input)
+    const maxLength = config.max_length ?? 1000
+    const wrongLength = checkLength(input, config.min_length, maxLength)
+    if (wrongLength !== undefined || config.pattern === undefined) return wrongLength ?? answer(input)
+    const verdict = matchPattern(config.pattern, maxLength, input)
+    return verdict instanceof Promise ? verdict.then((v) => patternOutcome(v, input)) : patternOutcome(verdict, input)
   },
   control: (config) => ({
     kind: 'input',
@@ -109,7 +106,8 @@ export function characterCount(text: string): number {
   return count
 }
 
-function matchPattern(value: string, pattern: string | undefined) {
-  if (pattern === undefined || compilePattern(pattern).test(value)) return undefined
+function patternOutcome(verdict: PatternVerdict, value: string): Parsed {
+  if (verdict === 'match') return answer(value)
+  if (verdict === 'timeout') return rejected('Could not be checked against the required format in time; try again, or a shorter value')
   return rejected('Does not match the required format')
 }

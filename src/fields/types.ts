@@ -1,5 +1,5 @@
 import type { TObject } from '@sinclair/typebox'
-import type { Problem } from '../lib/errors.ts'
+import type { ErrorCode, Problem } from '../lib/errors.ts'
 
 /** A value a response's `data` holds. */
 export type AnswerValue = string | number | boolean
@@ -25,11 +25,12 @@ export type Parsed =
   | { kind: 'value'; value: AnswerValue }
   | { kind: 'upload'; upload: Upload }
   | { kind: 'empty' }
-  | { kind: 'invalid'; message: string }
+  | { kind: 'invalid'; message: string; code?: ErrorCode }
 
 export const answer = (value: AnswerValue): Parsed => ({ kind: 'value', value })
 export const EMPTY: Parsed = { kind: 'empty' }
-export const rejected = (message: string): Parsed => ({ kind: 'invalid', message })
+export const rejected = (message: string, code?: ErrorCode): Parsed =>
+  code === undefined ? { kind: 'invalid', message } : { kind: 'invalid', message, code }
 
 /** A field as the API client defined it (and as it is stored). */
 export interface FieldDefinition {
@@ -65,9 +66,10 @@ export interface FieldType<Config = any> {
   /**
    * Turns one submitted value (a JSON value, or the string a browser sent;
    * undefined when absent) into an answer. `empty` means "not answered": the
-   * caller decides whether that is allowed.
+   * caller decides whether that is allowed. A check that cannot run on the
+   * event loop (an old pattern) answers later.
    */
-  parse(input: unknown, config: Config, required: boolean): Parsed
+  parse(input: unknown, config: Config, required: boolean): Parsed | Promise<Parsed>
   /** The native control for this config. The browser's checks are a convenience; `parse` decides. */
   control(config: Config): Control
   /** A line under the description that states the limits a person must meet, if any. */

@@ -284,7 +284,7 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
   for (const [index, field] of fields.entries()) {
     if (keys.has(field.key)) problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"` })
     keys.add(field.key)
-    problems.addAll(checkFieldConfig(field), `/fields/${index}`)
+    problems.addAll(await checkFieldConfig(field), `/fields/${index}`)
     await slices.pause()
   }
   const fileSizes = fields

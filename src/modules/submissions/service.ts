@@ -1,8 +1,9 @@
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
-import type { Upload } from '../../fields/types.ts'
+import type { Parsed, Upload } from '../../fields/types.ts'
 import { HttpError, ProblemList, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
 import type { Writer } from '../../db/writer.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
+import { timeSlicer } from '../../lib/slices.ts'
 import { isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { FormRow, FormStore } from '../forms/store.ts'
@@ -47,21 +48,29 @@ export interface ParsedAnswers {
 /**
  * Turns submitted values into a response's `data`, field by field through the
  * field-type registry. Problems are keyed by JSON Pointer to the field key;
- * at most PROBLEMS_LISTED are looked for.
+ * at most PROBLEMS_LISTED are looked for. The fields are parsed a slice of
+ * time at a time, and the checks that run off the event loop (patterns of
+ * older versions) all at once.
  */
-export function parseAnswers(fields: FieldDefinition[], values: Record<string, unknown>): ParsedAnswers {
+export async function parseAnswers(fields: FieldDefinition[], values: Record<string, unknown>): Promise<ParsedAnswers> {
   const answers: ParsedAnswers = { data: {}, uploads: [], problems: [], moreProblems: false }
   const problems = new ProblemList()
+  const slices = timeSlicer()
+  const outcomes: Array<Parsed | Promise<Parsed>> = []
   for (const field of fields) {
-    const required = field.required ?? false
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
-    const parsed = fieldTypes[field.type]!.parse(input, field.config ?? {}, required)
+    outcomes.push(fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
+    await slices.pause()
+  }
+  const parsed = await Promise.all(outcomes)
+  for (const [index, field] of fields.entries()) {
+    const outcome = parsed[index]!
     const path = `/${pointerSegment(field.key)}`
-    if (parsed.kind === 'invalid') problems.add({ path, message: parsed.message })
-    else if (parsed.kind === 'value') answers.data[field.key] = parsed.value
-    else if (parsed.kind === 'upload') answers.uploads.push({ key: field.key, upload: parsed.upload })
-    else if (required) problems.add({ path, message: 'This field is required' })
+    if (outcome.kind === 'invalid') problems.add({ path, message: outcome.message, ...(outcome.code && { code: outcome.code }) })
+    else if (outcome.kind === 'value') answers.data[field.key] = outcome.value
+    else if (outcome.kind === 'upload') answers.uploads.push({ key: field.key, upload: outcome.upload })
+    else if (field.required) problems.add({ path, message: 'This field is required' })
   }
   const known = new Set(fields.map((field) => field.key))
   for (const key of Object.keys(values)) {
@@ -123,7 +132,7 @@ export function createSubmissionService(
       if (closed) throw closed
       if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values' }])
       const fields = JSON.parse(form.fields) as FieldDefinition[]
-      const { data, uploads, problems, moreProblems } = parseAnswers(fields, values)
+      const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values)
       if (problems.length > 0) throw invalid(problems, moreProblems)
 
       const responseId = newId()
