@@ -150,10 +150,14 @@ const hostileWithSurrogates = (maxLength = 24): fc.Arbitrary<string> =>
     fc.array(hostilePiece, { maxLength: Math.max(1, Math.ceil(maxLength / 4)) }).map((parts) => parts.join('')),
     fc.array(fc.oneof(hostilePiece, fc.string({ maxLength: 3 })), { maxLength: Math.max(1, Math.ceil(maxLength / 3)) }).map((parts) => parts.join('')),
   )
-/** Hostile text of min..max UTF-16 units (a pair split by the cut is mended). */
+/**
+ * Hostile text of min..max UTF-16 units (a pair split by the cut is mended),
+ * as intake shows or matches it: without the C0 control characters it
+ * refuses there (all but tab, LF and CR; CONTRACT 13).
+ */
 const bounded = (min: number, max: number, graphemes = 24) =>
   hostile(graphemes).map((s) => {
-    const cut = s.slice(0, max).replace(/[\ud800-\udbff]$/, 'x')
+    const cut = s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '·').slice(0, max).replace(/[\ud800-\udbff]$/, 'x')
     return cut.length >= min ? cut : cut + 'x'.repeat(min - cut.length)
   })
 
@@ -371,7 +375,7 @@ const validCreate: fc.Arbitrary<CreateSpec> = fc
 
 /** Values of each known key that are certainly wrong (type, range or format). */
 const WRONG_TOP: Record<string, J[]> = {
-  title: [0, true, null, [], new Obj([]), '', 'x'.repeat(256), new Raw('1e400'), new Raw('-0'), new Raw(deepText(60, 'array'))],
+  title: [0, true, null, [], new Obj([]), '', 'x'.repeat(256), 'a\u0000b', '\u001b[31m', new Raw('1e400'), new Raw('-0'), new Raw(deepText(60, 'array'))],
   description: [0, true, [], new Obj([]), 'd'.repeat(10_001), new Raw('1e400')],
   fields: [null, 0, 'x', new Obj([]), [], [null], [0], ['text'], [new Obj([])], new Raw(deepText(200, 'array'))],
   callback_url: [0, true, [], new Obj([]), 'ftp://x.example/h', 'javascript:alert(1)', 'http://', '//x.example/h', ' http://x.example', 'http://x .example', 'https:x.example', '', '/relative', `http://x.example/${'a'.repeat(2048)}`, 'http://\u0000'],
@@ -383,13 +387,13 @@ const WRONG_TOP: Record<string, J[]> = {
 const WRONG_FIELD: Record<string, J[]> = {
   key: [0, null, '', '1abc', '_x', '__proto__', 'a b', 'a'.repeat(65), 'é', 'a.b', 'a/b', 'a~b', [], new Obj([])],
   type: [0, null, 'Text', 'unknown', '', 'constructor', '__proto__', 'toString', [], new Obj([])],
-  label: [0, null, '', 'l'.repeat(256), [], new Obj([]), true],
+  label: [0, null, '', 'l'.repeat(256), [], new Obj([]), true, 'l\u0007'],
   description: [0, true, [], new Obj([]), 'd'.repeat(2001)],
   required: [null, 0, 1, 'true', [], new Obj([])],
   config: [0, 'x', [], true, null, new Raw(deepText(300, 'array'))],
 }
 const WRONG_CONFIG: Record<string, Record<string, J[]>> = {
-  text: { max_length: [0, 10_001, 1.5, '10', null, -1, new Raw('1e400')], min_length: [-1, 1.5, '1', 10_001], pattern: ['', '(', '[', 0, 'p'.repeat(1001), '(?<a>x)(?<a>y)', '\\', '[a-'], placeholder: [0, 'p'.repeat(256), null], default: [0, 'a\nb', null, []] },
+  text: { max_length: [0, 10_001, 1.5, '10', null, -1, new Raw('1e400')], min_length: [-1, 1.5, '1', 10_001], pattern: ['', '(', '[', 0, 'p'.repeat(1001), '(?<a>x)(?<a>y)', '\\', '[a-'], placeholder: [0, 'p'.repeat(256), null, 'p\u0008'], default: [0, 'a\nb', null, [], 'a\u0000'] },
   textarea: { rows: [0, 51, 1.5, '4', null], max_length: [0, 100_001], min_length: [-1, 'x'], default: [1, true], placeholder: [[]] },
   email: { default: ['not-an-email', 0, 'a@b', '@x.example'], placeholder: [0, 'p'.repeat(256)] },
   number: { min: ['1', null, true, new Raw('1e400'), 'NaN'], max: ['Infinity', [], new Raw('-1e400')], step: [0, -1, '1', new Raw('-0')], default: ['3', true, new Raw('1e400'), new Raw('12345678901234567890')] },

@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { ProblemList, type Problem } from './errors.ts'
+import { pointerAt, walkJson } from './json.ts'
 
 /**
  * Validation against TypeBox schemas with messages a person (or a language
@@ -170,3 +171,34 @@ export function integerQuery(query: Record<string, unknown>, names: string[]): R
   return converted
 }
 
+/** C0 control characters other than tab, LF and CR: invisible, and a browser can neither show nor send most of them. */
+const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/
+
+const CONTROL_CHARACTER_NAMES = [
+  'NUL', 'SOH', 'STX', 'ETX', 'EOT', 'ENQ', 'ACK', 'BEL', 'BS', 'HT', 'LF', 'VT', 'FF', 'CR', 'SO', 'SI',
+  'DLE', 'DC1', 'DC2', 'DC3', 'DC4', 'NAK', 'SYN', 'ETB', 'CAN', 'EM', 'SUB', 'ESC', 'FS', 'GS', 'RS', 'US',
+]
+
+/**
+ * The problem of text holding a control character, naming the first one
+ * (it cannot be seen, so the message says which it is); undefined when none.
+ */
+export function controlCharacterProblem(text: string, path: string): Problem | undefined {
+  const found = CONTROL_CHARACTER.exec(text)
+  if (found === null) return undefined
+  const code = found[0].charCodeAt(0)
+  const name = `U+${code.toString(16).toUpperCase().padStart(4, '0')} (${CONTROL_CHARACTER_NAMES[code]})`
+  return { path, message: `Contains the invisible control character ${name}; remove it`, code: 'control_character' }
+}
+
+/**
+ * Adds a problem for every string inside `value` that holds a control
+ * character, except in the members `freeForm` names (JSON kept as given).
+ */
+export function collectControlCharacters(value: unknown, into: ProblemList, freeForm: readonly string[] = []): void {
+  walkJson(value, (node, place, key) => {
+    if (place.depth === 1 && typeof key === 'string' && freeForm.includes(key)) return 'skip'
+    if (typeof node === 'string' && CONTROL_CHARACTER.test(node)) into.add(controlCharacterProblem(node, pointerAt('', place, key))!)
+    return into.overflowed ? 'stop' : undefined
+  })
+}

@@ -9,7 +9,7 @@ import { canonicalJson, encodeFreeForm, utf8Length } from '../../lib/json.ts'
 import { createLruCache, stringBytes } from '../../lib/lru.ts'
 import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
 import { timeSlicer, yieldToLoop, type TimeSlicer } from '../../lib/slices.ts'
-import { collectProblems, integerQuery, prepareValidation, validate } from '../../lib/validation.ts'
+import { collectControlCharacters, collectProblems, integerQuery, prepareValidation, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import {
   CONTEXT_MAX_BYTES,
@@ -26,6 +26,9 @@ import type { FormRow, FormState, FormStore, FormSummaryRow } from './store.ts'
 
 /** The unchanging JSON of forms kept ready (least recently used beyond), in bytes; a larger form's is made each time. */
 const DETAILS_KEPT = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }
+
+/** The members of a create body kept as given: JSON the client owns, never shown or matched. */
+const FREE_FORM = ['context', 'callback_metadata', 'settings'] as const
 
 /** How long an Idempotency-Key holds. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
@@ -229,6 +232,9 @@ export function createFormService(
      */
     async update(principal: Principal, formId: string, input: unknown): Promise<Form> {
       const body = validate(UpdateFormBody, input)
+      const problems = new ProblemList()
+      collectControlCharacters(body, problems)
+      problems.throwIfAny()
       let expiresAt: number | null | undefined
       if (body.expires_at !== undefined && body.expires_at !== null) {
         expiresAt = parseApiTime(body.expires_at)
@@ -267,9 +273,9 @@ export type FormService = ReturnType<typeof createFormService>
 
 /**
  * The create body typed, or a 422 listing its problems (the first
- * PROBLEMS_LISTED): its schema, and the rules its schema cannot express.
- * Every step is linear in the body, and the fields are checked a slice of
- * time at a time.
+ * PROBLEMS_LISTED): its schema, control characters in any text intake shows
+ * or matches, and the rules its schema cannot express. Every step is linear
+ * in the body, and the fields are checked a slice of time at a time.
  */
 async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<CreateFormBody> {
   const problems = new ProblemList()
@@ -277,6 +283,8 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
   // What follows reads the body as its schema types it (and so bounds it).
   problems.throwIfAny()
   const body = input as CreateFormBody
+  await slices.pause()
+  collectControlCharacters(body, problems, FREE_FORM)
   await slices.pause()
 
   const fields = body.fields as FieldDefinition[]

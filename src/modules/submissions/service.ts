@@ -1,10 +1,10 @@
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
-import type { Parsed, Upload } from '../../fields/types.ts'
+import { rejected, type Parsed, type Upload } from '../../fields/types.ts'
 import { HttpError, ProblemList, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
 import type { Writer } from '../../db/writer.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { timeSlicer } from '../../lib/slices.ts'
-import { isPlainObject } from '../../lib/validation.ts'
+import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { FormRow, FormStore } from '../forms/store.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
@@ -60,7 +60,8 @@ export async function parseAnswers(fields: FieldDefinition[], values: Record<str
   for (const field of fields) {
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
-    outcomes.push(fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
+    const invisible = typeof input === 'string' ? controlCharacterProblem(input, '') : undefined
+    outcomes.push(invisible ? rejected(invisible.message, invisible.code) : fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
     await slices.pause()
   }
   const parsed = await Promise.all(outcomes)
