@@ -349,12 +349,11 @@ function translate(pattern: string): Translation {
     let members = ''
     let cost = CLASS_COST
     while (peek() !== ']') {
-      const c = peek()!
-      if (c === '[' || startsWith('--') || startsWith('&&') || startsWith('\\q')) {
+      if (peek() === '[' || startsWith('--') || startsWith('&&') || startsWith('\\q')) {
         throw new Unsupported('Uses a nested class or a set operation in […] (--, &&, \\q{…}), which the server\'s linear-time matcher cannot run')
       }
       if (startsWith('\\s') || startsWith('\\S')) {
-        members += c === '\\' && peek(1) === 's' ? WHITESPACE_MEMBERS : NON_WHITESPACE_MEMBERS
+        members += peek(1) === 's' ? WHITESPACE_MEMBERS : NON_WHITESPACE_MEMBERS
         cost = LARGE_CLASS_COST
         at += 2
         continue

@@ -125,7 +125,7 @@ const PIECE_CHARS = 64 * 1024
  * together as JSON.parse would (duplicate keys: the last value, in the first
  * one's place; `__proto__` an own key like any other).
  */
-export async function parseInPieces(text: string, slices: TimeSlicer = timeSlicer()): Promise<unknown> {
+async function parseInPieces(text: string, slices: TimeSlicer = timeSlicer()): Promise<unknown> {
   if (text.length <= PIECE_CHARS) return JSON.parse(text)
   const ends = await largeContainerEnds(text, slices)
   const start = skipWhitespace(text, 0)
