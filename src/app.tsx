@@ -22,7 +22,7 @@ import { createFormStore } from './modules/forms/store.ts'
 import { responseRoutes } from './modules/responses/index.ts'
 import { createResponseService } from './modules/responses/service.ts'
 import { createResponseStore } from './modules/responses/store.ts'
-import { createFileStore, createFileSweeper } from './modules/responses/files.ts'
+import { createFileStorage, createFileStore } from './modules/responses/files.ts'
 import { createRenderedPages, submissionRoutes, type RenderedPages } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { createSubmissionStore } from './modules/submissions/store.ts'
@@ -85,7 +85,7 @@ export function createIntake(options: IntakeOptions) {
     resolver: options.resolver,
   })
   const files = createFileStore(db)
-  const fileSweeper = createFileSweeper({ files, writer, clock, logger })
+  const fileStorage = createFileStorage({ files, writer, clock, logger })
   const renderedPages = createRenderedPages()
   const bodies = createBodyReader({ budgetBytes: config.uploadBudgetBytes, pace: options.bodyPace })
   const auth = createAuthService(createAuthStore(db), clock, (work) => {
@@ -95,13 +95,13 @@ export function createIntake(options: IntakeOptions) {
     renderedPages.delete(formId)
     signals.notify(formId)
     // A deleted form's files are unclaimed now.
-    fileSweeper.wake()
+    fileStorage.wake()
   })
   const responses = createResponseService(createResponseStore(db), files, forms, signals)
   const submissions = createSubmissionService(
     formStore,
     createSubmissionStore(db, deliveryStore, files),
-    { store: files, onUnclaimed: fileSweeper.wake },
+    fileStorage,
     writer,
     clock,
     baseUrl,
@@ -121,11 +121,11 @@ export function createIntake(options: IntakeOptions) {
   const backgroundWork = {
     start() {
       background.start()
-      fileSweeper.start()
+      fileStorage.start()
     },
     wake: background.wake,
     async stop() {
-      await Promise.all([background.stop(), fileSweeper.stop()])
+      await Promise.all([background.stop(), fileStorage.stop()])
     },
     get inFlight() {
       return background.inFlight

@@ -99,7 +99,7 @@ const filesOf = (db: Database) =>
     .all()
     .map(({ file_id, content: _emptied, ...file }) => {
       const chunks = db.query<{ bytes: Uint8Array }, [string]>('SELECT bytes FROM file_chunks WHERE file_id = ? ORDER BY seq').all(file_id)
-      expect(chunks.every((chunk) => chunk.bytes.byteLength <= 1024 * 1024)).toBe(true)
+      expect(chunks.every((chunk) => chunk.bytes.byteLength <= 512 * 1024)).toBe(true)
       return { ...file, content: new Uint8Array(Buffer.concat(chunks.map((chunk) => chunk.bytes))) }
     })
 const filesNextTo = (path: string) => readdirSync(dirname(path)).filter((name) => name.startsWith(`${basename(path)}.bak-`)).sort()
@@ -126,6 +126,15 @@ describe('a new database is private', () => {
 describe('opening a database from an older intake', () => {
   test('copies it to <file>.bak-1 first, then migrates it in place; every row is kept, and the upgrade is reported once', async () => {
     const path = await firstReleaseDatabase()
+    // A file of 2.5 chunks, beside the fixture's small ones.
+    const old = new SqliteDatabase(path)
+    const { response_id } = old.query('SELECT response_id FROM response_files LIMIT 1').get() as { response_id: string }
+    old.query("INSERT INTO response_files VALUES (?, 'scan', 'scan.bin', 'application/octet-stream', ?, ?)").run(
+      response_id,
+      1_310_720,
+      crypto.getRandomValues(new Uint8Array(1_310_720)),
+    )
+    old.close()
     const before = rowsOf(path)
     expect(before.forms).toHaveLength(6)
 
@@ -139,7 +148,7 @@ describe('opening a database from an older intake', () => {
     expect(db.query('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 })
     const after = rowsOf(path)
     for (const table of Object.keys(before)) if (table !== 'response_files') expect(after[table]).toEqual(before[table]!)
-    // Migration 3 moved each file's bytes into chunks of at most 1 MiB: read back in order, they are the same bytes.
+    // Migration 3 moved each file's bytes into chunks of at most 512 KiB: read back in order, they are the same bytes.
     expect(before.response_files!.length).toBeGreaterThan(0)
     expect(filesOf(db) as unknown[]).toEqual(before.response_files!)
 

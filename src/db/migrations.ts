@@ -99,11 +99,11 @@ export const migrations: readonly string[] = [
   CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
   `,
 
-  /* 3: file bytes in chunks of at most 1 MiB, written and read a chunk at a time */ `
+  /* 3: file bytes in chunks of at most 512 KiB, written and read a chunk at a time */ `
   CREATE TABLE file_chunks (
     file_id     TEXT NOT NULL,
     seq         INTEGER NOT NULL,         -- 0, 1, 2, ... in the file's order
-    bytes       BLOB NOT NULL,            -- at most 1 MiB
+    bytes       BLOB NOT NULL,            -- at most 512 KiB
     PRIMARY KEY (file_id, seq)
   ) STRICT;
 
@@ -122,10 +122,10 @@ export const migrations: readonly string[] = [
     SELECT file_id, 0 FROM response_files WHERE length(content) > 0
     UNION ALL
     SELECT p.file_id, p.seq + 1 FROM piece p JOIN response_files f ON f.file_id = p.file_id
-     WHERE (p.seq + 1) * 1048576 < length(f.content)
+     WHERE (p.seq + 1) * 524288 < length(f.content)
   )
   INSERT INTO file_chunks (file_id, seq, bytes)
-    SELECT p.file_id, p.seq, substr(f.content, p.seq * 1048576 + 1, 1048576) FROM piece p JOIN response_files f ON f.file_id = p.file_id;
+    SELECT p.file_id, p.seq, substr(f.content, p.seq * 524288 + 1, 524288) FROM piece p JOIN response_files f ON f.file_id = p.file_id;
   UPDATE response_files SET content = X'';
 
   -- However a response's file row goes (the form deleted, say), its chunks are then unclaimed.

@@ -1,7 +1,6 @@
 import type { Database } from '../../db/index.ts'
 import type { Writer } from '../../db/writer.ts'
 import type { Logger } from '../../lib/log.ts'
-import { yieldToLoop } from '../../lib/slices.ts'
 import type { Clock } from '../../lib/time.ts'
 
 /**
@@ -14,8 +13,8 @@ import type { Clock } from '../../lib/time.ts'
  * and the sweeper removes unclaimed chunks a few at a time.
  */
 
-/** The most bytes one chunk holds. */
-export const FILE_CHUNK_BYTES = 1024 * 1024
+/** The most bytes one chunk holds: about 3 ms of the event loop to write here. */
+export const FILE_CHUNK_BYTES = 512 * 1024
 
 /** An upload whose answer was not recorded within this long (a crash mid-way) is removed. */
 export const UNCLAIMED_UPLOAD_GRACE_MS = 3_600_000
@@ -70,59 +69,82 @@ export function createFileStore(db: Database) {
 export type FileStore = ReturnType<typeof createFileStore>
 
 /**
- * Writes a file's pieces as chunks of FILE_CHUNK_BYTES, in order, one staged
- * transaction each (durable with the answer that will hold them), giving the
- * event loop a turn between chunks.
+ * Runs short pieces of synchronous work one per turn of the event loop, in
+ * the order they come: however many uploads are being stored (and files
+ * removed) at once, a turn writes one chunk, never one for each of them.
  */
-export async function writeFile(files: FileStore, writer: Writer, fileId: string, pieces: readonly Uint8Array[], now: number): Promise<void> {
-  let seq = 0
+function oneTaskPerTurn() {
+  const waiting: Array<() => void> = []
+  let scheduled = false
+  const runNext = () => {
+    waiting.shift()?.()
+    scheduled = waiting.length > 0
+    if (scheduled) setImmediate(runNext)
+  }
+  return function inTurn<T>(task: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      waiting.push(() => {
+        try {
+          resolve(task())
+        } catch (error) {
+          reject(error)
+        }
+      })
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(runNext)
+      }
+    })
+  }
+}
+
+/** A file's pieces as chunks of FILE_CHUNK_BYTES (the last one shorter). */
+function* chunksOf(pieces: readonly Uint8Array[]): Generator<Uint8Array> {
   let group: Uint8Array[] = []
   let groupBytes = 0
-  const flush = async () => {
-    const bytes = group.length === 1 ? group[0]! : Buffer.concat(group, groupBytes)
-    const chunkSeq = seq++
-    group = []
-    groupBytes = 0
-    writer.stage(() => files.writeChunk(fileId, chunkSeq, bytes, now))
-    await yieldToLoop()
-  }
   for (const piece of pieces) {
     for (let offset = 0; offset < piece.length; ) {
       const take = Math.min(piece.length - offset, FILE_CHUNK_BYTES - groupBytes)
       group.push(piece.subarray(offset, offset + take))
       groupBytes += take
       offset += take
-      if (groupBytes === FILE_CHUNK_BYTES) await flush()
+      if (groupBytes === FILE_CHUNK_BYTES) {
+        yield group.length === 1 ? group[0]! : Buffer.concat(group, groupBytes)
+        group = []
+        groupBytes = 0
+      }
     }
   }
-  if (groupBytes > 0) await flush()
+  if (groupBytes > 0) yield group.length === 1 ? group[0]! : Buffer.concat(group, groupBytes)
 }
 
 /**
- * Removes unclaimed files a few chunks per unit of work, giving the event loop
- * a turn between units. Woken when a file is unclaimed; otherwise it looks
- * once a minute (uploads left by a crash).
+ * Where uploaded files' bytes go: written a chunk per turn of the event loop
+ * (each a staged transaction, durable with the answer that will hold them),
+ * and removed a few chunks per turn once no answer holds them. The sweep runs
+ * when woken (a file was unclaimed) and once a minute (uploads left by a crash).
  */
-export function createFileSweeper(options: { files: FileStore; writer: Writer; clock: Clock; logger: Logger }) {
+export function createFileStorage(options: { files: FileStore; writer: Writer; clock: Clock; logger: Logger }) {
   const { files, writer, clock, logger } = options
+  const inTurn = oneTaskPerTurn()
   let running = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let sweeping: Promise<void> | undefined
-  let again = false
+  let sweepAgain = false
 
   async function sweep() {
     for (;;) {
       const fileId = files.nextUnclaimed(clock() - UNCLAIMED_UPLOAD_GRACE_MS)
       if (fileId === undefined || !running) return
       // Staged: a removal lost in a crash is simply made again.
-      while (running && !writer.stage(() => files.removeSome(fileId))) await yieldToLoop()
+      while (running && !(await inTurn(() => writer.stage(() => files.removeSome(fileId))))) {}
     }
   }
 
-  function start() {
+  function startSweep() {
     if (!running) return
     if (sweeping) {
-      again = true
+      sweepAgain = true
       return
     }
     clearTimeout(timer)
@@ -131,20 +153,35 @@ export function createFileSweeper(options: { files: FileStore; writer: Writer; c
       .finally(() => {
         sweeping = undefined
         if (!running) return
-        if (again) {
-          again = false
-          start()
-        } else timer = setTimeout(start, SWEEP_INTERVAL_MS)
+        if (sweepAgain) {
+          sweepAgain = false
+          startSweep()
+        } else timer = setTimeout(startSweep, SWEEP_INTERVAL_MS)
       })
   }
 
   return {
+    /** Writes a file's bytes (unclaimed until the answer that holds them claims them). */
+    async write(fileId: string, pieces: readonly Uint8Array[]): Promise<void> {
+      const now = clock()
+      let seq = 0
+      for (const chunk of chunksOf(pieces)) {
+        const chunkSeq = seq++
+        await inTurn(() => writer.stage(() => files.writeChunk(fileId, chunkSeq, chunk, now)))
+      }
+    },
+    /** No answer will hold these files: they are removed now. */
+    async unclaim(fileIds: string[]): Promise<void> {
+      if (fileIds.length === 0) return
+      await writer.run(() => fileIds.forEach((fileId) => files.unclaim(fileId)))
+      startSweep()
+    },
     start() {
       running = true
-      start()
+      startSweep()
     },
-    /** Files were unclaimed: remove them now. */
-    wake: start,
+    /** Files were unclaimed (their form deleted, say): remove them now. */
+    wake: startSweep,
     async stop() {
       running = false
       clearTimeout(timer)
@@ -153,4 +190,4 @@ export function createFileSweeper(options: { files: FileStore; writer: Writer; c
   }
 }
 
-export type FileSweeper = ReturnType<typeof createFileSweeper>
+export type FileStorage = ReturnType<typeof createFileStorage>

@@ -8,7 +8,7 @@ import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { FormRow, FormStore } from '../forms/store.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
-import { writeFile, type FileStore } from '../responses/files.ts'
+import type { FileStorage } from '../responses/files.ts'
 import type { NewFile, SubmissionStore } from './store.ts'
 
 export interface Submitter {
@@ -94,7 +94,7 @@ export const fileUrl = (baseUrl: string, formId: string, responseId: string, key
 export function createSubmissionService(
   forms: FormStore,
   store: SubmissionStore,
-  files: { store: FileStore; onUnclaimed: () => void },
+  files: FileStorage,
   writer: Writer,
   clock: Clock,
   baseUrl: () => string,
@@ -102,10 +102,8 @@ export function createSubmissionService(
 ) {
   /** Files written for an answer that was not recorded: nothing holds them, so they go. */
   async function unclaim(fileIds: string[]) {
-    if (fileIds.length === 0) return
     try {
-      await writer.run(() => fileIds.forEach((fileId) => files.store.unclaim(fileId)))
-      files.onUnclaimed()
+      await files.unclaim(fileIds)
     } catch {
       // Not lost: an upload left unclaimed is removed an hour after it was written.
     }
@@ -153,7 +151,7 @@ export function createSubmissionService(
       try {
         for (const [i, { upload }] of uploads.entries()) {
           written.push(newFiles[i]!.file_id)
-          await writeFile(files.store, writer, newFiles[i]!.file_id, upload.pieces, clock())
+          await files.write(newFiles[i]!.file_id, upload.pieces)
         }
       } catch (error) {
         await unclaim(written)
