@@ -22,7 +22,7 @@ import { createFormStore } from './modules/forms/store.ts'
 import { responseRoutes } from './modules/responses/index.ts'
 import { createResponseService } from './modules/responses/service.ts'
 import { createResponseStore } from './modules/responses/store.ts'
-import { createFileStorage, createFileStore } from './modules/responses/files.ts'
+import { createFileStorage, createFileStore, type FileStorage } from './modules/responses/files.ts'
 import { createRenderedPages, submissionRoutes, type RenderedPages } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { createSubmissionStore } from './modules/submissions/store.ts'
@@ -101,7 +101,6 @@ export function createIntake(options: IntakeOptions) {
   const submissions = createSubmissionService(
     formStore,
     createSubmissionStore(db, deliveryStore, files),
-    fileStorage,
     writer,
     clock,
     baseUrl,
@@ -113,7 +112,7 @@ export function createIntake(options: IntakeOptions) {
   )
   const webhooks = createWebhookService(deliveryStore, writer, forms, clock, background.wake)
   const services = { auth, forms, responses, submissions, webhooks }
-  const app = createApp({ config, clock, logger, baseUrl, services, bodies, renderedPages, healthCheck: db.query('SELECT 1') })
+  const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: db.query('SELECT 1') })
   const logged = withAccessLog(async (request) => closeWhenBodyUnread(request, await app.handle(request)), logger)
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
@@ -149,12 +148,13 @@ interface AppParts {
     webhooks: WebhookService
   }
   bodies: BodyReader
+  fileStorage: FileStorage
   renderedPages: RenderedPages
   healthCheck: { get(): unknown }
 }
 
 /** The HTTP application: routes over the services, one error handler, security headers, the access log. */
-function createApp({ config, clock, logger, baseUrl, services, bodies, renderedPages, healthCheck }: AppParts) {
+function createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck }: AppParts) {
   const { auth, forms, responses, submissions, webhooks } = services
   // Per key, for /api/v1 and /mcp alike: an MCP batch takes one request for each of its messages.
   const apiLimiter = createRateLimiter(config.rateLimitPerMinute, clock)
@@ -213,6 +213,7 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, renderedP
       trustProxy: config.trustProxy,
       publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock, addressBlock),
       bodies,
+      fileStorage,
       baseUrl,
       renderedPages,
     }))

@@ -268,6 +268,34 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     expect(downloadStall).toBeLessThan(50)
   })
 
+  test('a file is written while it arrives, a byte at a time or not, in whole chunks and no more than its field allows', async () => {
+    const t = create()
+    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: MiB } }] })
+    // 20,000 bytes, each in a read of its own: stored as one chunk, not 20,000.
+    const post = startPost(t, form.id, 30_000)
+    post.body.send(filePartHead('doc'))
+    for (let i = 0; i < 20_000; i++) post.body.send(new Uint8Array([i & 0xff]))
+    post.body.send(closing)
+    post.body.end()
+    expect((await post.response).status).toBe(303)
+    expect(t.db.query('SELECT length(bytes) AS n FROM file_chunks').all()).toEqual([{ n: 20_000 }])
+
+    // 2 MiB where 1 MiB is allowed (the notes' allowance lets the post through): refused, and only 1 MiB was ever written.
+    const over = await t.api.createForm({
+      fields: [
+        { key: 'doc', type: 'file', label: 'Document', config: { max_size: MiB } },
+        { key: 'notes', type: 'textarea', label: 'Notes', config: { max_length: 100_000 } },
+      ],
+    })
+    const upload = new FormData()
+    upload.append('doc', new File([new Uint8Array(2 * MiB)], 'big.bin'))
+    const refused = await postForm(t.app, over.id, upload)
+    expect(refused.status).toBe(422)
+    expect(refused.text).toContain('The file must be at most 1 MB')
+    const written = t.db.query('SELECT sum(length(bytes)) AS n FROM file_chunks c JOIN unclaimed_files u ON u.file_id = c.file_id').get()
+    expect(written).toEqual({ n: MiB })
+  })
+
   test('deleting the form removes its files\' chunks', async () => {
     const t = create()
     t.background.start()

@@ -5,18 +5,18 @@ import type { ErrorCode, Problem } from '../lib/errors.ts'
 export type AnswerValue = string | number | boolean
 
 /**
- * A file the person uploaded: held in memory as the pieces it arrived in
- * (counted against the upload budget), until it is stored a chunk at a time.
+ * A file the person uploaded. Its bytes were written to the database as they
+ * arrived (up to the field's max_size); the answer that holds it claims them.
  */
 export class Upload {
   constructor(
     readonly name: string,
     /** The type the browser declared; '' when it declared none. */
     readonly type: string,
-    /** Every byte sent, also those beyond the field's max_size (which are not kept). */
+    /** Every byte sent, also those beyond the field's max_size (which were not kept). */
     readonly size: number,
-    /** The bytes kept, in order: all of them when `size` is within the field's max_size. */
-    readonly pieces: readonly Uint8Array[],
+    /** Where its bytes are (see modules/responses/files.ts). */
+    readonly fileId: string,
   ) {}
 }
 

@@ -13,31 +13,27 @@ import { HttpError } from './errors.ts'
  * Content-Type a part declares (oven-sh/bun#39884).
  */
 
-/** How much of a form post is kept. */
-export interface FormPostLimits {
+/** Where one file part's bytes go as they arrive (to the database, in intake), and what the part becomes. */
+export interface FileSink<F> {
+  write(bytes: Uint8Array): void
+  /** The part has ended, having carried `size` bytes. */
+  end(size: number): F
+}
+
+/** What a form post may hold, and where its files go. */
+export interface FormPostHandling<F> {
   /** Decoded bytes of every name and text value together. */
   textBytes: number
-  /** Bytes kept of a file sent as `name`; more are counted, not kept. 0: counted only (no such file field). */
-  fileBytesKept(name: string): number
+  /** A sink for a file part; `type` is the Content-Type it declared ('' when none). */
+  openFile(name: string, filename: string, type: string): FileSink<F>
 }
 
-/** A file part: what its sender declared, and its bytes as they arrived (in pieces, never copied into one). */
-export interface ReceivedFile {
-  filename: string
-  /** The Content-Type the part declared; '' when none. */
-  type: string
-  /** Every byte the part carried, kept or not. */
-  size: number
-  /** The bytes kept, in order; all of them when `size` is within the field's allowance. */
-  pieces: Uint8Array[]
-}
+export type FormEntry<F> = [name: string, value: string | F]
 
-export type FormEntry = [name: string, value: string | ReceivedFile]
-
-export interface FormDataParser {
+export interface FormDataParser<F> {
   write(chunk: Uint8Array): void
   /** The entries, once the whole body has arrived; throws 400 when it ended early. */
-  end(): FormEntry[]
+  end(): Array<FormEntry<F>>
 }
 
 /** Most parts (or pairs) one form post may have: 100 fields and the page's own, with room. */
@@ -99,7 +95,7 @@ export function percentDecode(bytes: Uint8Array, plusIsSpace: boolean): Uint8Arr
 const SMALL_PIECE_BYTES = 16 * 1024
 
 /** Bytes as they arrive, kept as few pieces: large ones as they are (no copy), small ones copied together. */
-export function byteCollector() {
+function byteCollector() {
   const pieces: Uint8Array[] = []
   let small: Uint8Array | undefined
   let smallLength = 0
@@ -140,8 +136,8 @@ export function byteCollector() {
 }
 
 /** Text entries and their total, bounded as they are added. */
-function textEntries(limits: FormPostLimits) {
-  const entries: FormEntry[] = []
+function textEntries<F>(limits: FormPostHandling<F>) {
+  const entries: Array<FormEntry<F>> = []
   let textBytes = 0
   return {
     entries,
@@ -149,14 +145,14 @@ function textEntries(limits: FormPostLimits) {
       textBytes += bytes
       if (textBytes > limits.textBytes) throw tooMuchText(limits.textBytes)
     },
-    add(entry: FormEntry) {
+    add(entry: FormEntry<F>) {
       if (entries.push(entry) > MAX_PARTS) throw tooManyParts()
     },
   }
 }
 
 /** application/x-www-form-urlencoded: `name=value` pairs joined by `&`, percent-encoded. */
-export function urlencodedParser(limits: FormPostLimits): FormDataParser {
+export function urlencodedParser<F>(limits: FormPostHandling<F>): FormDataParser<F> {
   const text = textEntries(limits)
   // The pair still arriving: every byte after the last `&`.
   let pending = byteCollector()
@@ -208,10 +204,10 @@ interface PartHeaders {
 
 /**
  * multipart/form-data (RFC 7578). Parts are found by searching for
- * CRLF "--" boundary in the bytes as they arrive; a file part's bytes are kept
- * as the pieces of the chunks they came in.
+ * CRLF "--" boundary in the bytes as they arrive; a file part's bytes go to
+ * its sink as they come, so the parser never holds a file.
  */
-export function multipartParser(boundary: string, limits: FormPostLimits): FormDataParser {
+export function multipartParser<F>(boundary: string, limits: FormPostHandling<F>): FormDataParser<F> {
   const text = textEntries(limits)
   // The body is read as if it began with CRLF, so the first delimiter looks like every other.
   const delimiter = Buffer.from(`\r\n--${boundary}`)
@@ -221,36 +217,35 @@ export function multipartParser(boundary: string, limits: FormPostLimits): FormD
   // Bytes of a part's head (what follows a delimiter, up to its blank line).
   let head: Buffer = Buffer.alloc(0)
   let part: PartHeaders | undefined
-  // The current part's bytes (a file's: only those within its allowance), and every byte it carried.
-  let kept = byteCollector()
+  // A file part's sink, or a text part's bytes; and every byte the part carried.
+  let file: FileSink<F> | undefined
+  let fieldText = byteCollector()
   let partSize = 0
-  let fileKept = 0
 
   function data(bytes: Uint8Array) {
     if (bytes.length === 0 || state !== 'body' || !part) return
-    if (part.filename !== undefined) {
-      const keep = Math.min(bytes.length, Math.max(0, fileKept - partSize))
-      if (keep > 0) kept.push(keep === bytes.length ? bytes : bytes.subarray(0, keep))
-    } else {
+    if (file) file.write(bytes)
+    else {
       text.countText(bytes.length)
-      kept.push(bytes)
+      fieldText.push(bytes)
     }
     partSize += bytes.length
   }
 
   function endPart() {
     if (state !== 'body' || !part) return
-    if (part.filename !== undefined) text.add([part.name, { filename: part.filename, type: part.type, size: partSize, pieces: kept.pieces() }])
-    else text.add([part.name, decodeUtf8(Buffer.concat(kept.pieces()), `the field "${part.name}"`)])
+    if (file) text.add([part.name, file.end(partSize)])
+    else text.add([part.name, decodeUtf8(Buffer.concat(fieldText.pieces()), `the field "${part.name}"`)])
     part = undefined
+    file = undefined
   }
 
   function startPart(block: Buffer) {
     part = partHeaders(block)
     text.countText(Buffer.byteLength(part.name))
-    kept = byteCollector()
     partSize = 0
-    fileKept = part.filename === undefined ? 0 : limits.fileBytesKept(part.name)
+    fieldText = byteCollector()
+    file = part.filename === undefined ? undefined : limits.openFile(part.name, part.filename, part.type)
   }
 
   /** Data and delimiters: returns what follows a delimiter when one is found in `bytes`. */

@@ -1,5 +1,5 @@
 import { HttpError, invalid } from './errors.ts'
-import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostLimits } from './form-data.ts'
+import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostHandling } from './form-data.ts'
 import { parseJsonBody } from './json.ts'
 import { timeSlicer } from './slices.ts'
 
@@ -234,21 +234,31 @@ export function createBodyReader(options: BodyReaderOptions) {
 
     /**
      * A form post (urlencoded or multipart) of at most `limit` bytes, parsed as
-     * it arrives. `use` gets its entries while the body's bytes are still
-     * counted against the budget (a file's pieces are held until `use` is done).
+     * it arrives, its files' bytes handed to `handling`'s sinks; after each
+     * piece of the body, `settled()` is awaited before more is read, so files
+     * are stored as fast as they arrive and never pile up in memory. `use` gets
+     * the entries while the body still counts against the budget.
      */
-    async formPost<T>(request: Request, limit: number, limits: FormPostLimits, use: (entries: FormEntry[]) => Promise<T>): Promise<T> {
+    async formPost<F, T>(
+      request: Request,
+      limit: number,
+      handling: FormPostHandling<F> & { settled(): Promise<void> },
+      use: (entries: Array<FormEntry<F>>) => Promise<T>,
+    ): Promise<T> {
       const contentType = request.headers.get('content-type') ?? ''
       const parser = /^multipart\/form-data/i.test(contentType)
-        ? multipartParser(multipartBoundary(contentType), limits)
-        : urlencodedParser(limits)
+        ? multipartParser(multipartBoundary(contentType), handling)
+        : urlencodedParser(handling)
       return withBody(request, limit, async (chunks) => {
         const slices = timeSlicer()
         for await (const chunk of chunks) {
           parser.write(chunk)
+          await handling.settled()
           await slices.pause()
         }
-        return use(parser.end())
+        const entries = parser.end()
+        await handling.settled()
+        return use(entries)
       })
     },
 

@@ -1,6 +1,8 @@
 import type { Database } from '../../db/index.ts'
 import type { Writer } from '../../db/writer.ts'
 import type { Logger } from '../../lib/log.ts'
+import type { FileSink } from '../../lib/form-data.ts'
+import { newId } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/time.ts'
 
 /**
@@ -98,31 +100,22 @@ function oneTaskPerTurn() {
   }
 }
 
-/** A file's pieces as chunks of FILE_CHUNK_BYTES (the last one shorter). */
-function* chunksOf(pieces: readonly Uint8Array[]): Generator<Uint8Array> {
-  let group: Uint8Array[] = []
-  let groupBytes = 0
-  for (const piece of pieces) {
-    for (let offset = 0; offset < piece.length; ) {
-      const take = Math.min(piece.length - offset, FILE_CHUNK_BYTES - groupBytes)
-      group.push(piece.subarray(offset, offset + take))
-      groupBytes += take
-      offset += take
-      if (groupBytes === FILE_CHUNK_BYTES) {
-        yield group.length === 1 ? group[0]! : Buffer.concat(group, groupBytes)
-        group = []
-        groupBytes = 0
-      }
-    }
-  }
-  if (groupBytes > 0) yield group.length === 1 ? group[0]! : Buffer.concat(group, groupBytes)
+/** A file part of a form post, its bytes already written (unclaimed until an answer holds them). */
+export interface IncomingFile {
+  fileId: string
+  filename: string
+  /** The Content-Type the part declared; '' when none. */
+  type: string
+  /** Every byte the part carried; only the first `keep` of them (its field's max_size) were written. */
+  size: number
 }
 
 /**
- * Where uploaded files' bytes go: written a chunk per turn of the event loop
- * (each a staged transaction, durable with the answer that will hold them),
- * and removed a few chunks per turn once no answer holds them. The sweep runs
- * when woken (a file was unclaimed) and once a minute (uploads left by a crash).
+ * Where uploaded files' bytes go: written while they arrive, a chunk per turn
+ * of the event loop (each a staged transaction, durable with the answer that
+ * will hold them), and removed a few chunks per turn once no answer holds
+ * them. The sweep runs when woken (a file was unclaimed) and once a minute
+ * (uploads left by a crash).
  */
 export function createFileStorage(options: { files: FileStore; writer: Writer; clock: Clock; logger: Logger }) {
   const { files, writer, clock, logger } = options
@@ -161,13 +154,57 @@ export function createFileStorage(options: { files: FileStore; writer: Writer; c
   }
 
   return {
-    /** Writes a file's bytes (unclaimed until the answer that holds them claims them). */
-    async write(fileId: string, pieces: readonly Uint8Array[]): Promise<void> {
+    /**
+     * The files of one form post as they arrive: `open` gives a part's sink,
+     * which writes its first `keep` bytes (more are counted, not kept) a chunk
+     * at a time; `settled` resolves once every chunk handed over so far is
+     * written; `fileIds` names every file opened.
+     */
+    receive() {
+      const fileIds: string[] = []
+      const writing: Array<Promise<void>> = []
       const now = clock()
-      let seq = 0
-      for (const chunk of chunksOf(pieces)) {
-        const chunkSeq = seq++
-        await inTurn(() => writer.stage(() => files.writeChunk(fileId, chunkSeq, chunk, now)))
+      return {
+        fileIds,
+        open(keep: number, filename: string, type: string): FileSink<IncomingFile> {
+          const fileId = newId()
+          fileIds.push(fileId)
+          let chunk = new Uint8Array(Math.min(keep, FILE_CHUNK_BYTES))
+          let filled = 0
+          let kept = 0
+          let seq = 0
+          const writeChunk = (bytes: Uint8Array) => {
+            const chunkSeq = seq++
+            const written = inTurn(() => writer.stage(() => files.writeChunk(fileId, chunkSeq, bytes, now)))
+            // Awaited by settled(); until then a failure must not count as unhandled.
+            written.catch(() => {})
+            writing.push(written)
+          }
+          return {
+            write(bytes) {
+              // Copied into whole chunks: a file sent a byte at a time never becomes a million small pieces.
+              for (let offset = 0; offset < bytes.length && kept < keep; ) {
+                const take = Math.min(bytes.length - offset, chunk.length - filled, keep - kept)
+                chunk.set(bytes.subarray(offset, offset + take), filled)
+                filled += take
+                kept += take
+                offset += take
+                if (filled === chunk.length) {
+                  writeChunk(chunk)
+                  chunk = new Uint8Array(Math.min(keep - kept, FILE_CHUNK_BYTES))
+                  filled = 0
+                }
+              }
+            },
+            end(size) {
+              if (filled > 0) writeChunk(chunk.subarray(0, filled))
+              return { fileId, filename, type, size }
+            },
+          }
+        },
+        async settled(): Promise<void> {
+          while (writing.length > 0) await writing.shift()
+        },
       }
     },
     /** No answer will hold these files: they are removed now. */

@@ -7,7 +7,8 @@ import { FILE_DEFAULT_MAX_SIZE } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
 import { HttpError } from '../../lib/errors.ts'
-import type { FormEntry, FormPostLimits } from '../../lib/form-data.ts'
+import type { Problem } from '../../lib/errors.ts'
+import type { FormEntry } from '../../lib/form-data.ts'
 import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type ResponseSet } from '../../lib/http.ts'
 import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
@@ -16,6 +17,7 @@ import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { createLruCache, stringBytes } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import type { FormRow } from '../forms/store.ts'
+import type { FileStorage, IncomingFile } from '../responses/files.ts'
 import type { SubmissionService } from './service.ts'
 
 export interface SubmissionRouteOptions {
@@ -23,6 +25,8 @@ export interface SubmissionRouteOptions {
   /** Per client address, for every POST to a public form. */
   publicLimiter: RateLimiter
   bodies: BodyReader
+  /** Where uploaded files' bytes go as they arrive. */
+  fileStorage: FileStorage
   baseUrl: () => string
   renderedPages: RenderedPages
 }
@@ -51,7 +55,7 @@ function closedPage(set: ResponseSet, form: FormRow, posted: boolean): string {
  * field key (keys starting with "_" belong to the page, not the form), and the
  * strings alone, to show the person again if something needs fixing.
  */
-function formPostValues(entries: FormEntry[]) {
+function formPostValues(entries: Array<FormEntry<IncomingFile>>) {
   // No prototype: a field key can never reach Object.prototype.
   const values: Record<string, string | Upload> = Object.create(null)
   const typed: Record<string, string> = Object.create(null)
@@ -61,18 +65,17 @@ function formPostValues(entries: FormEntry[]) {
       values[key] = entry
       typed[key] = entry
     } else {
-      values[key] = new Upload(entry.filename, entry.type, entry.size, entry.pieces)
+      values[key] = new Upload(entry.filename, entry.type, entry.size, entry.fileId)
     }
   }
   return { values, typed }
 }
 
-/** What a form post to these fields may carry: text within the JSON submission's limit, each file up to its max_size. */
-function formPostLimits(fields: FieldDefinition[]): FormPostLimits {
-  const fileSizes = new Map(
+/** The most bytes of each file field that are kept: its max_size (a file beyond it is refused; a part for no file field keeps nothing). */
+function fileAllowances(fields: FieldDefinition[]): Map<string, number> {
+  return new Map(
     fields.filter((field) => field.type === 'file').map((field) => [field.key, (field.config?.max_size as number | undefined) ?? FILE_DEFAULT_MAX_SIZE]),
   )
-  return { textBytes: API_BODY_LIMIT, fileBytesKept: (name) => fileSizes.get(name) ?? 0 }
 }
 
 /**
@@ -114,7 +117,7 @@ export type RenderedPages = ReturnType<typeof createRenderedPages>
 
 /** The public side: the page a person answers, and where answers are sent (from that page or a custom front end). */
 export function submissionRoutes(submissions: SubmissionService, options: SubmissionRouteOptions) {
-  const { bodies, renderedPages } = options
+  const { bodies, fileStorage, renderedPages } = options
   return new Elysia({ name: 'submissions' })
     .get(
       '/f/:id',
@@ -165,20 +168,40 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const form = submissions.publicForm(params.id)
         if (form.status !== 'active') return closedPage(set, form, true)
         const view = formView(form)
-        // The body's bytes stay counted against the upload budget until its files are stored.
-        const refused = await bodies.formPost(request, submissionBodyLimit(view.fields), formPostLimits(view.fields), async (entries) => {
-          const { values, typed } = formPostValues(entries)
-          try {
-            await submissions.submit(form.id, values, submitter)
-            return undefined
-          } catch (error) {
-            if (!(error instanceof HttpError)) throw error
-            if (error.status === 422 && error.problems) return { kind: 'invalid' as const, problems: error.problems, typed }
-            // Answered, cancelled or expired while this person was typing.
-            if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: submissions.publicForm(form.id) }
-            throw error
-          }
-        })
+        const allowances = fileAllowances(view.fields)
+        const incoming = fileStorage.receive()
+        const claimed = new Set<string>()
+        let refused: { kind: 'invalid'; problems: Problem[]; typed: Record<string, string> } | { kind: 'closed'; form: FormRow } | undefined
+        try {
+          refused = await bodies.formPost(
+            request,
+            submissionBodyLimit(view.fields),
+            {
+              textBytes: API_BODY_LIMIT,
+              openFile: (name, filename, type) => incoming.open(allowances.get(name) ?? 0, filename, type),
+              settled: incoming.settled,
+            },
+            async (entries) => {
+              const { values, typed } = formPostValues(entries)
+              try {
+                await submissions.submit(form.id, values, submitter)
+                for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
+                return undefined
+              } catch (error) {
+                if (!(error instanceof HttpError)) throw error
+                if (error.status === 422 && error.problems) return { kind: 'invalid' as const, problems: error.problems, typed }
+                // Answered, cancelled or expired while this person was typing.
+                if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: submissions.publicForm(form.id) }
+                throw error
+              }
+            },
+          )
+        } finally {
+          // Files written for an answer that was not recorded (or sent twice under one name): nothing holds them.
+          await fileStorage.unclaim(incoming.fileIds.filter((fileId) => !claimed.has(fileId))).catch(() => {
+            // Not lost: an upload left unclaimed is removed an hour after it was written.
+          })
+        }
         if (refused === undefined) {
           // See Other: the thank-you page, which a refresh can never send again.
           return redirect(`/f/${form.id}`, 303)

@@ -8,7 +8,6 @@ import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { FormRow, FormStore } from '../forms/store.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
-import type { FileStorage } from '../responses/files.ts'
 import type { NewFile, SubmissionStore } from './store.ts'
 
 export interface Submitter {
@@ -94,21 +93,11 @@ export const fileUrl = (baseUrl: string, formId: string, responseId: string, key
 export function createSubmissionService(
   forms: FormStore,
   store: SubmissionStore,
-  files: FileStorage,
   writer: Writer,
   clock: Clock,
   baseUrl: () => string,
   onRecorded: (formId: string) => void,
 ) {
-  /** Files written for an answer that was not recorded: nothing holds them, so they go. */
-  async function unclaim(fileIds: string[]) {
-    try {
-      await files.unclaim(fileIds)
-    } catch {
-      // Not lost: an upload left unclaimed is removed an hour after it was written.
-    }
-  }
-
   /** The form behind a public link, in any state; 404 when there is none. */
   function publicForm(formId: string): FormRow {
     const id = canonicalUlid(formId)
@@ -143,20 +132,10 @@ export function createSubmissionService(
           name: safeFileName(upload.name),
           content_type: safeContentType(upload.type),
           size: upload.size,
-          file_id: newId(),
+          // Its bytes were written as they arrived; recording the answer claims them.
+          file_id: upload.fileId,
         }
       })
-      // The bytes first, a chunk per unit of work; the answer that holds them commits after.
-      const written: string[] = []
-      try {
-        for (const [i, { upload }] of uploads.entries()) {
-          written.push(newFiles[i]!.file_id)
-          await files.write(newFiles[i]!.file_id, upload.pieces)
-        }
-      } catch (error) {
-        await unclaim(written)
-        throw error
-      }
       const submittedAt = clock()
       // Answers in the order of the form's fields, whatever order the files were read in.
       const ordered = Object.fromEntries(fields.flatMap((f) => (Object.hasOwn(data, f.key) ? [[f.key, data[f.key]!]] : [])))
@@ -186,13 +165,7 @@ export function createSubmissionService(
         }),
         created_at: submittedAt,
       }
-      let recorded = false
-      try {
-        recorded = await writer.run(() => store.record(response, newFiles, delivery))
-      } finally {
-        if (!recorded) await unclaim(written)
-      }
-      if (!recorded) {
+      if (!(await writer.run(() => store.record(response, newFiles, delivery)))) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(publicForm(form.id)) ?? conflict('This form has already been submitted')
       }
