@@ -4,6 +4,7 @@ import type { Problem } from '../src/lib/errors.ts'
 import { attr } from './attributes.ts'
 import { Field, controlId } from './Field.tsx'
 import { Layout } from './Layout.tsx'
+import { pageBytes, type PageBytes } from '../src/lib/http.ts'
 import { timeSlicer } from '../src/lib/slices.ts'
 
 export interface FormView {
@@ -20,32 +21,36 @@ export interface FormPageProps {
   problems?: Problem[]
 }
 
+/** Where the fields go in the page around them: a comment no escaped text can contain. */
+const FIELDS_GO_HERE = `<!--fields-${crypto.randomUUID()}-->`
+
 /**
- * The page, rendered a field at a time with the event loop given a turn
- * whenever a slice of time is used: a form of 100 fields with 200 options
- * each is megabytes of HTML, and no request may hold the loop that long.
+ * The page as the bytes it is sent as, rendered and encoded a field at a time,
+ * with the event loop given a turn whenever a slice of time is used: a form
+ * of 100 fields with 200 options each is megabytes of HTML, and neither
+ * building nor encoding it in one piece may hold the loop (see htmlPage for
+ * how the pieces are sent).
  */
-export async function renderFormPage(props: FormPageProps): Promise<string> {
+export async function renderFormPage(props: FormPageProps): Promise<PageBytes> {
   const { form, submitted, problems = [] } = props
   const fieldErrors = new Map(problems.map((p) => [keyOf(p.path), p.message]))
   const slices = timeSlicer()
-  const fieldsHtml: JSX.Element[] = []
+  const fields: Uint8Array[] = []
   for (const field of form.fields) {
-    fieldsHtml.push(
-      (
-        <Field field={field} value={submitted ? submitted[field.key] : defaultText(field)} error={fieldErrors.get(field.key)} />
-      ) as string,
-    )
+    const html = (<Field field={field} value={submitted ? submitted[field.key] : defaultText(field)} error={fieldErrors.get(field.key)} />) as string
+    fields.push(Buffer.from(html, 'utf8'))
     await slices.pause()
   }
-  return (<FormPage {...props} fieldsHtml={fieldsHtml} />) as string
+  const page = (<FormPage {...props} fieldsHtml={FIELDS_GO_HERE} />) as string
+  const at = page.indexOf(FIELDS_GO_HERE)
+  return pageBytes([Buffer.from(page.slice(0, at), 'utf8'), ...fields, Buffer.from(page.slice(at + FIELDS_GO_HERE.length), 'utf8')])
 }
 
 /** A field's key from a problem's JSON Pointer (`/email` -> `email`). */
 const keyOf = (path: string) => path.slice(1).replaceAll('~1', '/').replaceAll('~0', '~')
 
 /** The form, ready for its one answer; after a refused try, with every problem and the person's input. */
-function FormPage({ form, problems = [], fieldsHtml }: FormPageProps & { fieldsHtml: JSX.Element[] }) {
+function FormPage({ form, problems = [], fieldsHtml }: FormPageProps & { fieldsHtml: JSX.Element }) {
   const labels = new Map(form.fields.map((f) => [f.key, f.label]))
   const anyRequired = form.fields.some((f) => f.required)
   const hasFile = form.fields.some((f) => f.type === 'file')

@@ -26,6 +26,9 @@ export interface FormRow {
 
 export type FormState = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
 
+/** What the public page needs to know before anything else: which page to show. */
+export type FormPublicState = Pick<FormRow, 'id' | 'title' | 'status'>
+
 export type FormSummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
 
 export type NewForm = Omit<FormRow, 'status'> & { updated_at: number }
@@ -60,6 +63,7 @@ export function createFormStore(db: Database) {
     `SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id AND account_id = $account_id`,
   )
   const byId = db.query<FormRow, { id: string; now: number }>(`SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id`)
+  const publicStateById = db.query<FormPublicState, { id: string; now: number }>(`SELECT id, title, ${EFFECTIVE_STATUS} FROM forms WHERE id = $id`)
   const stateForAccount = db.query<FormState, { id: string; account_id: string; now: number }>(
     `SELECT id, ${EFFECTIVE_STATUS}, expires_at, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context
        FROM forms WHERE id = $id AND account_id = $account_id`,
@@ -115,6 +119,8 @@ export function createFormStore(db: Database) {
     findForAccount: (accountId: string, id: string, now: number) =>
       byIdForAccount.get({ id, account_id: accountId, now }) ?? undefined,
     find: (id: string, now: number) => byId.get({ id, now }) ?? undefined,
+    /** The state and title alone: not the fields, which may be a megabyte of JSON. */
+    findPublicState: (id: string, now: number) => publicStateById.get({ id, now }) ?? undefined,
     /** Only what changes after creation: the state, expiry and context of the account's form. */
     findStateForAccount: (accountId: string, id: string, now: number) =>
       stateForAccount.get({ id, account_id: accountId, now }) ?? undefined,

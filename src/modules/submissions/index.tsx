@@ -9,14 +9,14 @@ import { Upload } from '../../fields/types.ts'
 import { HttpError } from '../../lib/errors.ts'
 import type { Problem } from '../../lib/errors.ts'
 import type { FormEntry } from '../../lib/form-data.ts'
-import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type ResponseSet } from '../../lib/http.ts'
+import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type PageBytes, type ResponseSet } from '../../lib/http.ts'
 import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
-import { createLruCache, stringBytes } from '../../lib/lru.ts'
+import { createLruCache } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
-import type { FormRow } from '../forms/store.ts'
+import type { FormPublicState, FormRow } from '../forms/store.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
 import type { SubmissionService } from './service.ts'
 
@@ -44,7 +44,7 @@ const formView = (form: FormRow): FormView => ({
  * The page of a form that takes no answer: a thank-you once answered (409 when
  * someone posts to it again), 410 when cancelled or expired.
  */
-function closedPage(set: ResponseSet, form: FormRow, posted: boolean): string {
+function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean): string {
   const about = { id: form.id, title: form.title }
   if (form.status === 'completed') return htmlPage(set, <StatusPage kind={posted ? 'answered' : 'thanks'} form={about} />, posted ? 409 : 200)
   return htmlPage(set, <StatusPage kind={form.status === 'cancelled' ? 'cancelled' : 'expired'} form={about} />, 410)
@@ -106,13 +106,14 @@ function originOf(url: string): string | undefined {
 }
 
 /**
- * Rendered form pages kept for reuse (what a form shows never changes once it
- * is created), in bytes; a larger page is rendered each time.
+ * Rendered form pages kept for reuse, as the bytes they are sent as (what a
+ * form shows never changes once it is created), bounded in bytes; a larger
+ * page is rendered each time.
  */
 const RENDERED_PAGES_KEPT = { maxBytes: 64 * 1024 * 1024, maxEntryBytes: 16 * 1024 * 1024 }
 
 /** The rendered pages of forms, by form id: a form's is forgotten when it is answered, cancelled or deleted. */
-export const createRenderedPages = () => createLruCache<string>({ ...RENDERED_PAGES_KEPT, sizeOf: stringBytes })
+export const createRenderedPages = () => createLruCache<PageBytes>({ ...RENDERED_PAGES_KEPT, sizeOf: (page) => page.size })
 export type RenderedPages = ReturnType<typeof createRenderedPages>
 
 /** The public side: the page a person answers, and where answers are sent (from that page or a custom front end). */
@@ -123,9 +124,9 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
       '/f/:id',
       async ({ params, set }) => {
         // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once.
-        const form = submissions.publicForm(params.id)
-        if (form.status !== 'active') return closedPage(set, form, false)
-        const page = renderedPages.get(form.id) ?? renderedPages.set(form.id, await renderFormPage({ form: formView(form) }))
+        const state = submissions.publicState(params.id)
+        if (state.status !== 'active') return closedPage(set, state, false)
+        const page = renderedPages.get(state.id) ?? renderedPages.set(state.id, await renderFormPage({ form: formView(submissions.publicForm(state.id)) }))
         return htmlPage(set, page)
       },
       {

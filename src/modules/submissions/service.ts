@@ -6,7 +6,7 @@ import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { timeSlicer } from '../../lib/slices.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
-import type { FormRow, FormStore } from '../forms/store.ts'
+import type { FormPublicState, FormRow, FormStore } from '../forms/store.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
 import type { NewFile, SubmissionStore } from './store.ts'
 
@@ -98,6 +98,14 @@ export function createSubmissionService(
   baseUrl: () => string,
   onRecorded: (formId: string) => void,
 ) {
+  /** Which page the form behind a public link shows (its state and title); 404 when there is none. */
+  function publicState(formId: string): FormPublicState {
+    const id = canonicalUlid(formId)
+    const state = id && forms.findPublicState(id, clock())
+    if (!state) throw formNotFound()
+    return state
+  }
+
   /** The form behind a public link, in any state; 404 when there is none. */
   function publicForm(formId: string): FormRow {
     const id = canonicalUlid(formId)
@@ -108,6 +116,7 @@ export function createSubmissionService(
 
   return {
     publicForm,
+    publicState,
 
     /**
      * Records the one response to a form. `values` maps field keys to JSON
