@@ -1,7 +1,7 @@
 import { HttpError, invalid } from './errors.ts'
 import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostHandling } from './form-data.ts'
 import { parseJsonBody } from './json.ts'
-import { timeSlicer } from './slices.ts'
+import { timeSlicer, yieldToLoop } from './slices.ts'
 
 /**
  * Reading request bodies, the one place a client decides how many bytes the
@@ -34,6 +34,9 @@ export interface BodyPace {
 
 /** 1 KiB/s averaged over any 30 s; a body that sends nothing for 30 s fails it too. */
 export const BODY_PACE: BodyPace = { windowMs: 30_000, minBytes: 30 * 1024, tickMs: 1000 }
+
+/** Slow bodies cut (and so answered) per turn of the event loop. */
+const CUTS_PER_TURN = 20
 
 /** Seconds a client is asked to wait when the budget is full: uploads in progress take about that to finish. */
 const BUSY_RETRY_AFTER_SECONDS = 5
@@ -99,18 +102,31 @@ function createPaceWatch(pace: BodyPace) {
   let timer: ReturnType<typeof setInterval> | undefined
 
   function tick() {
+    const tooSlow: Watched[] = []
     for (const body of watched) {
       body.history.push(body.received)
       if (body.history.length <= ticksPerWindow) continue
       const windowStart = body.history.shift()!
       if (body.received - windowStart < pace.minBytes) {
         watched.delete(body)
-        body.cut()
+        tooSlow.push(body)
       }
     }
     if (watched.size === 0) {
       clearInterval(timer)
       timer = undefined
+    }
+    void cutInTurns(tooSlow)
+  }
+
+  /**
+   * Each cut request answers (408) as soon as the turn it was cut in ends:
+   * thousands cut in one turn would be answered in one stretch.
+   */
+  async function cutInTurns(bodies: Watched[]) {
+    for (let i = 0; i < bodies.length; i++) {
+      if (i > 0 && i % CUTS_PER_TURN === 0) await yieldToLoop()
+      bodies[i]!.cut()
     }
   }
 
