@@ -130,6 +130,21 @@ describe('creating a form (POST /api/v1/forms)', () => {
     expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(hostile.map((_, i) => `/fields/${i}/config/default`))
   })
 
+  test('MCP: a body nested 500,000 levels deep is a JSON-RPC parse error, refused before it is parsed', async () => {
+    const res = await typicalStall('MCP, 500,000 levels', request('POST', '/mcp', nestedArrays(500_000), MCP_HEADERS))
+    expect(res.status).toBe(400)
+    expect(res.body.error.code).toBe(-32700)
+    expect(res.body.detail).toContain('deeper than')
+  })
+
+  test('MCP: a tool call whose arguments hold 60,000 keys is refused without holding the loop', async () => {
+    const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_form","arguments":${manyKeys(60_000)}}}`
+    const res = await typicalStall('MCP create_form, 60,000 unknown keys', request('POST', '/mcp', call, MCP_HEADERS))
+    expect(res.status).toBe(400)
+    expect(res.body.error.code).toBe(-32602)
+    expect(res.body.detail).toContain('no tool takes more than 64 arguments')
+  })
+
   test('MCP create_form with 20,000 invalid options: a tool error naming the first problems', async () => {
     const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_form', arguments: selectFields((_f, o) => o) } }
     const res = await typicalStall('MCP create_form, 100 x 200 numeric options', request('POST', '/mcp', call, MCP_HEADERS))
