@@ -217,7 +217,6 @@ export async function send(
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
     headers['content-type'] ??= 'application/json'
   }
-  // Elysia routes by host; the host must be at least 4 characters.
   const response = await app.handle(new Request(`${BASE_URL}${path}`, { method, headers, body }))
   return readResponse(response, headers.authorization)
 }
