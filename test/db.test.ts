@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { DatabaseOpenError, openDatabase, SCHEMA_VERSION, type Database, type Upgrade } from '../src/db/index.ts'
 import { createFormStore } from '../src/modules/forms/store.ts'
-import { apiClient, createTestContext, type TestContext } from './utils.ts'
+import { apiClient, createTestContext, filesAsFirstStored, type TestContext } from './utils.ts'
 
 const dirs: string[] = []
 const tempDb = () => {
@@ -92,16 +92,6 @@ const rowsOf = (path: string) => {
     db.close()
   }
 }
-/** Uploaded files as migration 1 kept them (bytes in `content`), read from their chunks. */
-const filesOf = (db: Database) =>
-  db
-    .query<Record<string, unknown> & { file_id: string }, []>('SELECT * FROM response_files ORDER BY rowid')
-    .all()
-    .map(({ file_id, content: _emptied, ...file }) => {
-      const chunks = db.query<{ bytes: Uint8Array }, [string]>('SELECT bytes FROM file_chunks WHERE file_id = ? ORDER BY seq').all(file_id)
-      expect(chunks.every((chunk) => chunk.bytes.byteLength <= 512 * 1024)).toBe(true)
-      return { ...file, content: new Uint8Array(Buffer.concat(chunks.map((chunk) => chunk.bytes))) }
-    })
 const filesNextTo = (path: string) => readdirSync(dirname(path)).filter((name) => name.startsWith(`${basename(path)}.bak-`)).sort()
 
 describe('a new database is private', () => {
@@ -150,7 +140,9 @@ describe('opening a database from an older intake', () => {
     for (const table of Object.keys(before)) if (table !== 'response_files') expect(after[table]).toEqual(before[table]!)
     // Migration 3 moved each file's bytes into chunks of at most 512 KiB: read back in order, they are the same bytes.
     expect(before.response_files!.length).toBeGreaterThan(0)
-    expect(filesOf(db) as unknown[]).toEqual(before.response_files!)
+    const { files, largestChunk } = filesAsFirstStored(db)
+    expect(files).toEqual(before.response_files as Array<Record<string, unknown>>)
+    expect(largestChunk).toBe(512 * 1024)
 
     // The backup is the database exactly as it was: schema 1, the same rows.
     const backup = new SqliteDatabase(`${path}.bak-1`, { readonly: true })

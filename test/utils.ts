@@ -335,3 +335,21 @@ export async function longestStall<T>(work: () => Promise<T>): Promise<{ result:
     clearInterval(timer)
   }
 }
+
+/**
+ * The uploaded files of a database migrated from intake 0.1.0, as 0.1.0 kept
+ * them (bytes in `content`), read back from their chunks (migration 3); and
+ * the largest chunk seen.
+ */
+export function filesAsFirstStored(db: Database): { files: Array<Record<string, unknown>>; largestChunk: number } {
+  let largestChunk = 0
+  const files = db
+    .query<Record<string, unknown> & { file_id: string }, []>('SELECT * FROM response_files ORDER BY rowid')
+    .all()
+    .map(({ file_id, content: _emptied, ...file }) => {
+      const chunks = db.query<{ bytes: Uint8Array }, [string]>('SELECT bytes FROM file_chunks WHERE file_id = ? ORDER BY seq').all(file_id)
+      for (const chunk of chunks) largestChunk = Math.max(largestChunk, chunk.bytes.byteLength)
+      return { ...file, content: new Uint8Array(Buffer.concat(chunks.map((chunk) => chunk.bytes))) }
+    })
+  return { files, largestChunk }
+}
