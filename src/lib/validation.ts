@@ -25,7 +25,7 @@ function compile(schema: TSchema): TypeCheck<TSchema> {
   return check
 }
 
-/** Compiles `schema` now (at start-up), so the first request that needs it does not wait for that. */
+/** Compiles `schema` now, so the first request that needs it does not wait for that. */
 export function prepareValidation(schema: TSchema): void {
   compile(schema)
 }
