@@ -7,7 +7,18 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
-import { HEALTH_BOUND_MS, openFiles, rawConnection, residentMiB, RSS_BOUND_MIB, watchServer, type RawConnection } from './attack.ts'
+import {
+  HEALTH_BOUND_MS,
+  LARGEST_UPLOAD_FORM,
+  largestUploadFile,
+  openFiles,
+  rawConnection,
+  residentMiB,
+  RSS_BOUND_MIB,
+  runAttacker,
+  watchServer,
+  type RawConnection,
+} from './attack.ts'
 
 const binary = useBuiltBinary('intake-bounds-')
 const MiB = 1024 * 1024
@@ -27,11 +38,6 @@ async function createForm(server: RunningIntake & { key: string }, body: unknown
   return (await res.json()) as { id: string }
 }
 
-/** The largest form post there is: four files of up to 25 MiB. */
-const LARGEST_UPLOAD_FORM = {
-  title: 'Scans',
-  fields: [0, 1, 2, 3].map((i) => ({ key: `f${i}`, type: 'file', label: `Scan ${i}`, config: { max_size: 25 * MiB } })),
-}
 
 const BOUNDARY = 'bounds-boundary'
 
@@ -88,41 +94,18 @@ describe('memory: uploads', () => {
   test('six valid 100 MiB posts at once: taken two at a time (the others asked to retry), each stored whole; RSS stays bounded', async () => {
     const server = await started()
     const forms = await Promise.all(Array.from({ length: 6 }, () => createForm(server, LARGEST_UPLOAD_FORM)))
-    // One 25 MiB file, sent four times per post with a different first byte per post.
-    const content = new Uint8Array(25 * MiB - 4096)
-    const block = crypto.getRandomValues(new Uint8Array(65536))
-    for (let at = 0; at < content.length; at += block.length) content.set(block.subarray(0, Math.min(block.length, content.length - at)), at)
-    const posts = forms.map((_, n) => {
-      const body = new FormData()
-      for (let i = 0; i < 4; i++) {
-        const file = content.slice()
-        file[0] = n
-        file[1] = i
-        body.append(`f${i}`, new File([file], `scan-${n}-${i}.bin`))
-      }
-      return body
-    })
     const watch = watchServer(server.url, server.proc.pid)
-    let retried = 0
-    const began = performance.now()
-    const statuses = await Promise.all(
-      forms.map(async (form, n) => {
-        for (;;) {
-          const res = await fetch(`${server.url}/f/${form.id}`, { method: 'POST', body: posts[n], redirect: 'manual' })
-          await res.arrayBuffer()
-          if (res.status !== 503) return res.status
-          expect(res.headers.get('retry-after')).toBe('5')
-          retried++
-          await Bun.sleep(200)
-        }
-      }),
-    )
+    const sent = await runAttacker<{ statuses: number[]; retried: number; retryAfter: string[]; seconds: number }>('uploader.ts', [
+      server.url,
+      ...forms.map((form) => form.id),
+    ])
     const figures = await watch.stop()
     console.log(
-      `6 x 100 MiB posts: stored in ${((performance.now() - began) / 1000).toFixed(1)} s, ${retried} refusals (503) retried; RSS peak ${figures.peakMiB} MiB, after ${residentMiB(server.proc.pid).toFixed(0)} MiB; /healthz ${JSON.stringify(figures)}`,
+      `6 x 100 MiB posts: stored in ${sent.seconds.toFixed(1)} s, ${sent.retried} refusals (503) retried; RSS peak ${figures.peakMiB} MiB, after ${residentMiB(server.proc.pid).toFixed(0)} MiB; /healthz ${JSON.stringify(figures)}`,
     )
-    expect(statuses).toEqual([303, 303, 303, 303, 303, 303])
-    expect(retried).toBeGreaterThan(0)
+    expect(sent.statuses).toEqual([303, 303, 303, 303, 303, 303])
+    expect(sent.retried).toBeGreaterThan(0)
+    expect(sent.retryAfter).toEqual(['5'])
     expect(figures.peakMiB).toBeLessThan(RSS_BOUND_MIB)
     expect(figures.failed).toBe(0)
     expect(figures.maxMs).toBeLessThan(HEALTH_BOUND_MS)
@@ -134,11 +117,7 @@ describe('memory: uploads', () => {
       }>
       const url = response!.data[`f${i}`]!.replace(/^http:\/\/localhost:\d+/, server.url)
       const downloaded = new Uint8Array(await (await fetch(url, { headers: { authorization: `Bearer ${server.key}` } })).arrayBuffer())
-      const expected = content.slice()
-      expected[0] = n
-      expected[1] = i
-      expect(downloaded.length).toBe(expected.length)
-      expect(Buffer.compare(downloaded, expected)).toBe(0)
+      expect(Buffer.compare(downloaded, largestUploadFile(n, i))).toBe(0)
     }
     expect(await server.stop()).toBe(0)
   }, 120_000)
