@@ -130,7 +130,7 @@ export function createIntake(options: IntakeOptions) {
       return background.inFlight
     },
   }
-  return { app, handle, background: backgroundWork, signals, bodies }
+  return { app, handle, background: backgroundWork, signals }
 }
 
 export type Intake = ReturnType<typeof createIntake>

@@ -20,7 +20,7 @@ export const PARALLEL_ATTEMPTS_PER_HOST = 16
  * its first attempt waiting. Accounts are made only by the operator, which
  * bounds the sockets: PARALLEL_ATTEMPTS plus this many per account.
  */
-export const RESERVED_ATTEMPTS_PER_ACCOUNT = 4
+const RESERVED_ATTEMPTS_PER_ACCOUNT = 4
 /** Due deliveries each look of a pass reads: a pass takes a bounded time however many wait. */
 const DUE_LOOK = 1000
 /** The loop looks at least this often, so expiry is written within about a second. */

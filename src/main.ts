@@ -24,7 +24,8 @@ const SETTINGS = `Settings (environment; flags override):
   SERVICE_TRUST_PROXY                client IP from X-Forwarded-For [false]
   SERVICE_RATE_LIMIT                 API requests/minute/key, 0 = off [600]
   SERVICE_PUBLIC_RATE_LIMIT          form posts/minute/IP, 0 = off  [60]
-  SERVICE_WEBHOOK_BLOCK_PRIVATE      refuse private webhook targets [false]`
+  SERVICE_WEBHOOK_BLOCK_PRIVATE      refuse private webhook targets [false]
+  SERVICE_UPLOAD_BUDGET              body bytes held at once        [268435456]`
 
 const HELP = `intake ${VERSION}: put a typed form in front of a human and get the single answer back.
 

@@ -12,6 +12,9 @@ interface FileConfig {
   max_size?: number
 }
 
+/** The largest file a file field's config accepts. */
+export const fileMaxSize = (config: FileConfig | undefined) => config?.max_size ?? FILE_DEFAULT_MAX_SIZE
+
 // One token of the HTML accept attribute: ".pdf", "image/*" or "application/pdf".
 const ACCEPT_TOKEN = /^(?:\.[A-Za-z0-9][A-Za-z0-9._+-]*|[A-Za-z0-9!#$&^_.+-]+\/(?:\*|[A-Za-z0-9!#$&^_.+-]+))$/
 
@@ -47,7 +50,7 @@ export const file: FieldType<FileConfig> = {
     if (isBlank(input) || (input instanceof Upload && input.name === '' && input.size === 0)) return EMPTY
     // A JSON body cannot carry a file; the page uploads with multipart/form-data.
     if (!(input instanceof Upload)) return rejected('A file must be uploaded with multipart/form-data')
-    const maxSize = config.max_size ?? FILE_DEFAULT_MAX_SIZE
+    const maxSize = fileMaxSize(config)
     if (input.size > maxSize) return rejected(`The file must be at most ${formatSize(maxSize)}`)
     if (config.accept !== undefined && !accepts(config.accept, input)) {
       return rejected(`The file must be ${describeAccept(config.accept).replace(/^An? /, (a) => a.toLowerCase())}`)
@@ -56,15 +59,15 @@ export const file: FieldType<FileConfig> = {
   },
   control: (config) => ({ kind: 'input', attributes: { type: 'file', accept: config.accept } }),
   // The file and its part's headers (name, type).
-  maxSubmittedBytes: (config) => (config.max_size ?? FILE_DEFAULT_MAX_SIZE) + 4096,
+  maxSubmittedBytes: (config) => fileMaxSize(config) + 4096,
   answerSchema: () => ({
     type: 'string',
     format: 'uri',
     description: 'The API URL of the uploaded file: GET it with your API key to download the bytes',
   }),
   note(config) {
-    const size = `Up to ${formatSize(config.max_size ?? FILE_DEFAULT_MAX_SIZE)}.`
-    return config.accept === undefined ? size : `${describeAccept(config.accept)}, up to ${formatSize(config.max_size ?? FILE_DEFAULT_MAX_SIZE)}.`
+    const size = formatSize(fileMaxSize(config))
+    return config.accept === undefined ? `Up to ${size}.` : `${describeAccept(config.accept)}, up to ${size}.`
   },
 }
 

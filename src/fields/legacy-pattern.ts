@@ -13,7 +13,7 @@
  */
 
 /** How long an answer may wait for, and take in, its check: an honest pattern takes well under a millisecond. */
-export const LEGACY_MATCH_DEADLINE_MS = 250
+const LEGACY_MATCH_DEADLINE_MS = 250
 /** Checks waiting beyond this many are refused at once: the queue stays small whatever clients send. */
 const MAX_WAITING = 1000
 /** Compiled patterns the worker keeps. */

@@ -38,9 +38,9 @@ type ReadPattern =
  * takes per character) times the longest value allowed. At this limit the
  * slowest match found takes about 10 ms on a small server.
  */
-export const PATTERN_WORK_LIMIT = 4_000_000
+const PATTERN_WORK_LIMIT = 4_000_000
 /** The cost of a pattern whatever the value's length: bounds compiling it too. */
-export const PATTERN_COST_LIMIT = 4_000
+const PATTERN_COST_LIMIT = 4_000
 
 /** Compiled patterns, by pattern: compiled once, not for every answer. */
 const readPatterns = createLruCache<ReadPattern>({

@@ -42,7 +42,7 @@ const MAX_PARTS = 1000
 const MAX_PART_HEADER_BYTES = 16 * 1024
 const MAX_PART_HEADERS = 20
 
-export const unreadableForm = (why: string) => new HttpError(400, `The form data could not be read: ${why}`)
+const unreadableForm = (why: string) => new HttpError(400, `The form data could not be read: ${why}`)
 
 const tooMuchText = (limit: number) =>
   new HttpError(413, `The answers apart from files are larger than ${limit === 1024 * 1024 ? '1 MiB' : `${limit} bytes`}`)
@@ -53,7 +53,7 @@ const tooManyParts = () => new HttpError(413, `A form post may have at most ${MA
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** UTF-8 bytes as text, or a 400: text that is not UTF-8 is refused, never stored changed. */
-export function decodeUtf8(bytes: Uint8Array, what: string): string {
+function decodeUtf8(bytes: Uint8Array, what: string): string {
   try {
     return strictUtf8.decode(bytes)
   } catch {
@@ -61,7 +61,7 @@ export function decodeUtf8(bytes: Uint8Array, what: string): string {
   }
 }
 
-/** Media type and parameters of a Content-Type, for the multipart boundary. */
+/** The boundary a multipart/form-data Content-Type names, or a 400. */
 export function multipartBoundary(contentType: string): string {
   const match = /^multipart\/form-data\s*;(?:.*;)?\s*boundary\s*=\s*(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:;|$)/i.exec(contentType)
   const boundary = match?.[1] ?? match?.[2]
@@ -76,7 +76,7 @@ const hexValue = (byte: number) => (byte <= 0x39 ? byte - 0x30 : (byte | 0x20) -
  * %XX sequences to bytes (and `+` to a space in urlencoded bodies). A `%` not
  * followed by two hex digits stays as it is, as the URL standard says.
  */
-export function percentDecode(bytes: Uint8Array, plusIsSpace: boolean): Uint8Array {
+function percentDecode(bytes: Uint8Array, plusIsSpace: boolean): Uint8Array {
   if (bytes.indexOf(0x25) === -1 && (!plusIsSpace || bytes.indexOf(0x2b) === -1)) return bytes
   const out = new Uint8Array(bytes.length)
   let length = 0

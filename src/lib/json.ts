@@ -10,7 +10,7 @@ export const MAX_JSON_DEPTH = 100
  * hundreds of milliseconds. Shallower bodies are parsed and told precisely
  * what is wrong.
  */
-export const MAX_TEXT_DEPTH = 1000
+const MAX_TEXT_DEPTH = 1000
 
 /** `\\uD800` to `\\uDFFF`, the only way a lone surrogate gets into JSON text decoded from UTF-8. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
@@ -30,7 +30,7 @@ const COLON = 0x3a
  * not. The problem is located at the body's member (or element) that holds
  * the deep value. Text that is not JSON passes, for JSON.parse to refuse.
  */
-export function jsonNestingProblem(text: string, maxDepth = MAX_TEXT_DEPTH): Problem | undefined {
+function jsonNestingProblem(text: string, maxDepth = MAX_TEXT_DEPTH): Problem | undefined {
   let depth = 0
   // Where the current member of the outermost object or array starts: its key's text, or its index.
   let memberKey: [number, number] | undefined

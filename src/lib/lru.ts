@@ -51,15 +51,9 @@ export function createLruCache<V>(limits: LruLimits<V>) {
     },
     /** Forgets the entry: what it was made from is gone. */
     delete: remove,
-    /** Bytes held now. */
-    get bytes() {
-      return totalBytes
-    },
   }
   return cache
 }
-
-export type LruCache<V> = ReturnType<typeof createLruCache<V>>
 
 /** A string's size in memory, near enough: two bytes per UTF-16 unit. */
 export const stringBytes = (text: string) => text.length * 2

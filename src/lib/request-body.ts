@@ -33,13 +33,15 @@ export interface BodyPace {
 }
 
 /** 1 KiB/s averaged over any 30 s; a body that sends nothing for 30 s fails it too. */
-export const BODY_PACE: BodyPace = { windowMs: 30_000, minBytes: 30 * 1024, tickMs: 1000 }
+const BODY_PACE: BodyPace = { windowMs: 30_000, minBytes: 30 * 1024, tickMs: 1000 }
 
 /** Slow bodies cut (and so answered) per turn of the event loop. */
 const CUTS_PER_TURN = 20
 
 /** Seconds a client is asked to wait when the budget is full: uploads in progress take about that to finish. */
 const BUSY_RETRY_AFTER_SECONDS = 5
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 // The body was not read to its end: the connection cannot carry another request.
 const closing = { Connection: 'close' }
@@ -57,7 +59,7 @@ const busy = () =>
   })
 
 /** Of the budget, this much is only ever held by bodies of at most API_BODY_LIMIT (API calls, JSON answers). */
-export const SMALL_BODIES_RESERVE = 32 * 1024 * 1024
+const SMALL_BODIES_RESERVE = 32 * 1024 * 1024
 
 /**
  * Bytes held at once by every request together. Large bodies (uploads) leave
@@ -65,7 +67,7 @@ export const SMALL_BODIES_RESERVE = 32 * 1024 * 1024
  * shut agents out of the API; but one upload of any allowed size always fits
  * when nothing else is held. A reservation is given back exactly once.
  */
-export function createByteBudget(capacity: number) {
+function createByteBudget(capacity: number) {
   const uploadCapacity = Math.max(capacity - SMALL_BODIES_RESERVE, Math.min(capacity, FORM_POST_MAX_BYTES))
   let held = 0
   return {
@@ -82,9 +84,6 @@ export function createByteBudget(capacity: number) {
         released = true
         held -= wanted
       }
-    },
-    get held() {
-      return held
     },
   }
 }
@@ -233,14 +232,12 @@ export function createBodyReader(options: BodyReaderOptions) {
   }
 
   return {
-    bytes,
-
     /** A JSON body of at most `limit` bytes; malformed JSON is a 422 like any other invalid body. */
     async json(request: Request, limit = API_BODY_LIMIT): Promise<unknown> {
       const raw = await bytes(request, limit)
       let text: string
       try {
-        text = new TextDecoder('utf-8', { fatal: true }).decode(raw)
+        text = utf8.decode(raw)
       } catch {
         throw invalid([{ path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' }])
       }
@@ -276,11 +273,6 @@ export function createBodyReader(options: BodyReaderOptions) {
         await handling.settled()
         return use(entries)
       })
-    },
-
-    /** Bytes held for bodies right now. */
-    get heldBytes() {
-      return budget.held
     },
   }
 }

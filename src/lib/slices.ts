@@ -20,10 +20,6 @@ export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(res
 export function timeSlicer(budgetMs = SLICE_BUDGET_MS) {
   let sliceStartedAt = performance.now()
   return {
-    /** True when the current slice has used its time. */
-    get spent(): boolean {
-      return performance.now() - sliceStartedAt >= budgetMs
-    },
     /** Gives the event loop a turn when the slice is spent; starts a new slice after it. */
     async pause(): Promise<void> {
       if (performance.now() - sliceStartedAt < budgetMs) return

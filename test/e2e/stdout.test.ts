@@ -112,6 +112,24 @@ async function serveOnUnreadPipe() {
   return { proc, pipe, key, url: listening[2]!, stderr }
 }
 
+type UnreadServer = Awaited<ReturnType<typeof serveOnUnreadPipe>>
+
+/**
+ * Runs `use` against a server whose stdout nobody reads; then SIGTERM must
+ * still end it cleanly, whatever stdout holds: exit 0, nothing on stderr.
+ */
+async function withUnreadStdout(use: (server: UnreadServer) => Promise<void>) {
+  const server = await serveOnUnreadPipe()
+  try {
+    await use(server)
+    server.proc.kill('SIGTERM')
+    expect(await server.proc.exited).toBe(0)
+    expect(await server.stderr).toBe('')
+  } finally {
+    server.pipe.close()
+  }
+}
+
 const requestLinesIn = (text: string) => (text.match(/"msg":"request"/g) ?? []).length
 const droppedCountsIn = (text: string) =>
   [...text.matchAll(/^\{.*"msg":"log lines dropped[^"]*".*"dropped":(\d+).*\}$/gm)].map((match) => Number(match[1]))
@@ -119,9 +137,8 @@ const droppedCountsIn = (text: string) =>
 describe('stdout nobody reads', () => {
   test(
     'memory stays bounded, every request is answered, and SIGTERM exits 0 with nothing on stderr',
-    async () => {
-      const { proc, pipe, key, url, stderr } = await serveOnUnreadPipe()
-      try {
+    () =>
+      withUnreadStdout(async ({ proc, key, url }) => {
         // Warm up (code loaded, caches made) before the first figure.
         await flood(url, 500, key)
         const before = rssMb(proc.pid)
@@ -138,22 +155,14 @@ describe('stdout nobody reads', () => {
         )
         expect(answered).toEqual({ 200: requests / 2 - requests / 50 + requests / 10, 401: requests / 50, 404: requests / 2 - requests / 10 })
         expect(Math.max(...samples) - before).toBeLessThan(RSS_GROWTH_BOUND_MB)
-        // Nobody has read a byte since the listening line: SIGTERM must still end it cleanly.
-        proc.kill('SIGTERM')
-        expect(await proc.exited).toBe(0)
-        expect(await stderr).toBe('')
-      } finally {
-        pipe.close()
-      }
-    },
+      }),
     STEP_TIMEOUT,
   )
 
   test(
     'once stdout is read again, a line says how many lines were dropped, and every request is either logged or counted',
-    async () => {
-      const { proc, pipe, key, url, stderr } = await serveOnUnreadPipe()
-      try {
+    () =>
+      withUnreadStdout(async ({ pipe, key, url }) => {
         const statuses = await flood(url, REQUESTS_PER_ROUND * 2, key)
         const requests = Object.values(statuses).reduce((sum, count) => sum + count, 0)
         const counted = await pipe.readUntil(/"msg":"log lines dropped/, 10_000)
@@ -165,13 +174,7 @@ describe('stdout nobody reads', () => {
         // Later lines are written again.
         await (await fetch(`${url}/written-again`)).arrayBuffer()
         expect(await pipe.readUntil(/"path":"\/written-again"/, 5_000)).not.toBeNull()
-        proc.kill('SIGTERM')
-        expect(await proc.exited).toBe(0)
-        expect(await stderr).toBe('')
-      } finally {
-        pipe.close()
-      }
-    },
+      }),
     STEP_TIMEOUT,
   )
 })

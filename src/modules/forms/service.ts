@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import { createHash, createHmac } from 'node:crypto'
-import { FILE_DEFAULT_MAX_SIZE, FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
+import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
 import { FieldInput, answersSchema, checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
 import type { Writer } from '../../db/writer.ts'
 import { ProblemList, conflict, formNotFound, invalidAt } from '../../lib/errors.ts'
@@ -300,7 +300,7 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
   }
   const fileSizes = fields
     .filter((field) => field.type === 'file')
-    .reduce((total, field) => total + ((field.config?.max_size as number | undefined) ?? FILE_DEFAULT_MAX_SIZE), 0)
+    .reduce((total, field) => total + fileMaxSize(field.config), 0)
   if (fileSizes > FORM_FILES_MAX_SIZE) {
     problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)` })
   }

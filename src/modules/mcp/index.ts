@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { HttpError } from '../../lib/errors.ts'
-import { parseJsonBody } from '../../lib/json.ts'
 import type { ResponseSet } from '../../lib/http.ts'
 import type { BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
@@ -28,22 +27,6 @@ function serviceBackend(principal: Principal, forms: FormService, responses: Res
       const found = await responses.list(principal, formId, wait === undefined ? {} : { wait }, abort)
       return { formStatus: forms.ownForm(principal, formId).status, responses: found }
     },
-  }
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
-/**
- * The body as JSON, parsed a slice of time at a time (a hostile megabyte held
- * the event loop for 90 to 280 ms in JSON.parse), or why it is not JSON.
- */
-async function parsedJson(body: Uint8Array): Promise<{ message: unknown } | { problem: string }> {
-  try {
-    return { message: await parseJsonBody(utf8.decode(body)) }
-  } catch (error) {
-    if (error instanceof HttpError) return { problem: error.detail.replace(/^Validation failed: /, '') }
-    if (error instanceof TypeError) return { problem: 'Request body is not valid UTF-8' }
-    throw error
   }
 }
 
@@ -83,18 +66,23 @@ const batchRefusal = (messages: number, perMinute: number) =>
 export function mcpRoutes(forms: FormService, responses: ResponseService, bodies: BodyReader, limiter: RateLimiter) {
   const handle = async ({ request, set }: { request: Request; set: ResponseSet }) => {
     const principal = principalOf(set)
-    // Bounded like every API body, with intake's own 413; the MCP transport then parses it.
-    const body = await bodies.bytes(request)
-    const parsed = await parsedJson(body)
-    if ('problem' in parsed) return jsonRpcError(set, -32700, `Parse error: ${parsed.problem}`)
-    const { message } = parsed
+    // Read and parsed like every API body (bounded, a slice of time at a time: JSON.parse of a hostile
+    // megabyte held the event loop 90 to 280 ms); what is not JSON is JSON-RPC's parse error.
+    let message: unknown
+    try {
+      message = await bodies.json(request)
+    } catch (error) {
+      if (!(error instanceof HttpError) || error.status !== 422) throw error
+      return jsonRpcError(set, -32700, `Parse error: ${error.problems?.[0]?.message ?? error.detail}`)
+    }
     if (tooManyKeys(message)) return jsonRpcError(set, -32602, `Invalid params: no tool takes more than ${MAX_PARAMS_KEYS} arguments`)
     // The POST counted as one request; every further message of a batch counts as one more, before any of them runs.
     const messages = Array.isArray(message) ? message.length : 1
     if (messages > 1) takeRequests(limiter, principal, messages - 1, batchRefusal(messages, limiter.perMinute))
     const { handleMcpRequest } = await import('./server.ts')
-    const bounded = new Request(request.url, { method: 'POST', headers: request.headers, body })
-    return handleMcpRequest(bounded, serviceBackend(principal, forms, responses), message)
+    // The transport reads the message handed to it, not this request's body (read already).
+    const forTransport = new Request(request.url, { method: 'POST', headers: request.headers })
+    return handleMcpRequest(forTransport, serviceBackend(principal, forms, responses), message)
   }
   const stateless = () => {
     throw new HttpError(405, 'MCP here is stateless: send each JSON-RPC message with POST (there is no stream to open and no session to end)', undefined, {

@@ -20,9 +20,9 @@ export function mcpServer(backend: ToolBackend): Server {
 
 /**
  * Answers one HTTP request to /mcp: stateless, so a fresh server and transport
- * each time. `parsedBody` is its body already parsed, when it was JSON.
+ * each time. `parsedBody` is its body, already read and parsed.
  */
-export async function handleMcpRequest(request: Request, backend: ToolBackend, parsedBody?: unknown): Promise<Response> {
+export async function handleMcpRequest(request: Request, backend: ToolBackend, parsedBody: unknown): Promise<Response> {
   const server = mcpServer(backend)
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -30,7 +30,7 @@ export async function handleMcpRequest(request: Request, backend: ToolBackend, p
   })
   await server.connect(transport)
   try {
-    return withDetail(await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody }))
+    return withDetail(await transport.handleRequest(request, { parsedBody }))
   } finally {
     await server.close()
   }

@@ -6,22 +6,22 @@ import { newId } from '../../lib/ids.ts'
 import type { Clock } from '../../lib/time.ts'
 
 /**
- * Uploaded files' bytes, kept as chunks of at most 1 MiB: written a chunk per
- * unit of work and read a chunk at a time, so that no file, however large,
+ * Uploaded files' bytes, kept as chunks of at most FILE_CHUNK_BYTES: written
+ * a chunk per turn of the event loop and read a chunk at a time, so that no file, however large,
  * holds the event loop or sits whole in memory while it moves (CONTRACT 13).
  *
- * A file's chunks are written before the answer that holds them is recorded;
- * until then (and again once that answer is deleted) they are "unclaimed",
- * and the sweeper removes unclaimed chunks a few at a time.
+ * A file's chunks are written while it arrives, before the answer that holds
+ * them is recorded; until then (and again once that answer is deleted) they
+ * are "unclaimed", and the sweep removes unclaimed chunks a few at a time.
  */
 
 /** The most bytes one chunk holds: about 3 ms of the event loop to write here. */
-export const FILE_CHUNK_BYTES = 512 * 1024
+const FILE_CHUNK_BYTES = 512 * 1024
 
 /** An upload whose answer was not recorded within this long (a crash mid-way) is removed. */
-export const UNCLAIMED_UPLOAD_GRACE_MS = 3_600_000
+const UNCLAIMED_UPLOAD_GRACE_MS = 3_600_000
 
-/** Chunks removed per unit of work: each is up to 1 MiB of pages to free. */
+/** Chunks removed per unit of work: each is up to FILE_CHUNK_BYTES of pages to free. */
 const CHUNKS_REMOVED_PER_UNIT = 4
 
 /** How often the sweeper looks when nobody wakes it. */
@@ -158,7 +158,8 @@ export function createFileStorage(options: { files: FileStore; writer: Writer; c
      * The files of one form post as they arrive: `open` gives a part's sink,
      * which writes its first `keep` bytes (more are counted, not kept) a chunk
      * at a time; `settled` resolves once every chunk handed over so far is
-     * written; `fileIds` names every file opened.
+     * written; `fileIds` names every file that has chunks (and so needs
+     * claiming, or removing).
      */
     receive() {
       const fileIds: string[] = []
@@ -168,13 +169,13 @@ export function createFileStorage(options: { files: FileStore; writer: Writer; c
         fileIds,
         open(keep: number, filename: string, type: string): FileSink<IncomingFile> {
           const fileId = newId()
-          fileIds.push(fileId)
           let chunk = new Uint8Array(Math.min(keep, FILE_CHUNK_BYTES))
           let filled = 0
           let kept = 0
           let seq = 0
           const writeChunk = (bytes: Uint8Array) => {
             const chunkSeq = seq++
+            if (chunkSeq === 0) fileIds.push(fileId)
             const written = inTurn(() => writer.stage(() => files.writeChunk(fileId, chunkSeq, bytes, now)))
             // Awaited by settled(); until then a failure must not count as unhandled.
             written.catch(() => {})

@@ -48,7 +48,7 @@ export function createResponseService(store: ResponseStore, files: FileStore, fo
 
     /**
      * A file the person uploaded with the response, by its field key: what it
-     * is, and its bytes as a stream read a chunk (at most 1 MiB) at a time.
+     * is, and its bytes as a stream read a chunk at a time.
      */
     file(principal: Principal, formId: string, responseId: string, key: string): { file: StoredFile; bytes: ReadableStream<Uint8Array> } {
       const form = forms.ownForm(principal, formId)

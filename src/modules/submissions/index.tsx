@@ -3,11 +3,10 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { renderFormPage, type FormView } from '../../../views/FormPage.tsx'
 import { StatusPage } from '../../../views/StatusPage.tsx'
-import { FILE_DEFAULT_MAX_SIZE } from '../../fields/file.ts'
+import { fileMaxSize } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
-import { HttpError } from '../../lib/errors.ts'
-import type { Problem } from '../../lib/errors.ts'
+import { HttpError, type Problem } from '../../lib/errors.ts'
 import type { FormEntry } from '../../lib/form-data.ts'
 import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type PageBytes, type ResponseSet } from '../../lib/http.ts'
 import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
@@ -74,7 +73,7 @@ function formPostValues(entries: Array<FormEntry<IncomingFile>>) {
 /** The most bytes of each file field that are kept: its max_size (a file beyond it is refused; a part for no file field keeps nothing). */
 function fileAllowances(fields: FieldDefinition[]): Map<string, number> {
   return new Map(
-    fields.filter((field) => field.type === 'file').map((field) => [field.key, (field.config?.max_size as number | undefined) ?? FILE_DEFAULT_MAX_SIZE]),
+    fields.filter((field) => field.type === 'file').map((field) => [field.key, fileMaxSize(field.config)]),
   )
 }
 
