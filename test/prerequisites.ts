@@ -1,6 +1,6 @@
 /**
  * For tests that need something from outside the repository (Debian's
- * Chromium; a PostgreSQL server later): on a machine without it they skip,
+ * Chromium; a PostgreSQL server): on a machine without it they skip,
  * saying in one line how to run them, so `bun test` passes on a fresh machine
  * with Bun alone. Where its environment variable is 1 (.ci/run sets it), the
  * prerequisite is required: missing, it is a failing test.
@@ -36,4 +36,28 @@ export function skipWithout(prerequisite: Prerequisite): boolean {
     console.log(`Skipping ${prerequisite.tests}: ${prerequisite.missing}. To run them, ${prerequisite.toRun}.`)
   }
   return true
+}
+
+/**
+ * The PostgreSQL database the tests may use: INTAKE_TEST_DATABASE_URL, a
+ * postgres:// URL of an empty database they may create schemas and databases
+ * in. `scripts/postgres-cluster.sh start` makes a throwaway cluster on
+ * loopback and prints one. Empty when it is not set.
+ */
+export const TEST_DATABASE_URL = process.env.INTAKE_TEST_DATABASE_URL ?? ''
+
+/**
+ * PostgreSQL, for the tests that run against it:
+ * `const skipPostgres = skipWithout(POSTGRES)`, then connect to TEST_DATABASE_URL.
+ * Required where INTAKE_REQUIRE_POSTGRES=1 (.ci/run sets it, with a cluster of its own).
+ */
+export const POSTGRES: Prerequisite = {
+  tests: 'the PostgreSQL tests',
+  present: /^postgres(ql)?:\/\//.test(TEST_DATABASE_URL),
+  missing: TEST_DATABASE_URL
+    ? 'INTAKE_TEST_DATABASE_URL is not a postgres:// URL'
+    : 'INTAKE_TEST_DATABASE_URL is not set',
+  toRun:
+    'set INTAKE_TEST_DATABASE_URL to the URL of an empty PostgreSQL database (scripts/postgres-cluster.sh start prints one)',
+  requiredBy: 'INTAKE_REQUIRE_POSTGRES',
 }
