@@ -4,7 +4,7 @@ import { STYLESHEET } from '../views/assets.ts'
 import { HomePage } from '../views/HomePage.tsx'
 import { StatusPage, type StatusKind } from '../views/StatusPage.tsx'
 import type { Config } from './config.ts'
-import type { Database } from './db/index.ts'
+import { DatabaseUnavailable, type Store } from './db/store.ts'
 import { requestIdOf, requestIds, withAccessLog } from './lib/access-log.ts'
 import { HttpError } from './lib/errors.ts'
 import { SECURITY_HEADERS, htmlPage, isFormContentType, isJsonContentType, pathOf } from './lib/http.ts'
@@ -15,25 +15,20 @@ import { closeWhenBodyUnread, createBodyReader, type BodyPace, type BodyReader }
 import { systemClock, type Clock } from './lib/time.ts'
 import { apiAuth } from './modules/auth/index.ts'
 import { createAuthService } from './modules/auth/service.ts'
-import { createAuthStore } from './modules/auth/store.ts'
 import { formRoutes } from './modules/forms/index.ts'
 import { createFormService } from './modules/forms/service.ts'
-import { createFormStore } from './modules/forms/store.ts'
+import { createFormSweeper } from './modules/forms/sweeper.ts'
 import { responseRoutes } from './modules/responses/index.ts'
 import { createResponseService } from './modules/responses/service.ts'
-import { createResponseStore } from './modules/responses/store.ts'
-import { createFileStorage, createFileStore, type FileStorage } from './modules/responses/files.ts'
+import { createFileStorage, type FileStorage } from './modules/responses/files.ts'
 import { createRenderedPages, submissionRoutes, type RenderedPages } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
-import { createSubmissionStore } from './modules/submissions/store.ts'
 import { mcpRoutes } from './modules/mcp/index.ts'
 import { MCP_PATH } from './modules/mcp/paths.ts'
 import { webhookRoutes } from './modules/webhooks/index.ts'
 import { createWebhookService } from './modules/webhooks/service.ts'
-import { createDeliveryStore } from './modules/webhooks/store.ts'
 import type { Resolver } from './modules/webhooks/addresses.ts'
-import { createBackgroundLoop } from './background.ts'
-import { createWriter } from './db/writer.ts'
+import { createDeliveryWorker } from './modules/webhooks/worker.ts'
 import { createFormSignals } from './lib/signals.ts'
 import { VERSION } from './version.ts'
 import type { AuthService } from './modules/auth/service.ts'
@@ -45,7 +40,7 @@ import { Type } from '@sinclair/typebox'
 
 export interface IntakeOptions {
   config: Config
-  db: Database
+  store: Store
   /** Origin of form URLs; a function when it is known only once the server listens. */
   baseUrl: string | (() => string)
   clock?: Clock
@@ -62,21 +57,14 @@ export interface IntakeOptions {
  * the server, or by a test), and the in-process signals long-polls wait on.
  */
 export function createIntake(options: IntakeOptions) {
-  const { config, db } = options
+  const { config, store } = options
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? createLogger()
   const baseUrl = typeof options.baseUrl === 'string' ? () => options.baseUrl as string : options.baseUrl
 
   const signals = createFormSignals()
-  // Every write of the server goes through one writer: concurrent writes share a commit.
-  const writer = createWriter(db)
-  const formStore = createFormStore(db)
-  const deliveryStore = createDeliveryStore(db)
-  const background = createBackgroundLoop({
-    deliveries: deliveryStore,
-    forms: formStore,
-    writer,
-    signals,
+  const deliveryWorker = createDeliveryWorker({
+    store,
     clock,
     logger,
     webhookTimeoutMs: config.webhookTimeoutMs,
@@ -84,50 +72,42 @@ export function createIntake(options: IntakeOptions) {
     webhookBlockPrivate: config.webhookBlockPrivate,
     resolver: options.resolver,
   })
-  const files = createFileStore(db)
-  const fileStorage = createFileStorage({ files, writer, clock, logger })
+  const fileStorage = createFileStorage({ store, clock, logger })
   const renderedPages = createRenderedPages()
   const bodies = createBodyReader({ budgetBytes: config.uploadBudgetBytes, pace: options.bodyPace })
-  const auth = createAuthService(createAuthStore(db), clock, (work) => {
-    writer.run(work).catch((error) => logger.warn('last-used time not recorded', { error: String(error) }))
-  })
-  const forms = createFormService(formStore, writer, clock, baseUrl, (formId) => {
+  const auth = createAuthService(store, clock, logger)
+  const formSweeper = createFormSweeper({ store, clock, logger, onExpired: (formId) => signals.notify(formId) })
+  const forms = createFormService(store, clock, baseUrl, (formId) => {
     renderedPages.delete(formId)
     signals.notify(formId)
     // A deleted form's files are unclaimed now.
     fileStorage.wake()
   })
-  const responses = createResponseService(createResponseStore(db), files, forms, signals)
-  const submissions = createSubmissionService(
-    formStore,
-    createSubmissionStore(db, deliveryStore, files),
-    writer,
-    clock,
-    baseUrl,
-    (formId) => {
-      renderedPages.delete(formId)
-      signals.notify(formId)
-      background.wake()
-    },
-  )
-  const webhooks = createWebhookService(deliveryStore, writer, forms, clock, background.wake)
+  const responses = createResponseService(store, forms, signals)
+  const submissions = createSubmissionService(store, clock, baseUrl, (formId) => {
+    renderedPages.delete(formId)
+    signals.notify(formId)
+    deliveryWorker.wake()
+  })
+  const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks }
-  const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: db.query('SELECT 1') })
+  const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: store })
   const logged = withAccessLog(async (request) => closeWhenBodyUnread(request, await app.handle(request)), logger)
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
-  // The work that runs beside requests: webhooks and expiry, and removing files no answer holds.
+  // The work that runs beside requests: webhooks, expiry, and removing files no answer holds.
   const backgroundWork = {
     start() {
-      background.start()
+      deliveryWorker.start()
+      formSweeper.start()
       fileStorage.start()
     },
-    wake: background.wake,
+    wake: deliveryWorker.wake,
     async stop() {
-      await Promise.all([background.stop(), fileStorage.stop()])
+      await Promise.all([deliveryWorker.stop(), formSweeper.stop(), fileStorage.stop()])
     },
     get inFlight() {
-      return background.inFlight
+      return deliveryWorker.inFlight
     },
   }
   return { app, handle, background: backgroundWork, signals }
@@ -150,7 +130,7 @@ interface AppParts {
   bodies: BodyReader
   fileStorage: FileStorage
   renderedPages: RenderedPages
-  healthCheck: { get(): unknown }
+  healthCheck: Pick<Store, 'ping'>
 }
 
 /** The HTTP application: routes over the services, one error handler, security headers, the access log. */
@@ -165,7 +145,9 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       let failure: HttpError
       if (error instanceof HttpError) failure = error
-      else if (code === 'NOT_FOUND') failure = new HttpError(404, 'Not found')
+      else if (error instanceof DatabaseUnavailable) {
+        failure = new HttpError(503, 'Database unavailable', undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) })
+      } else if (code === 'NOT_FOUND') failure = new HttpError(404, 'Not found')
       else {
         logger.error('internal error', {
           request_id: requestIdOf(set),
@@ -184,8 +166,8 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
     .use(apiAuth(auth, apiLimiter))
     .get(
       '/healthz',
-      () => {
-        healthCheck.get()
+      async () => {
+        await healthCheck.ping()
         return { status: 'ok' }
       },
       {
@@ -193,7 +175,7 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
           tag: 'Operations',
           auth: false,
           summary: 'Health check',
-          description: 'Answers 200 when the database answers.',
+          description: 'Answers 200 when the database answers, 503 while it does not.',
           responses: { 200: Type.Object({ status: Type.Literal('ok') }) },
         }),
       },
@@ -227,6 +209,9 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
     })),
   )
 }
+
+/** How long a client is asked to wait while the database is away. */
+const DATABASE_RETRY_AFTER_SECONDS = 5
 
 /** Stands for the Host of a request whose url is rebuilt: a name reserved never to resolve (RFC 6761). */
 const UNROUTABLE_ORIGIN = 'http://invalid'

@@ -8,7 +8,10 @@ export interface Config {
   port: number
   /** Origin used in form URLs; no trailing slash. Undefined means http://localhost:<listening port>. */
   baseUrl: string | undefined
+  /** The SQLite file, used when databaseUrl is not set. */
   dbPath: string
+  /** A postgres:// URL: keep everything in that PostgreSQL database instead. */
+  databaseUrl: string | undefined
   webhookTimeoutMs: number
   webhookMaxRetries: number
   apiKey: string | undefined
@@ -22,12 +25,13 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-/** Values given as command-line flags (`--host`, `--port`, `--base-url`, `--db`). */
+/** Values given as command-line flags (`--host`, `--port`, `--base-url`, `--db`, `--database-url`). */
 export interface ConfigFlags {
   host?: string
   port?: string
   baseUrl?: string
   db?: string
+  databaseUrl?: string
 }
 
 /** The largest form post a form can allow (its files together are at most 100 MiB): the budget must hold one. */
@@ -43,11 +47,17 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     return value === undefined || value.trim() === '' ? undefined : value.trim()
   }
   const port = integer('SERVICE_PORT (--port)', setting('SERVICE_PORT', flags.port), 8080, 0, 65535)
+  const dbPath = setting('SERVICE_DB_PATH', flags.db)
+  const databaseUrl = postgresUrl(setting('SERVICE_DATABASE_URL', flags.databaseUrl))
+  if (databaseUrl !== undefined && dbPath !== undefined) {
+    throw new ConfigError('Set either SERVICE_DATABASE_URL (--database-url) for PostgreSQL or SERVICE_DB_PATH (--db) for SQLite, not both')
+  }
   return {
     host: setting('SERVICE_HOST', flags.host) ?? '127.0.0.1',
     port,
     baseUrl: baseUrl(setting('SERVICE_BASE_URL', flags.baseUrl)),
-    dbPath: setting('SERVICE_DB_PATH', flags.db) ?? './data/intake.db',
+    dbPath: dbPath ?? './data/intake.db',
+    databaseUrl,
     webhookTimeoutMs: Math.round(seconds('SERVICE_WEBHOOK_TIMEOUT', setting('SERVICE_WEBHOOK_TIMEOUT'), 10) * 1000),
     webhookMaxRetries: integer('SERVICE_WEBHOOK_MAX_RETRIES', setting('SERVICE_WEBHOOK_MAX_RETRIES'), 3, 0, 10),
     apiKey: apiKey(setting('SERVICE_API_KEY')),
@@ -106,6 +116,16 @@ function baseUrl(value: string | undefined): string | undefined {
     )
   }
   return url.origin
+}
+
+/** A postgres:// or postgresql:// URL with a host. Never echoed: it may hold a password. */
+function postgresUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  const url = URL.parse(value)
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') || url.hostname === '') {
+    throw new ConfigError('SERVICE_DATABASE_URL (--database-url) must be a postgres:// or postgresql:// URL such as postgres://intake@db.example.com:5432/intake')
+  }
+  return value
 }
 
 function apiKey(value: string | undefined): string | undefined {

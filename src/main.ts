@@ -2,12 +2,12 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { API_KEY_PATTERN, ConfigError, loadConfig, type ConfigFlags } from './config.ts'
-import { copyDatabase, DatabaseOpenError, describeUpgrade, openDatabase } from './db/index.ts'
+import { API_KEY_PATTERN, ConfigError, loadConfig, type Config, type ConfigFlags } from './config.ts'
+import { DatabaseOpenError, DatabaseUnreachable, describeUpgrade, openStore, type Store } from './db/index.ts'
+import { copyDatabase, openDatabase } from './db/sqlite/open.ts'
 import { HttpError } from './lib/errors.ts'
 import { formatApiTime, formatOptionalApiTime, systemClock } from './lib/time.ts'
-import { createAuthService } from './modules/auth/service.ts'
-import { createAuthStore } from './modules/auth/store.ts'
+import { createAuthService, type AuthService } from './modules/auth/service.ts'
 import { MCP_PATH } from './modules/mcp/paths.ts'
 import { printError } from './lib/log.ts'
 import { FirstKeyNotShown, ListenError, startServer } from './server.ts'
@@ -18,6 +18,8 @@ const SETTINGS = `Settings (environment; flags override):
   SERVICE_PORT (--port)              port to bind, 0 = any free one [8080]
   SERVICE_BASE_URL (--base-url)      origin used in form URLs       [http://localhost:<port>]
   SERVICE_DB_PATH (--db)             SQLite file                    [./data/intake.db]
+  SERVICE_DATABASE_URL (--database-url)  postgres://user@host:port/db: use PostgreSQL
+                                     instead (password from PGPASSWORD)
   SERVICE_WEBHOOK_TIMEOUT            seconds per webhook attempt    [10]
   SERVICE_WEBHOOK_MAX_RETRIES        retries after the first        [3]
   SERVICE_API_KEY                    register this svc_live_ key at start
@@ -133,6 +135,7 @@ function parse(argv: string[]) {
         port: { type: 'string' },
         'base-url': { type: 'string' },
         db: { type: 'string' },
+        'database-url': { type: 'string' },
         account: { type: 'string' },
         json: { type: 'boolean' },
         url: { type: 'string' },
@@ -144,7 +147,7 @@ function parse(argv: string[]) {
   }
 }
 
-function run(argv: string[]): void {
+async function run(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv)
   // `intake help keys` reads as well as `intake keys --help`.
   const helpFor = positionals[0] === 'help' ? (positionals[1] ?? '') : values.help ? (positionals[0] ?? '') : undefined
@@ -153,13 +156,13 @@ function run(argv: string[]): void {
     return void process.stdout.write(helpFor === '' ? HELP : COMMAND_HELP[helpFor]!)
   }
   if (values.version) return void console.log(VERSION)
-  const flags: ConfigFlags = { host: values.host, port: values.port, baseUrl: values['base-url'], db: values.db }
+  const flags: ConfigFlags = { host: values.host, port: values.port, baseUrl: values['base-url'], db: values.db, databaseUrl: values['database-url'] }
   const [command = 'serve', ...rest] = positionals
 
   switch (command) {
     case 'serve': {
       expectArguments(rest, 0, 'serve')
-      startServer(loadConfig(process.env, flags))
+      await startServer(loadConfig(process.env, flags))
       return
     }
     case 'keys':
@@ -177,14 +180,13 @@ function run(argv: string[]): void {
   }
 }
 
-function keys(args: string[], flags: ConfigFlags, values: { account?: string; json?: boolean }): void {
+async function keys(args: string[], flags: ConfigFlags, values: { account?: string; json?: boolean }): Promise<void> {
   const [action, ...rest] = args
   const config = loadConfig(process.env, flags)
   switch (action) {
     case 'create': {
       expectArguments(rest, 0, 'keys create')
-      const auth = authService(config.dbPath, { mustExist: false })
-      const created = auth.createKey(values.account)
+      const created = await withAuth(config, { mustExist: false }, (auth) => auth.createKey(values.account))
       console.log(`Created key ${created.id} for account "${created.account}".`)
       console.log(`API key: ${created.key}`)
       console.log('This key is shown once and stored only as a hash. Keep it somewhere safe.')
@@ -192,14 +194,14 @@ function keys(args: string[], flags: ConfigFlags, values: { account?: string; js
     }
     case 'list': {
       expectArguments(rest, 0, 'keys list')
-      const rows = authService(config.dbPath, { mustExist: true }).listKeys()
-      const keys = rows.map((row) => ({
-        id: row.id,
-        account: row.account,
-        key: `svc_live_…${row.key_hint}`,
-        created_at: formatApiTime(row.created_at),
-        last_used_at: formatOptionalApiTime(row.last_used_at),
-        revoked_at: formatOptionalApiTime(row.revoked_at),
+      const listed = await withAuth(config, { mustExist: true }, (auth) => auth.listKeys())
+      const keys = listed.map((key) => ({
+        id: key.id,
+        account: key.account,
+        key: `svc_live_…${key.hint}`,
+        created_at: formatApiTime(key.createdAt),
+        last_used_at: formatOptionalApiTime(key.lastUsedAt),
+        revoked_at: formatOptionalApiTime(key.revokedAt),
       }))
       if (values.json) return console.log(JSON.stringify(keys, null, 2))
       if (keys.length === 0) return console.log('No keys.')
@@ -210,7 +212,7 @@ function keys(args: string[], flags: ConfigFlags, values: { account?: string; js
     }
     case 'revoke': {
       expectArguments(rest, 1, 'keys revoke KEY_ID')
-      const outcome = authService(config.dbPath, { mustExist: true }).revokeKey(rest[0]!)
+      const outcome = await withAuth(config, { mustExist: true }, (auth) => auth.revokeKey(rest[0]!))
       if (outcome === 'unknown') throw new UsageError(`No key with id "${rest[0]}" (see intake keys list)`)
       console.log(outcome === 'revoked' ? `Revoked key ${rest[0]}.` : `Key ${rest[0]} was already revoked.`)
       return
@@ -251,11 +253,23 @@ function mcp(url: string | undefined, key: string | undefined): void {
     })
 }
 
-function authService(dbPath: string, { mustExist }: { mustExist: boolean }) {
-  if (mustExist) requireDatabase(dbPath)
-  // stdout is the command's answer (scripts read it); the upgrade notice goes to stderr.
-  const db = openDatabase(dbPath, { onUpgrade: (upgrade) => console.error(describeUpgrade(upgrade)) })
-  return createAuthService(createAuthStore(db), systemClock)
+/** Runs `work` with the keys of the store the settings name, closing it after. */
+async function withAuth<T>(config: Config, { mustExist }: { mustExist: boolean }, work: (auth: AuthService) => Promise<T>): Promise<T> {
+  if (mustExist && config.databaseUrl === undefined) requireDatabase(config.dbPath)
+  const store = await openCommandStore(config)
+  try {
+    return await work(createAuthService(store, systemClock))
+  } finally {
+    await store.close()
+  }
+}
+
+/** The store for a command: stdout is the command's answer (scripts read it), so notices go to stderr. */
+function openCommandStore(config: Config): Promise<Store> {
+  return openStore(config, {
+    onUpgrade: (upgrade) => console.error(describeUpgrade(upgrade)),
+    log: (line) => console.error(line),
+  })
 }
 
 function requireDatabase(dbPath: string) {
@@ -271,9 +285,11 @@ function printTable(headers: string[], rows: string[][]) {
   for (const row of [headers, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
 }
 
-try {
-  run(process.argv.slice(2))
-} catch (error) {
+run(process.argv.slice(2)).catch((error) => {
+  if (error instanceof DatabaseUnreachable) {
+    printError(`intake: ${error.message}`)
+    process.exit(1)
+  }
   if (
     error instanceof UsageError ||
     error instanceof ConfigError ||
@@ -289,4 +305,4 @@ try {
     process.exit(1)
   }
   throw error
-}
+})

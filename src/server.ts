@@ -1,11 +1,9 @@
-import { resolve } from 'node:path'
 import { createIntake } from './app.tsx'
 import { resolveBaseUrl, type Config } from './config.ts'
-import { describeUpgrade, openDatabase } from './db/index.ts'
+import { describeUpgrade, openStore } from './db/index.ts'
 import { createLogger, stdoutWriter, StdoutUnwritable, type Logger, type StdoutWriter } from './lib/log.ts'
 import { systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
-import { createAuthStore } from './modules/auth/store.ts'
 import { VERSION } from './version.ts'
 
 /** Long-polls hold a request up to 60 s; Bun would cut an idle connection after 10. */
@@ -28,11 +26,17 @@ export interface RunningServer {
  * stdout, which never blocks the server (see StdoutWriter); only the first
  * start's key waits for it, and is not made if stdout does not take it.
  */
-export function startServer(config: Config, stdout: StdoutWriter = stdoutWriter(), logger: Logger = createLogger()): RunningServer {
-  const db = openDatabase(config.dbPath, { onUpgrade: (upgrade) => stdout.print(describeUpgrade(upgrade)) })
+export async function startServer(config: Config, stdout: StdoutWriter = stdoutWriter(), logger: Logger = createLogger()): Promise<RunningServer> {
+  const store = await openStore(config, {
+    onUpgrade: (upgrade) => stdout.print(describeUpgrade(upgrade)),
+    log: (line) => stdout.print(line),
+  })
 
   let port = config.port
-  const { app, handle, background, signals } = createIntake({ config, db, logger, baseUrl: () => resolveBaseUrl(config, port) })
+  const { app, handle, background, signals } = createIntake({ config, store, logger, baseUrl: () => resolveBaseUrl(config, port) })
+  // Nothing is answered until the start's key (when it makes one) is stored: the first request with it must work.
+  let ready!: () => void
+  const started = new Promise<void>((resolve) => (ready = resolve))
   let server: ReturnType<typeof Bun.serve>
   try {
     server = Bun.serve({
@@ -43,10 +47,13 @@ export function startServer(config: Config, stdout: StdoutWriter = stdoutWriter(
       // A second intake on a taken port must fail, not quietly share it.
       reusePort: false,
       development: false,
-      fetch: handle,
+      fetch: async (request) => {
+        await started
+        return handle(request)
+      },
     })
   } catch (error) {
-    db.close()
+    await store.close()
     throw new ListenError(`Cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`)
   }
   // Routes read the peer address (server.requestIP) through the app's server.
@@ -54,28 +61,31 @@ export function startServer(config: Config, stdout: StdoutWriter = stdoutWriter(
   port = server.port!
   const listeningUrl = server.url.href.replace(/\/$/, '')
   // Only once listening: a start that fails (a taken port) must not make a key it never shows.
-  const startupKey = createAuthService(createAuthStore(db), systemClock).prepareStartupKey(config.apiKey)
+  const startupKey = await createAuthService(store, systemClock).prepareStartupKey(config.apiKey)
   if (startupKey) {
     // One write: whoever sees the listening line sees the key line with it. The key is stored
     // only once stdout has taken it; no request is handled before, so it works from the first one.
     try {
       stdout.writeNow(
-        firstStartBanner({ listeningUrl, baseUrl: resolveBaseUrl(config, port), dataPath: resolve(config.dbPath), key: startupKey.key }),
+        firstStartBanner({ listeningUrl, baseUrl: resolveBaseUrl(config, port), dataPath: store.location, postgres: store.kind === 'postgres', key: startupKey.key }),
         FIRST_KEY_OUTPUT_TIMEOUT_MS,
       )
     } catch (error) {
       if (!(error instanceof StdoutUnwritable)) throw error
       server.stop(true)
-      db.close()
+      await store.close()
       throw new FirstKeyNotShown(
         `the first start shows its new API key on stdout, and ${error.message}: no key was made. ` +
           'Start again with stdout read, or first create a key with: intake keys create',
       )
     }
-    startupKey.commit()
+    await startupKey.commit()
   } else {
-    stdout.print(`intake ${VERSION} listening on ${listeningUrl} (data: ${resolve(config.dbPath)})`)
+    stdout.print(`intake ${VERSION} listening on ${listeningUrl} (data: ${store.location})`)
   }
+  // From here requests go straight to intake.
+  server.reload({ fetch: handle })
+  ready()
 
   background.start()
 
@@ -89,7 +99,7 @@ export function startServer(config: Config, stdout: StdoutWriter = stdoutWriter(
       signals.releaseAll()
       await Promise.all([serverStopped, background.stop()])
       clearTimeout(force)
-      db.close()
+      await store.close()
     })())
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -110,14 +120,16 @@ export class FirstKeyNotShown extends Error {}
  * What the very first start says, once: where things are, the key, and the
  * next command to try. Later starts say one line.
  */
-function firstStartBanner(at: { listeningUrl: string; baseUrl: string; dataPath: string; key: string }): string {
+function firstStartBanner(at: { listeningUrl: string; baseUrl: string; dataPath: string; postgres: boolean; key: string }): string {
   // A server bound to every address is reached locally through loopback.
   const local = at.listeningUrl.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
   return [
     `intake ${VERSION} listening on ${at.listeningUrl}`,
     '',
     'intake is ready. This is shown once, on the first start.',
-    `  Data   ${at.dataPath}  (one file; copy it safely with: intake backup FILE)`,
+    at.postgres
+      ? `  Data   ${at.dataPath}  (PostgreSQL; back it up with pg_dump, or: intake backup FILE)`
+      : `  Data   ${at.dataPath}  (one file; copy it safely with: intake backup FILE)`,
     `  API    ${at.baseUrl}/api/v1  (OpenAPI at /api/v1/openapi.json, MCP at /mcp)`,
     `  Forms  ${at.baseUrl}/f/<id>  (the link you send to a person)`,
     '',

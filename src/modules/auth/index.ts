@@ -26,10 +26,10 @@ const needsKey = (path: string) =>
  * malformed or too large).
  */
 export function apiAuth(auth: AuthService, limiter: RateLimiter) {
-  return new Elysia({ name: 'api-auth' }).onRequest(({ request, set }) => {
+  return new Elysia({ name: 'api-auth' }).onRequest(async ({ request, set }) => {
     // The path the router goes by: intake's handle has replaced any url Elysia would read otherwise.
     if (!needsKey(pathOf(request.url))) return
-    const principal = auth.authenticate(request.headers.get('authorization'))
+    const principal = await auth.authenticate(request.headers.get('authorization'))
     takeRequests(limiter, principal, 1)
     ;(set as WithPrincipal)[PRINCIPAL] = principal
   })

@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import { API_KEY_PATTERN } from '../../config.ts'
 import { HttpError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
+import type { Logger } from '../../lib/log.ts'
 import type { Clock } from '../../lib/time.ts'
-import type { AuthStore, KeyListRow, KeyRow } from './store.ts'
+import type { Store } from '../../db/store.ts'
+import type { ApiKeyRecord, KeyListing } from './store/index.ts'
 
 /** Who is calling: resolved from the bearer key of one request. */
 export interface Principal {
@@ -28,61 +30,60 @@ export const generateKey = () => `svc_live_${randomBytes(24).toString('hex')}`
 const notAuthenticated = () => new HttpError(403, 'Not authenticated')
 const invalidKey = () => new HttpError(401, 'Invalid API key', undefined, { 'WWW-Authenticate': 'Bearer' })
 
-/**
- * `write` runs the occasional last-used update: through the server's group
- * commit, or at once from the command line.
- */
-export function createAuthService(store: AuthStore, clock: Clock, write: (work: () => void) => void = (work) => work()) {
+/** Keys and accounts: creating, listing and revoking keys, and who a request's key says it is. */
+export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
   /**
-   * What each presented key turned out to be (its row, or null when unknown),
-   * so most requests skip hashing and the lookup. Keys are created and revoked
-   * by other processes (the command line). Once per turn of the event loop,
-   * before the first request it handles, the database's data_version says
-   * whether any other connection has committed since; if one has, everything
-   * remembered is forgotten. Requests a turn handles were read off the network
-   * before it began, so a revocation holds for every request sent after it.
+   * What each presented key turned out to be (its record, or null when
+   * unknown), so most requests skip hashing and the lookup. Keys are created
+   * and revoked by other processes (the command line). Once per turn of the
+   * event loop, before the first request it handles, the store says whether
+   * keys may have changed since (SQLite: another connection committed); if so,
+   * everything remembered is forgotten. Requests a turn handles were read off
+   * the network before it began, so a revocation holds for every request sent
+   * after it.
    */
-  const remembered = new Map<string, KeyRow | null>()
-  let rememberedVersion: number | undefined
-  let checkedThisTurn = false
+  const remembered = new Map<string, ApiKeyRecord | null>()
+  let rememberedVersion: unknown
+  let versionThisTurn: Promise<unknown> | undefined
 
-  function keyRow(key: string): KeyRow | null {
-    if (!checkedThisTurn) {
-      checkedThisTurn = true
-      setImmediate(() => (checkedThisTurn = false))
-      const version = store.dataVersion()
-      if (version !== rememberedVersion) {
-        remembered.clear()
-        rememberedVersion = version
-      }
+  async function keyRecord(key: string): Promise<ApiKeyRecord | null> {
+    if (!versionThisTurn) {
+      versionThisTurn = store.keys.keysVersion()
+      setImmediate(() => (versionThisTurn = undefined))
     }
-    let row = remembered.get(key)
-    if (row === undefined) {
-      row = store.keyByHash(hashKey(key)) ?? null
+    const version = await versionThisTurn
+    if (version !== rememberedVersion) {
+      remembered.clear()
+      rememberedVersion = version
+    }
+    let record = remembered.get(key)
+    if (record === undefined) {
+      record = (await store.keys.keyByHash(hashKey(key))) ?? null
+      if (version !== rememberedVersion) return record
       if (remembered.size >= KEYS_REMEMBERED) remembered.clear()
-      remembered.set(key, row)
+      remembered.set(key, record)
     }
-    return row
+    return record
   }
 
   function register(accountName: string, key: string) {
     const now = clock()
-    return store.transaction(() => {
-      const accountId = store.ensureAccount(newId(), accountName, now)
+    return store.transaction(async (tx) => {
+      const accountId = await tx.keys.ensureAccount(newId(), accountName, now)
       const id = newId()
-      store.insertKey({ id, accountId, hash: hashKey(key), hint: key.slice(-4), createdAt: now })
+      await tx.keys.insertKey({ id, accountId, hash: hashKey(key), hint: key.slice(-4), createdAt: now })
       return { id, account: accountName }
     })
   }
 
   return {
     /** Creates a key (and its account when new). The plaintext is returned once and stored nowhere. */
-    createKey(accountName: string = DEFAULT_ACCOUNT) {
+    async createKey(accountName: string = DEFAULT_ACCOUNT) {
       if (!ACCOUNT_NAME_PATTERN.test(accountName)) {
         throw new HttpError(422, 'An account name starts with a letter or digit and holds only letters, digits, ".", "_" and "-" (at most 64 characters)')
       }
       const key = generateKey()
-      return { ...register(accountName, key), key }
+      return { ...(await register(accountName, key)), key }
     },
 
     /**
@@ -90,37 +91,38 @@ export function createAuthService(store: AuthStore, clock: Clock, write: (work: 
      * works, makes one to show once. It is stored by `commit`, only once it has
      * been shown: nobody must be left with a key they never saw as the only one.
      */
-    prepareStartupKey(configuredKey: string | undefined): { key: string; commit(): void } | undefined {
-      if (configuredKey && !store.keyByHash(hashKey(configuredKey))) register(DEFAULT_ACCOUNT, configuredKey)
-      if (store.usableKeyExists()) return undefined
+    async prepareStartupKey(configuredKey: string | undefined): Promise<{ key: string; commit(): Promise<void> } | undefined> {
+      if (configuredKey && !(await store.keys.keyByHash(hashKey(configuredKey)))) await register(DEFAULT_ACCOUNT, configuredKey)
+      if (await store.keys.usableKeyExists()) return undefined
       const key = generateKey()
-      return { key, commit: () => void register(DEFAULT_ACCOUNT, key) }
+      return { key, commit: async () => void (await register(DEFAULT_ACCOUNT, key)) }
     },
 
-    listKeys: (): KeyListRow[] => store.listKeys(),
+    listKeys: (): Promise<KeyListing[]> => store.keys.listKeys(),
 
     /** 'revoked', 'already revoked', or 'unknown'. */
-    revokeKey(id: string): 'revoked' | 'already revoked' | 'unknown' {
-      if (store.revoke(id, clock())) return 'revoked'
-      return store.keyExists(id) ? 'already revoked' : 'unknown'
+    async revokeKey(id: string): Promise<'revoked' | 'already revoked' | 'unknown'> {
+      const now = clock()
+      if (await store.transaction((tx) => tx.keys.revoke(id, now))) return 'revoked'
+      return (await store.keys.keyExists(id)) ? 'already revoked' : 'unknown'
     },
 
     /** The principal of an `Authorization` header value, or a 403 / 401 as the contract says. */
-    authenticate(authorization: string | null): Principal {
+    async authenticate(authorization: string | null): Promise<Principal> {
       if (authorization === null || authorization.trim() === '') throw notAuthenticated()
       const match = /^Bearer(?:\s+(.*))?$/is.exec(authorization.trim())
       if (!match) throw invalidKey()
       const key = (match[1] ?? '').trim()
       if (key === '') throw notAuthenticated()
       if (!API_KEY_PATTERN.test(key)) throw invalidKey()
-      const row = keyRow(key)
-      if (!row || row.revoked_at !== null) throw invalidKey()
+      const record = await keyRecord(key)
+      if (!record || record.revokedAt !== null) throw invalidKey()
       const now = clock()
-      if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
-        row.last_used_at = now
-        write(() => store.touch(row.id, now))
+      if (record.lastUsedAt === null || now - record.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+        record.lastUsedAt = now
+        store.transaction((tx) => tx.keys.touch(record.id, now)).catch((error) => logger?.warn('last-used time not recorded', { error: String(error) }))
       }
-      return { accountId: row.account_id, keyId: row.id, key }
+      return { accountId: record.accountId, keyId: record.id, key }
     },
   }
 }

@@ -35,8 +35,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
     )
     .get(
       '',
-      ({ query, set }) => {
-        const page = forms.list(principalOf(set), query)
+      async ({ query, set }) => {
+        const page = await forms.list(principalOf(set), query)
         if (page.nextCursor) {
           const next = new URLSearchParams({ ...pick(query, ['status', 'limit']), cursor: page.nextCursor })
           set.headers.link = `<${baseUrl()}/api/v1/forms?${next}>; rel="next"`
@@ -55,8 +55,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
         }),
       },
     )
-    .get('/:id', ({ params, set }) => {
-      const json = forms.get(principalOf(set), params.id)
+    .get('/:id', async ({ params, set }) => {
+      const json = await forms.get(principalOf(set), params.id)
       set.headers['content-type'] = 'application/json;charset=utf-8'
       return json
     }, {

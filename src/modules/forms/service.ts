@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import { createHash, createHmac } from 'node:crypto'
 import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
 import { FieldInput, answersSchema, checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
-import type { Writer } from '../../db/writer.ts'
+import type { Store } from '../../db/store.ts'
 import { ProblemList, conflict, formNotFound, invalidAt } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { canonicalJson, encodeFreeForm, utf8Length } from '../../lib/json.ts'
@@ -22,7 +22,7 @@ import {
   type Form,
   type FormSummary,
 } from './model.ts'
-import type { FormRow, FormState, FormStore, FormSummaryRow } from './store.ts'
+import type { FormState, FormSummaryRecord, NewForm, StoredForm } from './store/index.ts'
 
 /** The unchanging JSON of forms kept ready (least recently used beyond), in bytes; a larger form's is made each time. */
 const DETAILS_KEPT = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }
@@ -54,8 +54,7 @@ export interface FormPage {
  * deleted), so long-polls on the form wake.
  */
 export function createFormService(
-  store: FormStore,
-  writer: Writer,
+  store: Store,
   clock: Clock,
   baseUrl: () => string,
   onChange: (formId: string) => void,
@@ -69,32 +68,40 @@ export function createFormService(
     ...DETAILS_KEPT,
     sizeOf: (parts) => stringBytes(parts.head) + stringBytes(parts.tail),
   })
-  const summary = (row: FormSummaryRow): FormSummary => ({
-    id: row.id,
-    title: row.title,
-    description: row.description,
-    url: `${baseUrl()}/f/${row.id}`,
-    status: row.status,
-    fields_count: row.fields_count,
-    expires_at: formatOptionalApiTime(row.expires_at),
-    created_at: formatApiTime(row.created_at),
+  const summary = (form: FormSummaryRecord): FormSummary => ({
+    id: form.id,
+    title: form.title,
+    description: form.description,
+    url: `${baseUrl()}/f/${form.id}`,
+    status: form.status,
+    fields_count: form.fieldsCount,
+    expires_at: formatOptionalApiTime(form.expiresAt),
+    created_at: formatApiTime(form.createdAt),
   })
-  const withContext = (row: FormRow): Form => ({
-    ...summary(row),
-    context: row.context === null ? null : JSON.parse(row.context),
+  const withContext = (form: StoredForm): Form => ({
+    ...summary(form),
+    context: form.context === null ? null : JSON.parse(form.context),
   })
 
-  /** The account's form, or 404 (also for malformed ids and other accounts' forms). */
-  function ownForm(principal: Principal, formId: string, now = clock()): FormRow {
+  /** The account's form with its fields, or 404 (also for malformed ids and other accounts' forms). */
+  async function ownForm(principal: Principal, formId: string, now = clock()): Promise<StoredForm> {
     const id = canonicalUlid(formId)
-    const row = id && store.findForAccount(principal.accountId, id, now)
-    if (!row) throw formNotFound()
-    return row
+    const form = id && (await store.forms.findForAccount(principal.accountId, id, now))
+    if (!form) throw formNotFound()
+    return form
+  }
+
+  /** The state (status, expiry, context) of the account's form, or 404 as ownForm. */
+  async function ownFormState(principal: Principal, formId: string): Promise<FormState> {
+    const id = canonicalUlid(formId)
+    const state = id && (await store.forms.findStateForAccount(principal.accountId, id, clock()))
+    if (!state) throw formNotFound()
+    return state
   }
 
   /** The JSON of a FormDetail around its changing part (state, expiry, context), which goes between. */
-  function unchangingDetail(row: FormRow): { head: string; tail: string } {
-    const fields: FieldOutput[] = (JSON.parse(row.fields) as FieldDefinition[]).map((field) => ({
+  function unchangingDetail(row: StoredForm): { head: string; tail: string } {
+    const fields: FieldOutput[] = row.fields.map((field) => ({
       key: field.key,
       type: field.type,
       label: field.label,
@@ -106,19 +113,19 @@ export function createFormService(
     return {
       head: `${identity.slice(0, -1)},`,
       tail:
-        `"created_at":"${formatApiTime(row.created_at)}","fields_count":${row.fields_count},"fields":${JSON.stringify(fields)},` +
-        `"callback_url":${JSON.stringify(row.callback_url)},"callback_metadata":${row.callback_metadata},"settings":${row.settings}}`,
+        `"created_at":"${formatApiTime(row.createdAt)}","fields_count":${row.fieldsCount},"fields":${JSON.stringify(fields)},` +
+        `"callback_url":${JSON.stringify(row.callbackUrl)},"callback_metadata":${row.callbackMetadata},"settings":${row.settings}}`,
     }
   }
 
   /** The JSON Schema of the `data` a response to this form will hold. */
-  function answersSchemaOf(principal: Principal, formId: string): Record<string, unknown> {
-    const row = ownForm(principal, formId)
-    return answersSchema(row.title, JSON.parse(row.fields) as FieldDefinition[])
+  async function answersSchemaOf(principal: Principal, formId: string): Promise<Record<string, unknown>> {
+    const form = await ownForm(principal, formId)
+    return answersSchema(form.title, form.fields)
   }
 
   return {
-    ownForm,
+    ownFormState,
 
     /**
      * Creates a form. With an Idempotency-Key, a retry (the same key and body
@@ -141,53 +148,51 @@ export function createFormService(
       const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
       const id = newId()
       const callbackUrl = body.callback_url ?? null
-      const fields = JSON.stringify(body.fields)
       await slices.pause()
-      const form = {
+      const form: NewForm = {
         id,
-        account_id: principal.accountId,
+        accountId: principal.accountId,
         title: body.title,
         description: body.description ?? null,
-        fields,
-        fields_count: body.fields.length,
-        callback_url: callbackUrl,
-        callback_metadata: encodeFreeForm(body.callback_metadata ?? {}, '/callback_metadata'),
-        webhook_secret: callbackUrl === null ? null : webhookSecret(principal.key, id),
+        fields: body.fields as FieldDefinition[],
+        fieldsCount: body.fields.length,
+        callbackUrl,
+        callbackMetadata: encodeFreeForm(body.callback_metadata ?? {}, '/callback_metadata'),
+        webhookSecret: callbackUrl === null ? null : webhookSecret(principal.key, id),
         context,
         settings: encodeFreeForm(body.settings ?? {}, '/settings'),
-        expires_at: expiresIn === null ? null : now + expiresIn,
-        created_at: now,
-        updated_at: now,
+        expiresAt: expiresIn === null ? null : now + expiresIn,
+        createdAt: now,
       }
       await slices.pause()
       // The same body, whatever its key order or spacing.
       const requestHash = idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(input)).digest('hex')
       await slices.pause()
       // Looking the key up and creating the form are one unit of work: concurrent duplicates create one form.
-      const { row, replayed } = await writer.run(() => {
+      const { created, replayed } = await store.transaction(async (tx) => {
         if (idempotencyKey !== undefined) {
-          const earlier = store.idempotencyKey(principal.accountId, idempotencyKey)
-          if (earlier && earlier.created_at > now - IDEMPOTENCY_WINDOW_MS) {
-            if (earlier.request_hash !== requestHash) {
+          const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
+          if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
+            if (earlier.requestHash !== requestHash) {
               throw invalidAt('', 'This Idempotency-Key was already used with a different body; use a new key for a new form')
             }
-            return { row: store.findForAccount(principal.accountId, earlier.form_id, now)!, replayed: true }
+            return { created: (await tx.forms.findForAccount(principal.accountId, earlier.formId, now))!, replayed: true }
           }
         }
-        store.insert(form)
+        await tx.forms.insert(form)
         if (idempotencyKey !== undefined) {
-          store.rememberIdempotencyKey({ accountId: principal.accountId, key: idempotencyKey, requestHash, formId: id, createdAt: now })
+          await tx.forms.rememberIdempotencyKey({ accountId: principal.accountId, key: idempotencyKey, requestHash, formId: id, createdAt: now })
         }
-        return { row: store.findForAccount(principal.accountId, id, now)!, replayed: false }
+        return { created: { ...form, status: 'active' as const }, replayed: false }
       })
-      return { form: withContext(row), replayed }
+      return { form: withContext(created), replayed }
     },
 
     answersSchema: answersSchemaOf,
 
     /** The same as JSON text, written after a turn of the event loop: the largest form's is about 1 MB. */
     async answersSchemaJson(principal: Principal, formId: string): Promise<string> {
-      const schema = answersSchemaOf(principal, formId)
+      const schema = await answersSchemaOf(principal, formId)
       await yieldToLoop()
       return JSON.stringify(schema)
     },
@@ -197,28 +202,27 @@ export function createFormService(
      * What never changes after creation is serialised once per form and kept;
      * the state, expiry and context are read and spliced in every time.
      */
-    get(principal: Principal, formId: string): string {
+    async get(principal: Principal, formId: string): Promise<string> {
       const id = canonicalUlid(formId)
       let parts = id ? detailParts.get(id) : undefined
-      let state: FormState | undefined
+      let state: FormState
       if (parts) {
         // Only what can change need be read; the query still checks the form is the caller's.
-        state = store.findStateForAccount(principal.accountId, id!, clock())
-        if (!state) throw formNotFound()
+        state = await ownFormState(principal, formId)
       } else {
-        const row = ownForm(principal, formId)
-        parts = detailParts.set(row.id, unchangingDetail(row))
-        state = row
+        const form = await ownForm(principal, formId)
+        parts = detailParts.set(form.id, unchangingDetail(form))
+        state = form
       }
-      const expiresAt = state.expires_at === null ? 'null' : `"${formatApiTime(state.expires_at)}"`
+      const expiresAt = state.expiresAt === null ? 'null' : `"${formatApiTime(state.expiresAt)}"`
       return `${parts.head}"status":"${state.status}","expires_at":${expiresAt},"context":${state.context ?? 'null'},${parts.tail}`
     },
 
-    list(principal: Principal, rawQuery: Record<string, unknown>): FormPage {
+    async list(principal: Principal, rawQuery: Record<string, unknown>): Promise<FormPage> {
       const query = validate(ListFormsQuery, integerQuery(rawQuery, ['limit']))
       const limit = query.limit ?? 20
       // One extra row tells whether another page exists.
-      const rows = store.list({
+      const rows = await store.forms.list({
         accountId: principal.accountId,
         status: query.status,
         before: canonicalUlid(query.cursor),
@@ -246,18 +250,21 @@ export function createFormService(
       } else {
         expiresAt = body.expires_at
       }
-      const updated = await writer.run(() => {
+      const id = canonicalUlid(formId)
+      if (!id) throw formNotFound()
+      const updated = await store.transaction(async (tx) => {
         const now = clock()
-        const form = ownForm(principal, formId, now)
+        const form = await tx.forms.findForAccount(principal.accountId, id, now)
+        if (!form) throw formNotFound()
         if (body.status === 'cancelled' && form.status !== 'active' && form.status !== 'cancelled') {
           throw conflict(`A ${form.status} form cannot be cancelled`)
         }
         if (expiresAt !== undefined && form.status !== 'active') {
           throw conflict(`The expiry of a ${form.status} form cannot be changed`)
         }
-        if (expiresAt !== undefined) store.setExpiry(form.id, expiresAt, now)
-        if (body.status === 'cancelled' && form.status === 'active') store.setStatus(form.id, 'cancelled', now)
-        return withContext(store.findForAccount(principal.accountId, form.id, now)!)
+        if (expiresAt !== undefined) await tx.forms.setExpiry(form.id, expiresAt, now)
+        if (body.status === 'cancelled' && form.status === 'active') await tx.forms.setStatus(form.id, 'cancelled', now)
+        return withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!)
       })
       if (updated.status !== 'active') onChange(updated.id)
       return updated
@@ -265,7 +272,7 @@ export function createFormService(
 
     async delete(principal: Principal, formId: string): Promise<void> {
       const id = canonicalUlid(formId)
-      if (!id || !(await writer.run(() => store.delete(principal.accountId, id)))) throw formNotFound()
+      if (!id || !(await store.transaction((tx) => tx.forms.delete(principal.accountId, id)))) throw formNotFound()
       detailParts.delete(id)
       onChange(id)
     },

@@ -17,15 +17,15 @@ function serviceBackend(principal: Principal, forms: FormService, responses: Res
   return {
     async createForm(body, idempotencyKey) {
       const { form } = await forms.create(principal, body, idempotencyKey)
-      return { form, answersSchema: forms.answersSchema(principal, form.id) }
+      return { form, answersSchema: await forms.answersSchema(principal, form.id) }
     },
-    getForm: async (formId) => JSON.parse(forms.get(principal, formId)),
+    getForm: async (formId) => JSON.parse(await forms.get(principal, formId)),
     listForms: async (query) => forms.list(principal, query),
     cancelForm: (formId) => forms.update(principal, formId, { status: 'cancelled' }),
     deleteForm: (formId) => forms.delete(principal, formId),
     async getResponses(formId, wait, abort) {
       const found = await responses.list(principal, formId, wait === undefined ? {} : { wait }, abort)
-      return { formStatus: forms.ownForm(principal, formId).status, responses: found }
+      return { formStatus: (await forms.ownFormState(principal, formId)).status, responses: found }
     },
   }
 }

@@ -31,11 +31,11 @@ export function responseRoutes(responses: ResponseService) {
     })
     .get(
       '/:responseId/files/:key',
-      ({ params, set }) => {
-        const { file, bytes } = responses.file(principalOf(set), params.id, params.responseId, params.key)
+      async ({ params, set }) => {
+        const { file, bytes } = await responses.file(principalOf(set), params.id, params.responseId, params.key)
         return new Response(bytes, {
           headers: {
-            'content-type': file.content_type,
+            'content-type': file.contentType,
             'content-length': String(file.size),
             'content-disposition': attachmentDisposition(file.name),
           },

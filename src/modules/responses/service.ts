@@ -1,3 +1,4 @@
+import type { Store } from '../../db/store.ts'
 import { HttpError, responseNotFound } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
 import type { FormSignals } from '../../lib/signals.ts'
@@ -6,20 +7,21 @@ import { formatApiTime } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
+import type { FreeFormJson } from '../forms/store/index.ts'
 import { ListResponsesQuery, type ResponseObject } from './model.ts'
-import type { FileStore } from './files.ts'
-import type { ResponseRow, ResponseStore, StoredFile } from './store.ts'
+import type { StoredFile, StoredResponse } from './store/index.ts'
 
-export const toResponseObject = (row: ResponseRow): ResponseObject => ({
-  id: row.id,
-  form_id: row.form_id,
-  data: JSON.parse(row.data),
-  submitted_at: formatApiTime(row.submitted_at),
-  metadata: { ip: row.ip, user_agent: row.user_agent },
-  context: row.context === null ? null : JSON.parse(row.context),
+/** A response as the API shows it, with its form's context (a form with a response is completed: its context stays). */
+export const toResponseObject = (response: StoredResponse, context: FreeFormJson | null): ResponseObject => ({
+  id: response.id,
+  form_id: response.formId,
+  data: response.data,
+  submitted_at: formatApiTime(response.submittedAt),
+  metadata: { ip: response.ip, user_agent: response.userAgent },
+  context: context === null ? null : JSON.parse(context),
 })
 
-export function createResponseService(store: ResponseStore, files: FileStore, forms: FormService, signals: FormSignals) {
+export function createResponseService(store: Store, forms: FormService, signals: FormSignals) {
   return {
     /**
      * The form's responses, newest first (a form takes one, so at most one).
@@ -28,33 +30,47 @@ export function createResponseService(store: ResponseStore, files: FileStore, fo
      */
     async list(principal: Principal, formId: string, rawQuery: Record<string, unknown> = {}, abort?: AbortSignal): Promise<ResponseObject[]> {
       const query = validate(ListResponsesQuery, integerQuery(rawQuery, ['wait']))
-      const form = forms.ownForm(principal, formId)
-      if (query.wait !== undefined && form.status === 'active' && store.listForForm(form.id).length === 0) {
-        // No await between the check and the wait: a change can only come after the waiter is registered.
-        // Expiry wakes it too: the background loop signals each form it expires.
-        await signals.wait(form.id, query.wait * 1000, abort)
-        return store.listForForm(forms.ownForm(principal, formId).id).map(toResponseObject)
+      if (query.wait === undefined) {
+        const form = await forms.ownFormState(principal, formId)
+        return (await store.responses.listForForm(form.id)).map((response) => toResponseObject(response, form.context))
       }
-      return store.listForForm(form.id).map(toResponseObject)
+      // Listening before looking: a change that commits while the form is read still wakes this wait.
+      // Expiry wakes it too: the sweep signals each form it expires.
+      const stopWaiting = new AbortController()
+      const onAbort = () => stopWaiting.abort()
+      abort?.addEventListener('abort', onAbort)
+      const id = canonicalUlid(formId)
+      const changed = id ? signals.wait(id, query.wait * 1000, stopWaiting.signal) : Promise.resolve()
+      try {
+        const form = await forms.ownFormState(principal, formId)
+        const found = await store.responses.listForForm(form.id)
+        if (form.status !== 'active' || found.length > 0) return found.map((response) => toResponseObject(response, form.context))
+        await changed
+        const now = await forms.ownFormState(principal, formId)
+        return (await store.responses.listForForm(now.id)).map((response) => toResponseObject(response, now.context))
+      } finally {
+        stopWaiting.abort()
+        abort?.removeEventListener('abort', onAbort)
+      }
     },
 
-    get(principal: Principal, formId: string, responseId: string): ResponseObject {
-      const form = forms.ownForm(principal, formId)
+    async get(principal: Principal, formId: string, responseId: string): Promise<ResponseObject> {
+      const form = await forms.ownFormState(principal, formId)
       const id = canonicalUlid(responseId)
-      const row = id && store.find(form.id, id)
-      if (!row) throw responseNotFound()
-      return toResponseObject(row)
+      const response = id && (await store.responses.find(form.id, id))
+      if (!response) throw responseNotFound()
+      return toResponseObject(response, form.context)
     },
 
     /**
      * A file the person uploaded with the response, by its field key: what it
      * is, and its bytes as a stream read a chunk at a time.
      */
-    file(principal: Principal, formId: string, responseId: string, key: string): { file: StoredFile; bytes: ReadableStream<Uint8Array> } {
-      const form = forms.ownForm(principal, formId)
+    async file(principal: Principal, formId: string, responseId: string, key: string): Promise<{ file: StoredFile; bytes: ReadableStream<Uint8Array> }> {
+      const form = await forms.ownFormState(principal, formId)
       const id = canonicalUlid(responseId)
-      if (!id || !store.find(form.id, id)) throw responseNotFound()
-      const file = store.file(form.id, id, key)
+      if (!id || !(await store.responses.find(form.id, id))) throw responseNotFound()
+      const file = await store.responses.file(form.id, id, key)
       if (!file) throw new HttpError(404, 'File not found')
       let seq = 0
       let sent = 0
@@ -64,7 +80,7 @@ export function createResponseService(store: ResponseStore, files: FileStore, fo
         async pull(controller) {
           await slices.pause()
           if (sent >= file.size) return controller.close()
-          const chunk = files.chunk(file.file_id, seq++)
+          const chunk = await store.responses.chunk(file.fileId, seq++)
           // Deleted while it was being downloaded: the download fails rather than ends short.
           if (chunk === undefined) return controller.error(new Error('the file was deleted during its download'))
           sent += chunk.byteLength

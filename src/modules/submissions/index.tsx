@@ -15,7 +15,7 @@ import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { createLruCache } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
-import type { FormPublicState, FormRow } from '../forms/store.ts'
+import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
 import type { SubmissionService } from './service.ts'
 
@@ -32,11 +32,11 @@ export interface SubmissionRouteOptions {
 
 const SubmissionReceipt = Type.Object({ id: Ulid, form_id: Ulid, submitted_at: ApiTime }, { title: 'SubmissionReceipt' })
 
-const formView = (form: FormRow): FormView => ({
+const formView = (form: StoredForm): FormView => ({
   id: form.id,
   title: form.title,
   description: form.description,
-  fields: JSON.parse(form.fields) as FieldDefinition[],
+  fields: form.fields,
 })
 
 /**
@@ -123,9 +123,9 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
       '/f/:id',
       async ({ params, set }) => {
         // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once.
-        const state = submissions.publicState(params.id)
+        const state = await submissions.publicState(params.id)
         if (state.status !== 'active') return closedPage(set, state, false)
-        const page = renderedPages.get(state.id) ?? renderedPages.set(state.id, await renderFormPage({ form: formView(submissions.publicForm(state.id)) }))
+        const page = renderedPages.get(state.id) ?? renderedPages.set(state.id, await renderFormPage({ form: formView(await submissions.publicForm(state.id)) }))
         return htmlPage(set, page)
       },
       {
@@ -165,13 +165,13 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         }
 
         // Before reading what may be a large upload: is there a form, and does it take an answer?
-        const form = submissions.publicForm(params.id)
+        const form = await submissions.publicForm(params.id)
         if (form.status !== 'active') return closedPage(set, form, true)
         const view = formView(form)
         const allowances = fileAllowances(view.fields)
         const incoming = fileStorage.receive()
         const claimed = new Set<string>()
-        let refused: { kind: 'invalid'; problems: Problem[]; typed: Record<string, string> } | { kind: 'closed'; form: FormRow } | undefined
+        let refused: { kind: 'invalid'; problems: Problem[]; typed: Record<string, string> } | { kind: 'closed'; form: FormPublicState } | undefined
         try {
           refused = await bodies.formPost(
             request,
@@ -191,7 +191,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
                 if (!(error instanceof HttpError)) throw error
                 if (error.status === 422 && error.problems) return { kind: 'invalid' as const, problems: error.problems, typed }
                 // Answered, cancelled or expired while this person was typing.
-                if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: submissions.publicForm(form.id) }
+                if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: await submissions.publicState(form.id) }
                 throw error
               }
             },

@@ -1,14 +1,15 @@
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
 import { rejected, type Parsed, type Upload } from '../../fields/types.ts'
 import { HttpError, ProblemList, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
-import type { Writer } from '../../db/writer.ts'
+import type { Store } from '../../db/store.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { timeSlicer } from '../../lib/slices.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
-import type { FormPublicState, FormRow, FormStore } from '../forms/store.ts'
+import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
+import type { NewFile } from '../responses/store/index.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
-import type { NewFile, SubmissionStore } from './store.ts'
+import type { NewDelivery } from '../webhooks/store/index.ts'
 
 export interface Submitter {
   ip: string | null
@@ -22,7 +23,7 @@ export interface RecordedSubmission {
 }
 
 /** Why a form takes no answer now, or undefined when it does. The page and the JSON path say the same. */
-export function closedFormError(form: Pick<FormRow, 'status'>): HttpError | undefined {
+export function closedFormError(form: Pick<StoredForm, 'status'>): HttpError | undefined {
   switch (form.status) {
     case 'active':
       return undefined
@@ -91,25 +92,23 @@ export const fileUrl = (baseUrl: string, formId: string, responseId: string, key
  * path alike. `onRecorded` runs once the response is committed.
  */
 export function createSubmissionService(
-  forms: FormStore,
-  store: SubmissionStore,
-  writer: Writer,
+  store: Store,
   clock: Clock,
   baseUrl: () => string,
   onRecorded: (formId: string) => void,
 ) {
   /** Which page the form behind a public link shows (its state and title); 404 when there is none. */
-  function publicState(formId: string): FormPublicState {
+  async function publicState(formId: string): Promise<FormPublicState> {
     const id = canonicalUlid(formId)
-    const state = id && forms.findPublicState(id, clock())
+    const state = id && (await store.forms.findPublicState(id, clock()))
     if (!state) throw formNotFound()
     return state
   }
 
   /** The form behind a public link, in any state; 404 when there is none. */
-  function publicForm(formId: string): FormRow {
+  async function publicForm(formId: string): Promise<StoredForm> {
     const id = canonicalUlid(formId)
-    const form = id && forms.find(id, clock())
+    const form = id && (await store.forms.find(id, clock()))
     if (!form) throw formNotFound()
     return form
   }
@@ -124,11 +123,11 @@ export function createSubmissionService(
      * 422 (with a problem per field) as an HttpError.
      */
     async submit(formId: string, values: unknown, submitter: Submitter): Promise<RecordedSubmission> {
-      const form = publicForm(formId)
+      const form = await publicForm(formId)
       const closed = closedFormError(form)
       if (closed) throw closed
       if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values' }])
-      const fields = JSON.parse(form.fields) as FieldDefinition[]
+      const fields = form.fields
       const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values)
       if (problems.length > 0) throw invalid(problems, moreProblems)
 
@@ -136,13 +135,12 @@ export function createSubmissionService(
       const newFiles: NewFile[] = uploads.map(({ key, upload }) => {
         data[key] = fileUrl(baseUrl(), form.id, responseId, key)
         return {
-          response_id: responseId,
-          field_key: key,
+          fieldKey: key,
           name: safeFileName(upload.name),
-          content_type: safeContentType(upload.type),
+          contentType: safeContentType(upload.type),
           size: upload.size,
           // Its bytes were written as they arrived; recording the answer claims them.
-          file_id: upload.fileId,
+          fileId: upload.fileId,
         }
       })
       const submittedAt = clock()
@@ -150,18 +148,18 @@ export function createSubmissionService(
       const ordered = Object.fromEntries(fields.flatMap((f) => (Object.hasOwn(data, f.key) ? [[f.key, data[f.key]!]] : [])))
       const response = {
         id: responseId,
-        form_id: form.id,
-        data: JSON.stringify(ordered),
+        formId: form.id,
+        data: ordered,
         ip: submitter.ip,
-        user_agent: submitter.userAgent,
-        submitted_at: submittedAt,
+        userAgent: submitter.userAgent,
+        submittedAt,
       }
-      const delivery = form.callback_url === null ? undefined : {
+      const delivery: NewDelivery | undefined = form.callbackUrl === null ? undefined : {
         id: newId(),
-        form_id: form.id,
-        response_id: responseId,
+        formId: form.id,
+        responseId,
         event: FORM_COMPLETED,
-        url: form.callback_url,
+        url: form.callbackUrl,
         payload: completedEventBody({
           formId: form.id,
           formTitle: form.title,
@@ -169,14 +167,22 @@ export function createSubmissionService(
           submittedAt,
           data: ordered,
           metadata: { ip: submitter.ip, user_agent: submitter.userAgent },
-          callbackMetadataJson: form.callback_metadata,
+          callbackMetadataJson: form.callbackMetadata,
           contextJson: form.context,
         }),
-        created_at: submittedAt,
+        createdAt: submittedAt,
       }
-      if (!(await writer.run(() => store.record(response, newFiles, delivery)))) {
+      // The response with its files, the form's move to `completed` and the delivery commit together or not at all.
+      const recorded = await store.transaction(async (tx) => {
+        // Only an active, unexpired form moves: the first submission to commit wins.
+        if (!(await tx.forms.complete(form.id, submittedAt))) return false
+        await tx.responses.insert(response, newFiles)
+        if (delivery) await tx.deliveries.enqueue(delivery)
+        return true
+      })
+      if (!recorded) {
         // Another submission (or cancellation, or expiry) got there first.
-        throw closedFormError(publicForm(form.id)) ?? conflict('This form has already been submitted')
+        throw closedFormError(await publicForm(form.id)) ?? conflict('This form has already been submitted')
       }
       onRecorded(form.id)
       return { id: responseId, formId: form.id, submittedAt }

@@ -1,4 +1,4 @@
-import type { Writer } from '../../db/writer.ts'
+import type { Store } from '../../db/store.ts'
 import { HttpError, conflict } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
 import { formatApiTime, formatOptionalApiTime, type Clock } from '../../lib/time.ts'
@@ -6,40 +6,41 @@ import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { DeliveryObject } from './model.ts'
 import { withOriginsOnly } from './origin.ts'
-import type { DeliveryRow, DeliveryStore } from './store.ts'
+import type { DeliveryRecord } from './store/index.ts'
 
-const toDeliveryObject = (row: DeliveryRow): DeliveryObject => ({
-  id: row.id,
+const toDeliveryObject = (delivery: DeliveryRecord): DeliveryObject => ({
+  id: delivery.id,
   event: 'form.completed',
-  status: row.status,
-  attempts: row.attempts,
-  last_status_code: row.last_status_code,
+  status: delivery.status,
+  attempts: delivery.attempts,
+  last_status_code: delivery.lastStatusCode,
   // Cut here too, not only when recorded: an older version stored errors that quote the whole URL.
-  last_error: row.last_error === null ? null : withOriginsOnly(row.last_error, row.url),
-  next_attempt_at: formatOptionalApiTime(row.next_attempt_at),
-  delivered_at: formatOptionalApiTime(row.delivered_at),
-  created_at: formatApiTime(row.created_at),
+  last_error: delivery.lastError === null ? null : withOriginsOnly(delivery.lastError, delivery.url),
+  next_attempt_at: formatOptionalApiTime(delivery.nextAttemptAt),
+  delivered_at: formatOptionalApiTime(delivery.deliveredAt),
+  created_at: formatApiTime(delivery.createdAt),
 })
 
 const deliveryNotFound = () => new HttpError(404, 'Delivery not found')
 
 /** The delivery log of a form, and queuing a delivery again. */
-export function createWebhookService(store: DeliveryStore, writer: Writer, forms: FormService, clock: Clock, onQueued: () => void) {
+export function createWebhookService(store: Store, forms: FormService, clock: Clock, onQueued: () => void) {
   return {
-    list(principal: Principal, formId: string): DeliveryObject[] {
-      return store.listForForm(forms.ownForm(principal, formId).id).map(toDeliveryObject)
+    async list(principal: Principal, formId: string): Promise<DeliveryObject[]> {
+      const form = await forms.ownFormState(principal, formId)
+      return (await store.deliveries.listForForm(form.id)).map(toDeliveryObject)
     },
 
     /** A fresh round with the full attempt budget for a delivered or failed delivery. */
     async redeliver(principal: Principal, formId: string, deliveryId: string): Promise<DeliveryObject> {
-      const form = forms.ownForm(principal, formId)
+      const form = await forms.ownFormState(principal, formId)
       const id = canonicalUlid(deliveryId)
-      const found = await writer.run(() => {
-        const row = id && store.listForForm(form.id).find((d) => d.id === id)
-        if (!row) throw deliveryNotFound()
-        if (row.status === 'pending') throw conflict('This delivery is already pending')
-        store.redeliver(form.id, row.id, clock())
-        return store.listForForm(form.id).find((d) => d.id === row.id)!
+      const found = await store.transaction(async (tx) => {
+        const delivery = id && (await tx.deliveries.listForForm(form.id)).find((d) => d.id === id)
+        if (!delivery) throw deliveryNotFound()
+        if (delivery.status === 'pending') throw conflict('This delivery is already pending')
+        await tx.deliveries.redeliver(form.id, delivery.id, clock())
+        return (await tx.deliveries.listForForm(form.id)).find((d) => d.id === delivery.id)!
       })
       onQueued()
       return toDeliveryObject(found)

@@ -2,6 +2,12 @@
  * The schema, one migration per release step. Migration N takes a database
  * from `PRAGMA user_version` N-1 to N. Never edit a shipped migration: add one.
  * Times are integer milliseconds since the epoch (UTC).
+ *
+ * Migrations are additive first (expand, then contract a release later).
+ * From schema 4 on, the database records the oldest schema whose intake may
+ * still run on it (`schema_compatibility`): a newer database is refused only
+ * when it says this intake is too old. A migration that breaks older
+ * releases raises it.
  */
 export const migrations: readonly string[] = [
   /* 1: accounts, keys, forms, responses, the webhook outbox */ `
@@ -132,5 +138,13 @@ export const migrations: readonly string[] = [
   CREATE TRIGGER response_files_unclaim AFTER DELETE ON response_files BEGIN
     INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (old.file_id, 0);
   END;
+  `,
+
+  /* 4: the oldest schema whose intake may run on this database */ `
+  CREATE TABLE schema_compatibility (
+    id                 INTEGER PRIMARY KEY CHECK (id = 1),
+    oldest_compatible  INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO schema_compatibility (id, oldest_compatible) VALUES (1, 3);
   `,
 ]

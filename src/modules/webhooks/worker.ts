@@ -1,12 +1,9 @@
-import type { Writer } from './db/writer.ts'
-import type { Logger } from './lib/log.ts'
-import type { FormSignals } from './lib/signals.ts'
-import type { Clock } from './lib/time.ts'
-import { IDEMPOTENCY_WINDOW_MS } from './modules/forms/service.ts'
-import type { FormStore } from './modules/forms/store.ts'
-import { systemResolver, type Resolver } from './modules/webhooks/addresses.ts'
-import { attemptDelivery, type AttemptOutcome } from './modules/webhooks/delivery.ts'
-import type { AttemptRecord, ClaimedDelivery, DeliveryStore, DuePosition, DueDelivery } from './modules/webhooks/store.ts'
+import type { Store, Transaction } from '../../db/store.ts'
+import type { Logger } from '../../lib/log.ts'
+import type { Clock } from '../../lib/time.ts'
+import { systemResolver, type Resolver } from './addresses.ts'
+import { attemptDelivery, type AttemptOutcome } from './delivery.ts'
+import type { AttemptRecord, DueDelivery, DuePosition, LeasedDelivery } from './store/index.ts'
 
 /** Attempts in flight at once, all accounts together; beyond it only an account's reserved few may start. */
 export const PARALLEL_ATTEMPTS = 64
@@ -23,20 +20,19 @@ export const PARALLEL_ATTEMPTS_PER_HOST = 16
 const RESERVED_ATTEMPTS_PER_ACCOUNT = 4
 /** Due deliveries each look of a pass reads: a pass takes a bounded time however many wait. */
 const DUE_LOOK = 1000
-/** The loop looks at least this often, so expiry is written within about a second. */
+/** The worker looks at least this often, for deliveries falling due and leases running out. */
 const MAX_SLEEP_MS = 1000
-/** Expired forms written per pass; more wait for the next pass, a moment later. */
-const EXPIRY_BATCH = 500
 /** A claim outlives the attempt's timeout by this much before another may take it over. */
 const LEASE_MARGIN_MS = 5000
-/** How often Idempotency-Keys past their 24 hours are cleared away. */
-const KEY_SWEEP_INTERVAL_MS = 60_000
 
-export interface BackgroundOptions {
-  deliveries: DeliveryStore
-  forms: FormStore
-  writer: Writer
-  signals: FormSignals
+/** A delivery taken for an attempt, with its form's account and secret. */
+export interface ClaimedDelivery extends LeasedDelivery {
+  accountId: string
+  secret: string
+}
+
+export interface DeliveryWorkerOptions {
+  store: Store
   clock: Clock
   logger: Logger
   webhookTimeoutMs: number
@@ -47,11 +43,9 @@ export interface BackgroundOptions {
 }
 
 /**
- * The one background loop: it sends due webhook deliveries (read only from
- * the deliveries table), writes `expired` on forms whose time has come, and
- * clears away Idempotency-Keys past their 24 hours.
- * It sleeps until the next thing is due (at most a second) and is woken at
- * once when a response is recorded or a delivery is queued again.
+ * The webhook worker: it sends due deliveries (read only from the deliveries
+ * table). It sleeps until the next one is due (at most a second) and is woken
+ * at once when a response is recorded or a delivery is queued again.
  *
  * Deliveries are found two ways, each reading at most DUE_LOOK rows a pass,
  * so a pass takes a bounded time however many wait. The newest due ones are
@@ -63,8 +57,8 @@ export interface BackgroundOptions {
  * and nothing else makes the loop look at it again: a backlog costs a scan a
  * second, not a busy loop.
  */
-export function createBackgroundLoop(options: BackgroundOptions) {
-  const { deliveries, forms, signals, writer, clock, logger } = options
+export function createDeliveryWorker(options: DeliveryWorkerOptions) {
+  const { store, clock, logger } = options
   const inFlight = new Set<Promise<void>>()
   const counts = new AttemptCounts()
   const outcomes: AttemptRecord[] = []
@@ -73,7 +67,6 @@ export function createBackgroundLoop(options: BackgroundOptions) {
   let running = false
   let passing: Promise<void> | undefined
   let passAgain = false
-  let keysSweptAt = -Infinity
   /** A delivery was queued or queued again, or a slot freed: the next pass looks at the newest due ones. */
   let newestWanted = true
   /** The clock at the last look at the newest due deliveries: those due later are new. */
@@ -102,58 +95,73 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       passAgain = true
       return
     }
-    passing = pass().finally(() => {
-      passing = undefined
-      const again = passAgain
-      passAgain = false
-      if (running) schedule(again ? 0 : sleepMs())
-    })
+    passing = pass()
+      .then(() => (passAgain ? 0 : sleepMs()))
+      .then((ms) => {
+        passing = undefined
+        passAgain = false
+        if (running) schedule(ms)
+      })
   }
 
   /**
-   * Records the outcomes of finished attempts, writes `expired` on forms
-   * whose time has come and claims due deliveries: one unit of work, so it
-   * shares its disk sync with whatever requests are writing at the moment.
+   * Takes the deliveries `admit` lets through among `due`, each with its
+   * form's account and secret (read from the forms module): the caps share
+   * attempts per account and per host.
+   */
+  async function claimAdmitted(tx: Transaction, due: DueDelivery[], leaseUntil: number, admit: (accountId: string, url: string) => boolean) {
+    if (due.length === 0) return []
+    const targets = await tx.forms.webhookTargets(due.map((delivery) => delivery.formId))
+    const admitted = due.filter((delivery) => {
+      const target = targets.get(delivery.formId)
+      return target !== undefined && admit(target.accountId, delivery.url)
+    })
+    const leased = await tx.deliveries.lease(admitted.map((delivery) => delivery.id), leaseUntil)
+    return leased.map((delivery): ClaimedDelivery => ({ ...delivery, ...targets.get(delivery.formId)! }))
+  }
+
+  /**
+   * Records the outcomes of finished attempts and claims due deliveries: one
+   * unit of work, so on SQLite it shares its disk sync with whatever requests
+   * are writing at the moment.
    */
   async function pass() {
     try {
       const finished = outcomes.splice(0)
       const now = clock()
-      const expiry = forms.nextExpiryAt()
-      const expiring = expiry !== null && expiry <= now
-      const newlyDue = deliveries.earliestDueAfter(newestLookedAt)
+      const newlyDue = await store.deliveries.earliestDueAfter(newestLookedAt)
       const lookAtNewest = newestWanted || (newlyDue !== null && newlyDue <= now)
       newestWanted = false
       if (scanFrom === undefined && now - scanStartedAt >= MAX_SLEEP_MS) {
-        const earliest = deliveries.earliestDueAfter(-Infinity)
+        const earliest = await store.deliveries.earliestDueAfter(-Infinity)
         if (earliest !== null && earliest <= now) {
           scanFrom = null
           scanStartedAt = now
         }
       }
       const scanning = scanFrom
-      const sweepingKeys = now - keysSweptAt >= KEY_SWEEP_INTERVAL_MS
-      if (finished.length === 0 && !expiring && !lookAtNewest && scanning === undefined && !sweepingKeys) return
-      if (sweepingKeys) keysSweptAt = now
+      if (finished.length === 0 && !lookAtNewest && scanning === undefined) return
       const planned = counts.copy()
-      const admit = ({ account_id, url }: DueDelivery) => {
+      const admit = (accountId: string, url: string) => {
         const host = hostOf(url)
-        if (!planned.admits(account_id, host)) return false
-        planned.add(account_id, host, 1)
+        if (!planned.admits(accountId, host)) return false
+        planned.add(accountId, host, 1)
         return true
       }
       const leaseUntil = now + options.webhookTimeoutMs + LEASE_MARGIN_MS
-      const { expired, claims, scannedTo } = await writer.run(() => {
-        deliveries.recordAttempts(finished)
-        if (sweepingKeys) forms.forgetIdempotencyKeysBefore(now - IDEMPOTENCY_WINDOW_MS)
-        const claims = lookAtNewest ? deliveries.claimNewestDue(now, DUE_LOOK, leaseUntil, admit) : []
-        const step = scanning === undefined ? undefined : deliveries.claimDueAfter(now, scanning, DUE_LOOK, leaseUntil, admit)
-        if (step) claims.push(...step.claims)
-        return { expired: expiring ? forms.expireDue(now, EXPIRY_BATCH) : [], claims, scannedTo: step?.next ?? undefined }
+      const { claims, scannedTo } = await store.transaction(async (tx) => {
+        await tx.deliveries.recordAttempts(finished)
+        const claims = lookAtNewest ? await claimAdmitted(tx, await tx.deliveries.dueNewest(now, DUE_LOOK), leaseUntil, admit) : []
+        let scannedTo: DuePosition | null | undefined
+        if (scanning !== undefined) {
+          const due = await tx.deliveries.dueAfter(now, scanning, DUE_LOOK)
+          claims.push(...(await claimAdmitted(tx, due, leaseUntil, admit)))
+          scannedTo = due.length === DUE_LOOK ? due.at(-1)!.position : undefined
+        }
+        return { claims, scannedTo }
       })
       if (lookAtNewest) newestLookedAt = now
       scanFrom = scannedTo
-      for (const formId of expired) signals.notify(formId)
       for (const claim of claims) launch(claim)
     } catch (error) {
       // Outcomes not recorded are not lost work: their leases run out and the attempts are made again.
@@ -163,21 +171,19 @@ export function createBackgroundLoop(options: BackgroundOptions) {
     }
   }
 
-  function sleepMs(): number {
+  async function sleepMs(): Promise<number> {
     if (newestWanted || scanFrom !== undefined) return 0
     const now = clock()
     let next = now + MAX_SLEEP_MS
-    const expiry = forms.nextExpiryAt()
-    if (expiry !== null) next = Math.min(next, expiry)
     // Deliveries due by the last look were looked at; one a cap refused waits for a slot, not for time.
-    const newlyDue = deliveries.earliestDueAfter(newestLookedAt)
+    const newlyDue = await store.deliveries.earliestDueAfter(newestLookedAt).catch(() => null)
     if (newlyDue !== null) next = Math.min(next, newlyDue)
     return Math.max(0, next - now)
   }
 
   function launch(claim: ClaimedDelivery) {
     const host = hostOf(claim.url)
-    counts.add(claim.account_id, host, 1)
+    counts.add(claim.accountId, host, 1)
     const attempt = attemptDelivery(claim, {
       timeoutMs: options.webhookTimeoutMs,
       blockPrivate: options.webhookBlockPrivate,
@@ -187,7 +193,7 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       .then((outcome) => record(claim, outcome))
       .finally(() => {
         inFlight.delete(attempt)
-        counts.add(claim.account_id, host, -1)
+        counts.add(claim.accountId, host, -1)
         // A slot is free, so deliveries a cap refused may go now; and an outcome waits to be written.
         newestWanted = true
         if (running) schedule(0)
@@ -198,8 +204,8 @@ export function createBackgroundLoop(options: BackgroundOptions) {
   function record(claim: ClaimedDelivery, outcome: AttemptOutcome) {
     outcomes.push({
       id: claim.id,
-      lease: claim.lease_until,
-      roundAttempt: claim.round_attempts,
+      lease: claim.leaseUntil,
+      roundAttempt: claim.roundAttempts,
       now: clock(),
       delivered: outcome.delivered,
       statusCode: outcome.statusCode,
@@ -208,7 +214,7 @@ export function createBackgroundLoop(options: BackgroundOptions) {
     })
     logger.info('webhook attempt', {
       delivery_id: claim.id,
-      attempt: claim.round_attempts,
+      attempt: claim.roundAttempts,
       delivered: outcome.delivered,
       status: outcome.statusCode,
       error: outcome.error ?? undefined,
@@ -234,7 +240,7 @@ export function createBackgroundLoop(options: BackgroundOptions) {
       await passing
       await Promise.allSettled([...inFlight])
       const finished = outcomes.splice(0)
-      if (finished.length > 0) await writer.run(() => deliveries.recordAttempts(finished)).catch(() => {})
+      if (finished.length > 0) await store.transaction((tx) => tx.deliveries.recordAttempts(finished)).catch(() => {})
     },
     /** Attempts in flight now. */
     get inFlight() {
@@ -282,7 +288,7 @@ function bump(counts: Map<string, number>, key: string, change: number) {
   else counts.delete(key)
 }
 
-export type BackgroundLoop = ReturnType<typeof createBackgroundLoop>
+export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>
 
 /** The host (and port) a delivery goes to, for sharing attempts fairly between receivers. */
 function hostOf(url: string): string {

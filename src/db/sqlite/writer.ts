@@ -1,0 +1,146 @@
+import type { Database } from 'bun:sqlite'
+
+/** Runs units of work that write, on the one connection that writes. */
+export interface Writer<Tx> {
+  /** Runs `work` in the next group commit; resolves once its writes are durable. */
+  run<T>(work: (tx: Tx) => Promise<T>): Promise<T>
+  /**
+   * Runs `work` in a transaction of its own committed without waiting for the
+   * disk. Its writes become durable with the next commit of `run`, which
+   * syncs the whole write-ahead log. A staged chunk of a file costs a copy,
+   * not a disk sync that holds the event loop. The log is checkpointed right
+   * after, so that each staged write pays for its own pages rather than one
+   * commit in four paying for four writes' worth.
+   */
+  stage<T>(work: (tx: Tx) => Promise<T>): Promise<T>
+  /** Resolves once everything queued so far is done. */
+  idle(): Promise<void>
+}
+
+interface Queued<Tx> {
+  work: (tx: Tx) => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Group commit. Writes that arrive together (concurrent requests in one turn
+ * of the event loop) share one transaction, and so one disk sync, instead of
+ * one each. Every unit of work runs in its own savepoint: what it returns or
+ * throws is exactly its own, and a failure undoes only its own writes. Each
+ * caller hears back only after the commit that makes its write durable.
+ *
+ * One thing at a time uses the connection: a batch, or a staged write. A unit
+ * awaits only its transaction's methods, which on SQLite are done by the time
+ * they return, so a batch holds the connection for no longer than its SQL.
+ * Reads outside transactions go through another connection, which sees only
+ * what is committed.
+ */
+export function createWriter<Tx>(db: Database, tx: Tx): Writer<Tx> {
+  const begin = db.prepare('BEGIN IMMEDIATE')
+  const commit = db.prepare('COMMIT')
+  const rollback = db.prepare('ROLLBACK')
+  const savepoint = db.prepare('SAVEPOINT unit')
+  const release = db.prepare('RELEASE unit')
+  const undo = db.prepare('ROLLBACK TO unit')
+  const withoutSync = db.prepare('PRAGMA synchronous = NORMAL')
+  const withSync = db.prepare('PRAGMA synchronous = FULL')
+  const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
+  let queue: Array<Queued<Tx>> = []
+  const staged: Array<Queued<Tx>> = []
+  let busy = false
+  let scheduled = false
+  let stagedLast = false
+
+  function schedule() {
+    if (scheduled || busy) return
+    scheduled = true
+    setImmediate(next)
+  }
+
+  /**
+   * Does one thing per turn of the event loop, taking turns between staged
+   * writes and batches when both wait: however many uploads are being
+   * stored, answers and creates are not held behind them, nor they behind a
+   * stream of batches.
+   */
+  async function next() {
+    scheduled = false
+    if (busy) return
+    busy = true
+    try {
+      stagedLast = staged.length > 0 && (queue.length === 0 || !stagedLast)
+      if (stagedLast) await runStaged(staged.shift()!)
+      else if (queue.length > 0) await flush()
+    } finally {
+      busy = false
+      if (staged.length > 0 || queue.length > 0) schedule()
+    }
+  }
+
+  async function flush() {
+    const batch = queue
+    queue = []
+    try {
+      begin.run()
+    } catch (error) {
+      for (const unit of batch) unit.reject(error)
+      return
+    }
+    const outcomes: Array<{ ok: boolean; value: unknown }> = []
+    for (const unit of batch) {
+      savepoint.run()
+      try {
+        outcomes.push({ ok: true, value: await unit.work(tx) })
+        release.run()
+      } catch (error) {
+        undo.run()
+        release.run()
+        outcomes.push({ ok: false, value: error })
+      }
+    }
+    try {
+      commit.run()
+    } catch (error) {
+      // Nothing of this batch is durable: every unit fails, with the reason.
+      if (db.inTransaction) rollback.run()
+      for (const unit of batch) unit.reject(error)
+      return
+    }
+    batch.forEach((unit, i) => (outcomes[i]!.ok ? unit.resolve(outcomes[i]!.value) : unit.reject(outcomes[i]!.value)))
+  }
+
+  async function runStaged(unit: Queued<Tx>) {
+    withoutSync.run()
+    try {
+      begin.run()
+      try {
+        const value = await unit.work(tx)
+        commit.run()
+        unit.resolve(value)
+      } catch (error) {
+        if (db.inTransaction) rollback.run()
+        unit.reject(error)
+      }
+    } catch (error) {
+      unit.reject(error)
+    } finally {
+      withSync.run()
+    }
+    checkpoint.run()
+  }
+
+  const enqueue = <T>(into: Array<Queued<Tx>>, work: (tx: Tx) => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      into.push({ work, resolve: resolve as (value: unknown) => void, reject })
+      schedule()
+    })
+
+  return {
+    run: (work) => enqueue(queue, work),
+    stage: (work) => enqueue(staged, work),
+    async idle() {
+      while (busy || scheduled || staged.length > 0 || queue.length > 0) await new Promise((resolve) => setImmediate(resolve))
+    },
+  }
+}

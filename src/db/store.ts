@@ -1,0 +1,74 @@
+import type { KeyReads, KeyWrites } from '../modules/auth/store/index.ts'
+import type { FormReads, FormWrites } from '../modules/forms/store/index.ts'
+import type { ResponseReads, ResponseWrites } from '../modules/responses/store/index.ts'
+import type { DeliveryReads, DeliveryWrites } from '../modules/webhooks/store/index.ts'
+
+/**
+ * The one seam between intake and its database. Each module declares its own
+ * store interface (src/modules/<module>/store/index.ts) with one
+ * implementation per database beside it (sqlite.ts, postgres.ts); a database
+ * is the set of them (src/db/sqlite/, src/db/postgres/). A third database
+ * would be a third file in each module's store/ folder and a folder here.
+ *
+ * Reads may run anywhere; writes run only inside `transaction`, which hands
+ * the unit of work its transaction: nothing depends on which connection is
+ * current. Work inside a transaction awaits only the transaction's own
+ * methods (anything slower holds the database's writer).
+ */
+export interface Reads {
+  forms: FormReads
+  responses: ResponseReads
+  deliveries: DeliveryReads
+  keys: KeyReads
+}
+
+export interface Transaction {
+  forms: FormWrites
+  responses: ResponseWrites
+  deliveries: DeliveryWrites
+  keys: KeyWrites
+}
+
+export type StoreKind = 'sqlite' | 'postgres'
+
+export interface Store extends Reads {
+  readonly kind: StoreKind
+  /** Where the data is, for people: a file path, or `postgres://user@host:port/db` (never a password). */
+  readonly location: string
+  /**
+   * Runs `work` in one transaction and resolves once it is durable; a throw
+   * rolls back exactly its writes. On SQLite, units that arrive together share
+   * one commit (group commit), each in a savepoint of its own.
+   */
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
+  /**
+   * A transaction committed without waiting for the disk: durable with the
+   * next `transaction`. For bytes that matter only once a later transaction
+   * refers to them (a file's chunks, before the answer that holds them).
+   */
+  stagedTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
+  /** Resolves when the database answers; throws DatabaseUnavailable when it does not. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+/** The database cannot be reached now (a lost connection): 503, and the server reconnects by itself. */
+export class DatabaseUnavailable extends Error {}
+
+/** A database that cannot be opened or used, described for the operator (exit code 2: a setting to fix). */
+export class DatabaseOpenError extends Error {}
+
+/** A database that could not be reached during the wait at start (exit code 1: it may answer later). */
+export class DatabaseUnreachable extends DatabaseOpenError {}
+
+/** What opening did to an older database: the schema it had and where a copy of it was kept (SQLite). */
+export interface Upgrade {
+  from: number
+  to: number
+  backupPath?: string
+}
+
+/** The line an operator reads after an upgrade. */
+export const describeUpgrade = (upgrade: Upgrade) =>
+  `Upgraded the database from schema ${upgrade.from} to ${upgrade.to}` +
+  (upgrade.backupPath ? `; the database as it was is kept at ${upgrade.backupPath}` : '')

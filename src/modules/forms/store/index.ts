@@ -1,0 +1,101 @@
+import type { FieldDefinition } from '../../../fields/index.ts'
+import type { FormStatus } from '../model.ts'
+
+/**
+ * What the forms module keeps, and the one interface every database gives it
+ * (sqlite.ts, postgres.ts beside this file). The forms module owns the tables
+ * `forms` and `idempotency_keys`; nothing else writes them.
+ *
+ * Every read computes expiry itself: a form whose `expiresAt` has passed is
+ * `expired` (and has no context) at once, whatever the background sweep has
+ * written yet.
+ */
+
+/** JSON text the API client owns (context, callback_metadata, settings): kept exactly as encoded at creation. */
+export type FreeFormJson = string
+
+export interface StoredForm {
+  id: string
+  accountId: string
+  title: string
+  description: string | null
+  fields: FieldDefinition[]
+  fieldsCount: number
+  callbackUrl: string | null
+  callbackMetadata: FreeFormJson
+  /** 64 hex; present when callbackUrl is. */
+  webhookSecret: string | null
+  /** Removed once the form expires. */
+  context: FreeFormJson | null
+  settings: FreeFormJson
+  status: FormStatus
+  expiresAt: number | null
+  createdAt: number
+}
+
+/** What changes after creation: the state, expiry and context. */
+export type FormState = Pick<StoredForm, 'id' | 'status' | 'expiresAt' | 'context'>
+
+/** What the public page needs to know before anything else: which page to show. */
+export type FormPublicState = Pick<StoredForm, 'id' | 'title' | 'status'>
+
+/** A form in a list: not its fields, which may be a megabyte. */
+export type FormSummaryRecord = Pick<StoredForm, 'id' | 'title' | 'description' | 'fieldsCount' | 'status' | 'expiresAt' | 'createdAt'>
+
+export type NewForm = Omit<StoredForm, 'status'>
+
+/** Where a form's webhooks go, and whose they are. */
+export interface WebhookTarget {
+  accountId: string
+  secret: string
+}
+
+export interface IdempotencyRecord {
+  /** SHA-256 hex of the create body, canonicalised. */
+  requestHash: string
+  formId: string
+  createdAt: number
+}
+
+export interface ListParams {
+  accountId: string
+  status: FormStatus | undefined
+  /** Only forms older than this id. */
+  before: string | undefined
+  limit: number
+  now: number
+}
+
+export interface FormReads {
+  find(id: string, now: number): Promise<StoredForm | undefined>
+  findForAccount(accountId: string, id: string, now: number): Promise<StoredForm | undefined>
+  /** The state and title alone: not the fields. */
+  findPublicState(id: string, now: number): Promise<FormPublicState | undefined>
+  findStateForAccount(accountId: string, id: string, now: number): Promise<FormState | undefined>
+  /** The account's forms newest first, one index walk per filter. */
+  list(params: ListParams): Promise<FormSummaryRecord[]>
+  /** The form an Idempotency-Key of the account created, with the hash of the body it came with. */
+  idempotencyKey(accountId: string, key: string): Promise<IdempotencyRecord | undefined>
+  /** The earliest expiry among active forms, if any. */
+  nextExpiryAt(): Promise<number | null>
+  /** The account and webhook secret of each of these forms that has a callback. */
+  webhookTargets(formIds: string[]): Promise<Map<string, WebhookTarget>>
+}
+
+export interface FormWrites extends FormReads {
+  insert(form: NewForm): Promise<void>
+  setStatus(id: string, status: FormStatus, now: number): Promise<void>
+  setExpiry(id: string, expiresAt: number | null, now: number): Promise<void>
+  /**
+   * Moves an active, unexpired form to `completed`: the one-response race.
+   * False when the form no longer takes an answer (nothing written then).
+   */
+  complete(id: string, now: number): Promise<boolean>
+  /** True when a form was deleted (with its responses, files and deliveries). */
+  delete(accountId: string, id: string): Promise<boolean>
+  rememberIdempotencyKey(entry: { accountId: string; key: string } & IdempotencyRecord): Promise<void>
+  /** Forgets Idempotency-Keys made before `before`; returns how many. */
+  forgetIdempotencyKeysBefore(before: number): Promise<number>
+  /** Writes `expired` on up to `limit` active forms past their time; returns their ids. */
+  expireDue(now: number, limit: number): Promise<string[]>
+}

@@ -1,0 +1,210 @@
+import type { Database } from 'bun:sqlite'
+import type { FieldDefinition } from '../../../fields/index.ts'
+import type { FormStatus } from '../model.ts'
+import type { FormPublicState, FormState, FormSummaryRecord, FormWrites, IdempotencyRecord, ListParams, NewForm, StoredForm, WebhookTarget } from './index.ts'
+
+/** A form as SQLite holds it: fields and free-form JSON as text. */
+interface FormRow {
+  id: string
+  account_id: string
+  title: string
+  description: string | null
+  fields: string
+  fields_count: number
+  callback_url: string | null
+  callback_metadata: string
+  webhook_secret: string | null
+  context: string | null
+  settings: string
+  status: FormStatus
+  expires_at: number | null
+  created_at: number
+}
+type SummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
+
+const toStoredForm = (row: FormRow): StoredForm => ({
+  id: row.id,
+  accountId: row.account_id,
+  title: row.title,
+  description: row.description,
+  fields: JSON.parse(row.fields) as FieldDefinition[],
+  fieldsCount: row.fields_count,
+  callbackUrl: row.callback_url,
+  callbackMetadata: row.callback_metadata,
+  webhookSecret: row.webhook_secret,
+  context: row.context,
+  settings: row.settings,
+  status: row.status,
+  expiresAt: row.expires_at,
+  createdAt: row.created_at,
+})
+const toSummary = (row: SummaryRow): FormSummaryRecord => ({
+  id: row.id,
+  title: row.title,
+  description: row.description,
+  fieldsCount: row.fields_count,
+  status: row.status,
+  expiresAt: row.expires_at,
+  createdAt: row.created_at,
+})
+
+const PAST_EXPIRY = `(status = 'active' AND expires_at <= $now)`
+const EFFECTIVE_STATUS = `CASE WHEN ${PAST_EXPIRY} THEN 'expired' ELSE status END AS status`
+const SUMMARY_COLUMNS = `id, title, description, fields_count, ${EFFECTIVE_STATUS}, expires_at, created_at`
+const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+  webhook_secret, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context, settings,
+  ${EFFECTIVE_STATUS}, expires_at, created_at`
+
+/** Sorts after every ULID: the cursor of a first page. */
+const BEFORE_EVERY_FORM = '8'
+
+
+/** The forms module's store on SQLite (one per connection: the reads' and the writer's). */
+export function createSqliteFormStore(db: Database): FormWrites {
+  const insert = db.query(
+    `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+       webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+     VALUES ($id, $account_id, $title, $description, $fields, $fields_count, $callback_url, $callback_metadata,
+       $webhook_secret, $context, $settings, 'active', $expires_at, $created_at, $created_at)`,
+  )
+  const byIdForAccount = db.query<FormRow, { id: string; account_id: string; now: number }>(
+    `SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id AND account_id = $account_id`,
+  )
+  const byId = db.query<FormRow, { id: string; now: number }>(`SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id`)
+  const publicStateById = db.query<FormPublicState, { id: string; now: number }>(`SELECT id, title, ${EFFECTIVE_STATUS} FROM forms WHERE id = $id`)
+  const stateForAccount = db.query<{ id: string; status: FormStatus; expires_at: number | null; context: string | null }, { id: string; account_id: string; now: number }>(
+    `SELECT id, ${EFFECTIVE_STATUS}, expires_at, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context
+       FROM forms WHERE id = $id AND account_id = $account_id`,
+  )
+
+  // One statement per filter, each shaped to walk an index newest first and stop after `limit`.
+  const page = `ORDER BY id DESC LIMIT $limit`
+  const scope = `account_id = $account_id AND id < $before`
+  type ListArgs = { account_id: string; before: string; limit: number; now: number; status?: string }
+  const lists = {
+    all: db.query<SummaryRow, ListArgs>(`SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} ${page}`),
+    active: db.query<SummaryRow, ListArgs>(
+      `SELECT ${SUMMARY_COLUMNS} FROM forms
+        WHERE ${scope} AND status = 'active' AND (expires_at IS NULL OR expires_at > $now) ${page}`,
+    ),
+    stored: db.query<SummaryRow, ListArgs>(
+      `SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} AND status = $status ${page}`,
+    ),
+    // Expired forms are those written as expired plus active ones past their time
+    // that the sweep has not reached yet (few: it runs every second).
+    expired: db.query<SummaryRow, ListArgs>(
+      `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} AND status = 'expired' ${page})
+       UNION ALL
+       SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms INDEXED BY forms_active_expiry
+                       WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now AND ${scope} ${page})
+       ${page}`,
+    ),
+  }
+  const setStatus = db.query('UPDATE forms SET status = $status, updated_at = $now WHERE id = $id')
+  const setExpiry = db.query('UPDATE forms SET expires_at = $expires_at, updated_at = $now WHERE id = $id')
+  // Only an active, unexpired form moves: the first submission to commit wins.
+  const complete = db.query(
+    `UPDATE forms SET status = 'completed', updated_at = $now
+      WHERE id = $id AND status = 'active' AND (expires_at IS NULL OR expires_at > $now)`,
+  )
+  const remove = db.query('DELETE FROM forms WHERE id = $id AND account_id = $account_id')
+  const idempotencyKey = db.query<{ request_hash: string; form_id: string; created_at: number }, { account_id: string; key: string }>(
+    'SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $account_id AND key = $key',
+  )
+  const rememberKey = db.query(
+    `INSERT OR REPLACE INTO idempotency_keys (account_id, key, request_hash, form_id, created_at)
+     VALUES ($account_id, $key, $request_hash, $form_id, $created_at)`,
+  )
+  const forgetKeysBefore = db.query<never, { before: number }>('DELETE FROM idempotency_keys WHERE created_at < $before')
+  // The sweep writes what reads already compute: status expired, context gone.
+  const expireDue = db.query<{ id: string }, { now: number; limit: number }>(
+    `UPDATE forms SET status = 'expired', context = NULL, updated_at = $now
+      WHERE id IN (SELECT id FROM forms INDEXED BY forms_active_expiry
+                    WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now LIMIT $limit)
+     RETURNING id`,
+  )
+  const nextExpiry = db.query<{ at: number | null }, []>(
+    `SELECT min(expires_at) AS at FROM forms INDEXED BY forms_active_expiry WHERE status = 'active' AND expires_at IS NOT NULL`,
+  )
+  const webhookTarget = db.query<{ account_id: string; webhook_secret: string }, [string]>(
+    'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
+  )
+
+  return {
+    async insert(form: NewForm) {
+      insert.run({
+        id: form.id,
+        account_id: form.accountId,
+        title: form.title,
+        description: form.description,
+        fields: JSON.stringify(form.fields),
+        fields_count: form.fieldsCount,
+        callback_url: form.callbackUrl,
+        callback_metadata: form.callbackMetadata,
+        webhook_secret: form.webhookSecret,
+        context: form.context,
+        settings: form.settings,
+        expires_at: form.expiresAt,
+        created_at: form.createdAt,
+      })
+    },
+    async findForAccount(accountId, id, now) {
+      const row = byIdForAccount.get({ id, account_id: accountId, now })
+      return row ? toStoredForm(row) : undefined
+    },
+    async find(id, now) {
+      const row = byId.get({ id, now })
+      return row ? toStoredForm(row) : undefined
+    },
+    findPublicState: async (id, now) => publicStateById.get({ id, now }) ?? undefined,
+    async findStateForAccount(accountId, id, now): Promise<FormState | undefined> {
+      const row = stateForAccount.get({ id, account_id: accountId, now })
+      return row ? { id: row.id, status: row.status, expiresAt: row.expires_at, context: row.context } : undefined
+    },
+    async list(params: ListParams) {
+      const args: ListArgs = {
+        account_id: params.accountId,
+        before: params.before ?? BEFORE_EVERY_FORM,
+        limit: params.limit,
+        now: params.now,
+      }
+      switch (params.status) {
+        case undefined:
+          return lists.all.all(args).map(toSummary)
+        case 'active':
+          return lists.active.all(args).map(toSummary)
+        case 'expired':
+          return lists.expired.all(args).map(toSummary)
+        default:
+          return lists.stored.all({ ...args, status: params.status }).map(toSummary)
+      }
+    },
+    setStatus: async (id, status, now) => void setStatus.run({ id, status, now }),
+    setExpiry: async (id, expiresAt, now) => void setExpiry.run({ id, expires_at: expiresAt, now }),
+    complete: async (id, now) => complete.run({ id, now }).changes === 1,
+    delete: async (accountId, id) => remove.run({ id, account_id: accountId }).changes === 1,
+    async idempotencyKey(accountId, key): Promise<IdempotencyRecord | undefined> {
+      const row = idempotencyKey.get({ account_id: accountId, key })
+      return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: row.created_at } : undefined
+    },
+    rememberIdempotencyKey: async (entry) =>
+      void rememberKey.run({
+        account_id: entry.accountId,
+        key: entry.key,
+        request_hash: entry.requestHash,
+        form_id: entry.formId,
+        created_at: entry.createdAt,
+      }),
+    forgetIdempotencyKeysBefore: async (before) => forgetKeysBefore.run({ before }).changes,
+    expireDue: async (now, limit) => expireDue.all({ now, limit }).map((row) => row.id),
+    nextExpiryAt: async () => nextExpiry.get()!.at,
+    async webhookTargets(formIds) {
+      const targets = new Map<string, WebhookTarget>()
+      for (const id of new Set(formIds)) {
+        const row = webhookTarget.get(id)
+        if (row) targets.set(id, { accountId: row.account_id, secret: row.webhook_secret })
+      }
+      return targets
+    },
+  } satisfies FormWrites
+}

@@ -1,0 +1,59 @@
+import type { AnswerValue } from '../../../fields/index.ts'
+
+/**
+ * What the responses module keeps (the tables `responses`, `response_files`,
+ * `file_chunks` and `unclaimed_files`), and the one interface every database
+ * gives it (sqlite.ts, postgres.ts beside this file).
+ *
+ * A file's bytes are chunks of at most FILE_CHUNK_BYTES, written while the
+ * file arrives, before the answer that holds them is recorded. Until then
+ * (and again once that answer is deleted) the file is "unclaimed", and the
+ * sweep removes unclaimed chunks a few at a time.
+ */
+
+/** The most bytes one chunk holds. */
+export const FILE_CHUNK_BYTES = 512 * 1024
+
+export interface StoredResponse {
+  id: string
+  formId: string
+  /** Field key to answer, in the form's field order. */
+  data: Record<string, AnswerValue>
+  ip: string | null
+  userAgent: string | null
+  submittedAt: number
+}
+
+/** A file of a response: what the person sent, and where its bytes are (chunks of `fileId`). */
+export interface StoredFile {
+  name: string
+  contentType: string
+  size: number
+  fileId: string
+}
+
+/** A file of a response being recorded: its bytes are already written, as chunks of `fileId`. */
+export interface NewFile extends StoredFile {
+  fieldKey: string
+}
+
+export interface ResponseReads {
+  /** The form's responses, newest first (a form takes one, so at most one). */
+  listForForm(formId: string): Promise<StoredResponse[]>
+  find(formId: string, responseId: string): Promise<StoredResponse | undefined>
+  file(formId: string, responseId: string, fieldKey: string): Promise<StoredFile | undefined>
+  chunk(fileId: string, seq: number): Promise<Uint8Array | undefined>
+  /** An unclaimed file to remove: unclaimed since `before` or earlier. */
+  nextUnclaimedFile(before: number): Promise<string | undefined>
+}
+
+export interface ResponseWrites extends ResponseReads {
+  /** Records the response with its files, which it claims. */
+  insert(response: StoredResponse, files: NewFile[]): Promise<void>
+  /** Writes one chunk of an upload; the first one marks the file unclaimed (since `now`). */
+  writeChunk(fileId: string, seq: number, bytes: Uint8Array, now: number): Promise<void>
+  /** No answer will hold these files: they are removed at once. */
+  unclaimFiles(fileIds: string[]): Promise<void>
+  /** Removes up to `count` of the file's chunks; true when none is left (the file is then forgotten). */
+  removeChunks(fileId: string, count: number): Promise<boolean>
+}

@@ -1,0 +1,86 @@
+import type { Database } from 'bun:sqlite'
+import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
+
+interface ResponseRow {
+  id: string
+  form_id: string
+  data: string
+  ip: string | null
+  user_agent: string | null
+  submitted_at: number
+}
+
+const toStoredResponse = (row: ResponseRow): StoredResponse => ({
+  id: row.id,
+  formId: row.form_id,
+  data: JSON.parse(row.data),
+  ip: row.ip,
+  userAgent: row.user_agent,
+  submittedAt: row.submitted_at,
+})
+
+/** The responses module's store on SQLite (one per connection: the reads' and the writer's). */
+export function createSqliteResponseStore(db: Database): ResponseWrites {
+  const columns = 'id, form_id, data, ip, user_agent, submitted_at'
+  const forForm = db.query<ResponseRow, [string]>(`SELECT ${columns} FROM responses WHERE form_id = ? ORDER BY submitted_at DESC, id DESC`)
+  const byId = db.query<ResponseRow, [string, string]>(`SELECT ${columns} FROM responses WHERE form_id = ? AND id = ?`)
+  const file = db.query<{ name: string; content_type: string; size: number; file_id: string }, [string, string, string]>(
+    `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
+      WHERE r.form_id = ? AND r.id = ? AND f.field_key = ?`,
+  )
+  const insertResponse = db.query(
+    `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($id, $form_id, $data, $ip, $user_agent, $submitted_at)`,
+  )
+  const insertFile = db.query(
+    `INSERT INTO response_files (response_id, field_key, name, content_type, size, file_id, content)
+     VALUES ($response_id, $field_key, $name, $content_type, $size, $file_id, X'')`,
+  )
+  const markUnclaimed = db.query<never, [string, number]>('INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (?, ?)')
+  const insertChunk = db.query<never, [string, number, Uint8Array]>('INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)')
+  const claim = db.query<never, [string]>('DELETE FROM unclaimed_files WHERE file_id = ?')
+  const chunk = db.query<{ bytes: Uint8Array }, [string, number]>('SELECT bytes FROM file_chunks WHERE file_id = ? AND seq = ?')
+  const nextUnclaimed = db.query<{ file_id: string }, [number]>('SELECT file_id FROM unclaimed_files WHERE since <= ? ORDER BY since LIMIT 1')
+  const removeChunks = db.query<never, [string, string, number]>(
+    'DELETE FROM file_chunks WHERE file_id = ? AND seq IN (SELECT seq FROM file_chunks WHERE file_id = ? ORDER BY seq LIMIT ?)',
+  )
+
+  return {
+    listForForm: async (formId) => forForm.all(formId).map(toStoredResponse),
+    async find(formId, responseId) {
+      const row = byId.get(formId, responseId)
+      return row ? toStoredResponse(row) : undefined
+    },
+    async file(formId, responseId, fieldKey): Promise<StoredFile | undefined> {
+      const row = file.get(formId, responseId, fieldKey)
+      return row ? { name: row.name, contentType: row.content_type, size: row.size, fileId: row.file_id } : undefined
+    },
+    chunk: async (fileId, seq) => chunk.get(fileId, seq)?.bytes,
+    nextUnclaimedFile: async (before) => nextUnclaimed.get(before)?.file_id,
+    async insert(response: StoredResponse, files: NewFile[]) {
+      insertResponse.run({
+        id: response.id,
+        form_id: response.formId,
+        data: JSON.stringify(response.data),
+        ip: response.ip,
+        user_agent: response.userAgent,
+        submitted_at: response.submittedAt,
+      })
+      for (const f of files) {
+        insertFile.run({ response_id: response.id, field_key: f.fieldKey, name: f.name, content_type: f.contentType, size: f.size, file_id: f.fileId })
+        claim.run(f.fileId)
+      }
+    },
+    async writeChunk(fileId, seq, bytes, now) {
+      if (seq === 0) markUnclaimed.run(fileId, now)
+      insertChunk.run(fileId, seq, bytes)
+    },
+    async unclaimFiles(fileIds) {
+      for (const fileId of fileIds) markUnclaimed.run(fileId, 0)
+    },
+    async removeChunks(fileId, count) {
+      if (removeChunks.run(fileId, fileId, count).changes === count) return false
+      claim.run(fileId)
+      return true
+    },
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * What the webhooks module keeps (the table `deliveries`: the outbox, the
+ * source of truth for every delivery), and the one interface every database
+ * gives it (sqlite.ts, postgres.ts beside this file).
+ */
+
+export interface NewDelivery {
+  /** Stable across retries: X-Service-Delivery and webhook-id. */
+  id: string
+  formId: string
+  responseId: string
+  event: string
+  url: string
+  /** The exact body sent on every attempt. */
+  payload: string
+  createdAt: number
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+export interface DeliveryRecord {
+  id: string
+  formId: string
+  /** The callback URL: never shown, only used to cut it out of lastError. */
+  url: string
+  event: string
+  status: DeliveryStatus
+  attempts: number
+  lastStatusCode: number | null
+  lastError: string | null
+  nextAttemptAt: number | null
+  deliveredAt: number | null
+  createdAt: number
+}
+
+/** Where a look through the due deliveries, oldest first, stopped: opaque beyond its due time. */
+export interface DuePosition {
+  dueAt: number
+  after: string | number
+}
+
+/** A due delivery no attempt holds, offered for one. */
+export interface DueDelivery {
+  id: string
+  formId: string
+  url: string
+  position: DuePosition
+}
+
+/** A delivery taken for an attempt, with what sending needs but the secret (the form's). */
+export interface LeasedDelivery {
+  id: string
+  formId: string
+  url: string
+  payload: string
+  /** This attempt's number within its round (1 for the first). */
+  roundAttempts: number
+  /** Identifies this claim: recording the outcome only counts while it holds. */
+  leaseUntil: number
+}
+
+export interface AttemptRecord {
+  id: string
+  lease: number
+  /** The attempt's number within its round, as claimed. */
+  roundAttempt: number
+  now: number
+  delivered: boolean
+  statusCode: number | null
+  error: string | null
+  /** Attempts a round may make (1 + SERVICE_WEBHOOK_MAX_RETRIES). */
+  attemptsPerRound: number
+}
+
+/** Delay before retry n of a round: 5^(n-1) seconds (1, 5, 25, ...). */
+export const retryDelayMs = (retry: number) => 5 ** (retry - 1) * 1000
+
+export interface DeliveryReads {
+  listForForm(formId: string): Promise<DeliveryRecord[]>
+  /** When the earliest pending delivery due after `after` falls due, if there is one. */
+  earliestDueAfter(after: number): Promise<number | null>
+}
+
+export interface DeliveryWrites extends DeliveryReads {
+  /** Queues a delivery, due at once (in the transaction that records what it tells of). */
+  enqueue(delivery: NewDelivery): Promise<void>
+  /**
+   * The `look` due deliveries no attempt holds that fell due last, newest
+   * first: where a fresh answer's first attempt is found at once. Rows another
+   * transaction holds are skipped, never waited for.
+   */
+  dueNewest(now: number, look: number): Promise<DueDelivery[]>
+  /** The next `look` due deliveries no attempt holds after `from` (null: from the oldest), oldest first. */
+  dueAfter(now: number, from: DuePosition | null, look: number): Promise<DueDelivery[]>
+  /**
+   * Takes each for an attempt until `leaseUntil`: the attempt counts from
+   * this moment (one cut off by a crash was made too). A process that dies
+   * mid-attempt leaves its lease to run out; the delivery is then due again.
+   */
+  lease(ids: string[], leaseUntil: number): Promise<LeasedDelivery[]>
+  /** Records attempts' outcomes and schedules what comes next, each only while its claim still holds. */
+  recordAttempts(attempts: AttemptRecord[]): Promise<void>
+  /** Starts a new round for a delivered or failed delivery; false when there is none such. */
+  redeliver(formId: string, id: string, now: number): Promise<boolean>
+}

@@ -1,0 +1,124 @@
+import type { Database } from 'bun:sqlite'
+import { retryDelayMs, type DeliveryRecord, type DeliveryStatus, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
+
+interface DueRow {
+  rowid: number
+  due_at: number
+  id: string
+  form_id: string
+  url: string
+}
+
+const toDue = (row: DueRow): DueDelivery => ({ id: row.id, formId: row.form_id, url: row.url, position: { dueAt: row.due_at, after: row.rowid } })
+
+/** The webhooks module's store on SQLite (one per connection: the reads' and the writer's). */
+export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
+  const insert = db.query(
+    `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
+     VALUES ($id, $form_id, $response_id, $event, $url, $payload, 'pending', $created_at, $created_at)`,
+  )
+  const DUE = `SELECT rowid, next_attempt_at AS due_at, id, form_id, url FROM deliveries
+      WHERE status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)`
+  const newestDue = db.query<DueRow, { now: number; look: number }>(`${DUE} ORDER BY next_attempt_at DESC, rowid DESC LIMIT $look`)
+  const dueAfter = db.query<DueRow, { now: number; look: number; due_at: number; rowid: number }>(
+    `${DUE} AND (next_attempt_at, rowid) > ($due_at, $rowid) ORDER BY next_attempt_at, rowid LIMIT $look`,
+  )
+  const lease = db.query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: number }, { id: string; lease_until: number }>(
+    `UPDATE deliveries SET lease_until = $lease_until, attempts = attempts + 1, round_attempts = round_attempts + 1
+      WHERE id = $id
+     RETURNING id, form_id, url, payload, round_attempts, lease_until`,
+  )
+  const record = db.query(
+    `UPDATE deliveries SET
+       last_status_code = $status_code,
+       last_error = $error,
+       lease_until = NULL,
+       status = CASE WHEN $delivered THEN 'delivered' WHEN round_attempts >= $per_round THEN 'failed' ELSE 'pending' END,
+       delivered_at = CASE WHEN $delivered THEN $now ELSE NULL END,
+       next_attempt_at = CASE WHEN $delivered OR round_attempts >= $per_round THEN NULL ELSE $now + $retry_delay END
+     WHERE id = $id AND lease_until = $lease`,
+  )
+  const earliestDue = db.query<{ at: number | null }, { after: number }>(
+    `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $after`,
+  )
+  const forForm = db.query<
+    {
+      id: string
+      form_id: string
+      url: string
+      event: string
+      status: DeliveryStatus
+      attempts: number
+      last_status_code: number | null
+      last_error: string | null
+      next_attempt_at: number | null
+      delivered_at: number | null
+      created_at: number
+    },
+    [string]
+  >(
+    `SELECT id, form_id, url, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at
+       FROM deliveries WHERE form_id = ? ORDER BY id`,
+  )
+  const redeliver = db.query(
+    `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $now, delivered_at = NULL, lease_until = NULL
+      WHERE id = $id AND form_id = $form_id AND status IN ('delivered', 'failed')`,
+  )
+
+  return {
+    enqueue: async (delivery) =>
+      void insert.run({
+        id: delivery.id,
+        form_id: delivery.formId,
+        response_id: delivery.responseId,
+        event: delivery.event,
+        url: delivery.url,
+        payload: delivery.payload,
+        created_at: delivery.createdAt,
+      }),
+    dueNewest: async (now, look) => newestDue.all({ now, look }).map(toDue),
+    dueAfter: async (now, from, look) =>
+      dueAfter.all({ now, look, due_at: from?.dueAt ?? -Infinity, rowid: (from?.after as number | undefined) ?? -Infinity }).map(toDue),
+    async lease(ids, leaseUntil) {
+      const leased: LeasedDelivery[] = []
+      for (const id of ids) {
+        const row = lease.get({ id, lease_until: leaseUntil })
+        if (row) {
+          leased.push({ id: row.id, formId: row.form_id, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: row.lease_until })
+        }
+      }
+      return leased
+    },
+    async recordAttempts(attempts) {
+      for (const attempt of attempts) {
+        record.run({
+          id: attempt.id,
+          lease: attempt.lease,
+          now: attempt.now,
+          delivered: attempt.delivered ? 1 : 0,
+          status_code: attempt.statusCode,
+          error: attempt.error,
+          per_round: attempt.attemptsPerRound,
+          // After attempt n of a round fails, retry n comes 5^(n-1) s later.
+          retry_delay: retryDelayMs(attempt.roundAttempt),
+        })
+      }
+    },
+    earliestDueAfter: async (after) => earliestDue.get({ after })!.at,
+    listForForm: async (formId): Promise<DeliveryRecord[]> =>
+      forForm.all(formId).map((row) => ({
+        id: row.id,
+        formId: row.form_id,
+        url: row.url,
+        event: row.event,
+        status: row.status,
+        attempts: row.attempts,
+        lastStatusCode: row.last_status_code,
+        lastError: row.last_error,
+        nextAttemptAt: row.next_attempt_at,
+        deliveredAt: row.delivered_at,
+        createdAt: row.created_at,
+      })),
+    redeliver: async (formId, id, now) => redeliver.run({ id, form_id: formId, now }).changes === 1,
+  }
+}
