@@ -20,8 +20,8 @@ import {
 
 let t: TestContext
 
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 
 afterEach(async () => {
@@ -168,7 +168,7 @@ describe('GET /api/v1/forms/<id>/schema', () => {
     expect(unknown.body).toMatchObject({ detail: 'Form not found' })
 
     const mine = await formWith(FIELDS)
-    const other = apiClient(t.app, t.createKey('other').key)
+    const other = apiClient(t.app, (await t.createKey('other')).key)
     const theirs = await other.get(`/forms/${mine}/schema`)
     expect(theirs.status).toBe(404)
     expect(theirs.body).toMatchObject({ detail: 'Form not found' })

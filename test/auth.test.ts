@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { apiClient, createTestContext, send, validForm, type TestContext } from './utils.ts'
+import { apiClient, createTestContext, send, TEST_STORE, validForm, type TestContext } from './utils.ts'
 
 let t: TestContext
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 afterEach(() => t.close())
 
@@ -65,10 +65,10 @@ describe('bearer authentication', () => {
   })
 
   test('a revoked key is refused on its very next request', async () => {
-    const second = t.createKey()
+    const second = await t.createKey()
     const client = apiClient(t.app, second.key)
     expect((await client.get('/forms')).status).toBe(200)
-    t.revokeKey(second.id)
+    await t.revokeKey(second.id)
     // A request sent after the revocation reaches the server on a later turn of its event loop.
     await new Promise((resolve) => setImmediate(resolve))
     const res = await client.get('/forms')
@@ -81,11 +81,17 @@ describe('bearer authentication', () => {
 describe('keys at rest', () => {
   test('only the SHA-256 hex of a key is stored, never the plaintext', async () => {
     await t.api.createForm()
-    const stored = t.db.query('SELECT key_hash FROM api_keys').all() as Array<{ key_hash: string }>
+    const stored = await t.sql('SELECT * FROM api_keys')
     const digest = createHash('sha256').update(t.key).digest('hex')
     expect(stored.map((row) => row.key_hash)).toContain(digest)
-    t.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-    const bytes = readFileSync(t.dbPath).toString('latin1')
+    expect(JSON.stringify(stored)).not.toContain(t.key.slice('svc_live_'.length))
+  })
+
+  test.skipIf(TEST_STORE !== 'sqlite')('SQLite: the database file holds the hash, never the key', async () => {
+    await t.api.createForm()
+    const digest = createHash('sha256').update(t.key).digest('hex')
+    t.sqlite!.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    const bytes = readFileSync(t.store.location).toString('latin1')
     expect(bytes).toContain(digest)
     expect(bytes).not.toContain(t.key)
   })
@@ -96,7 +102,7 @@ describe('account isolation', () => {
     const mine = await t.api.createForm({ title: 'Mine' })
     // Read by its owner first: whatever intake keeps of the form must not reach another account.
     expect((await t.api.get(`/forms/${mine.id}`)).status).toBe(200)
-    const other = apiClient(t.app, t.createKey('other-team').key)
+    const other = apiClient(t.app, (await t.createKey('other-team')).key)
     for (const res of [
       await other.get(`/forms/${mine.id}`),
       await other.patch(`/forms/${mine.id}`, { status: 'cancelled' }),
@@ -116,14 +122,14 @@ describe('account isolation', () => {
 
   test('two keys of the same account see the same forms', async () => {
     const form = await t.api.createForm()
-    const colleague = apiClient(t.app, t.createKey('default').key)
+    const colleague = apiClient(t.app, (await t.createKey('default')).key)
     expect((await colleague.get(`/forms/${form.id}`)).status).toBe(200)
   })
 })
 
 describe('per-key rate limit', () => {
   test('over SERVICE_RATE_LIMIT a key gets 429 with Retry-After, other keys are unaffected, and it refills', async () => {
-    const limited = createTestContext({ SERVICE_RATE_LIMIT: '5' })
+    const limited = await createTestContext({ SERVICE_RATE_LIMIT: '5' })
     try {
       for (let i = 0; i < 5; i++) expect((await limited.api.get('/forms')).status).toBe(200)
       const refused = await limited.api.get('/forms')
@@ -131,7 +137,7 @@ describe('per-key rate limit', () => {
       expect(typeof refused.body.detail).toBe('string')
       const retryAfter = Number(refused.headers.get('retry-after'))
       expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true)
-      const other = apiClient(limited.app, limited.createKey().key)
+      const other = apiClient(limited.app, (await limited.createKey()).key)
       expect((await other.get('/forms')).status).toBe(200)
       limited.clock.advance(retryAfter * 1000)
       expect((await limited.api.get('/forms')).status).toBe(200)

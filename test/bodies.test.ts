@@ -71,11 +71,11 @@ function startPost(t: TestContext, formId: string, declared: number, contentType
 }
 
 const responsesOf = async (t: TestContext, formId: string) => (await t.api.get(`/forms/${formId}/responses`)).body as unknown[]
-const chunkCount = (t: TestContext) => (t.db.query('SELECT count(*) AS n FROM file_chunks').get() as { n: number }).n
+const chunkCount = async (t: TestContext) => (await t.sql('SELECT CAST(count(*) AS INTEGER) AS n FROM file_chunks'))[0]!.n as number
 
 describe('the upload budget (SERVICE_UPLOAD_BUDGET)', () => {
   test('uploads being received hold it; one more is refused with 503 and Retry-After before a byte of its body is read; the API still answers', async () => {
-    const t = create()
+    const t = await create()
     const form = await largestUploadForm(t)
     // Two of the largest posts are as much as the default 256 MiB lets uploads hold (32 MiB stay for API-sized bodies).
     const first = startPost(t, form.id, 100 * MiB)
@@ -106,7 +106,7 @@ describe('the upload budget (SERVICE_UPLOAD_BUDGET)', () => {
   })
 
   test('a JSON body counts too: with the budget full of uploads and API bodies, the next is 503', async () => {
-    const t = create({ SERVICE_UPLOAD_BUDGET: String(100 * MiB) })
+    const t = await create({ SERVICE_UPLOAD_BUDGET: String(100 * MiB) })
     const form = await largestUploadForm(t)
     // On the smallest budget one largest upload may take all of it.
     const upload = startPost(t, form.id, 100 * MiB)
@@ -130,7 +130,7 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
   const pace = { windowMs: 400, minBytes: 400, tickMs: 50 }
 
   test('a body that stops sending is cut: 408, Connection: close, nothing recorded', async () => {
-    const slow = createPaced(pace)
+    const slow = await createPaced(pace)
     const form = await slow.api.createForm()
     const post = startPost(slow, form.id, 1000, 'application/x-www-form-urlencoded')
     post.body.send('name=Ad')
@@ -147,7 +147,7 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
   })
 
   test('a body that keeps trickling, but too slowly, is cut as well', async () => {
-    const slow = createPaced(pace)
+    const slow = await createPaced(pace)
     const form = await slow.api.createForm()
     const post = startPost(slow, form.id, 10_000, 'application/x-www-form-urlencoded')
     post.body.send('name=')
@@ -159,7 +159,7 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
   })
 
   test('a body that keeps the pace arrives whole, however long it takes', async () => {
-    const slow = createPaced(pace)
+    const slow = await createPaced(pace)
     const form = await slow.api.createForm({ fields: [{ key: 'notes', type: 'textarea', label: 'Notes', config: { max_length: 100_000 } }] })
     const post = startPost(slow, form.id, 5 + 20 * 100, 'application/x-www-form-urlencoded')
     post.body.send('notes=')
@@ -173,7 +173,7 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
   })
 
   test('an API body is held to the same pace (408 as JSON)', async () => {
-    const slow = createPaced(pace)
+    const slow = await createPaced(pace)
     const body = handFedBody()
     const res = await slow.app.handle(
       new Request('http://intake.test/api/v1/forms', { method: 'POST', headers: { authorization: `Bearer ${slow.key}` }, body: body.stream }),
@@ -183,7 +183,7 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
   })
 
   test('a long-poll, which has no body, is not cut by it', async () => {
-    const slow = createPaced(pace)
+    const slow = await createPaced(pace)
     const form = await slow.api.createForm()
     const started = performance.now()
     const res = await slow.api.get(`/forms/${form.id}/responses?wait=1`)
@@ -197,7 +197,7 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
 
 describe('a form post that cannot be read exactly is refused, never stored changed or in part', () => {
   test('urlencoded text that is not UTF-8: the 400 page, nothing recorded', async () => {
-    const t = create()
+    const t = await create()
     const form = await t.api.createForm()
     const res = await send(t.app, 'POST', `/f/${form.id}`, { body: 'name=Ad%FFa', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expect(res.status).toBe(400)
@@ -206,7 +206,7 @@ describe('a form post that cannot be read exactly is refused, never stored chang
   })
 
   test('a multipart file part whose file name holds a raw CR: 400, and the answer is not recorded without the file', async () => {
-    const t = create()
+    const t = await create()
     const form = await t.api.createForm({
       fields: [
         { key: 'name', type: 'text', label: 'Name' },
@@ -220,7 +220,7 @@ describe('a form post that cannot be read exactly is refused, never stored chang
   })
 
   test('a JSON body that is not UTF-8 is 422 invalid_encoding', async () => {
-    const t = create()
+    const t = await create()
     const form = await t.api.createForm()
     const res = await send(t.app, 'POST', `/f/${form.id}`, {
       body: new Uint8Array([...Buffer.from('{"name":"Ad'), 0xff, ...Buffer.from('a"}')]),
@@ -231,7 +231,7 @@ describe('a form post that cannot be read exactly is refused, never stored chang
   })
 
   test('more than 1 MiB of text in a form post is 413 (a JSON answer may not be larger either)', async () => {
-    const t = create()
+    const t = await create()
     const fields = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => ({ key: `t${i}`, type: 'textarea', label: `T${i}`, config: { max_length: 100_000 } }))
     const form = await t.api.createForm({ fields })
     const full = Object.fromEntries(fields.map((field) => [field.key, 'é'.repeat(60_000)]))
@@ -244,14 +244,14 @@ describe('a form post that cannot be read exactly is refused, never stored chang
 
 describe('files move to and from the database a chunk (at most 512 KiB) at a time', () => {
   test('a 3.5 MiB upload is stored as 7 chunks and downloads byte for byte', async () => {
-    const t = create()
+    const t = await create()
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
     const bytes = crypto.getRandomValues(new Uint8Array(3.5 * MiB))
     const upload = new FormData()
     upload.append('doc', new File([bytes], 'big.bin', { type: 'application/octet-stream' }))
     const { result: posted, stallMs: uploadStall } = await longestStall(() => postForm(t.app, form.id, upload))
     expect(posted.status).toBe(303)
-    const chunks = t.db.query('SELECT length(bytes) AS n FROM file_chunks ORDER BY seq').all() as Array<{ n: number }>
+    const chunks = await t.sql('SELECT length(bytes) AS n FROM file_chunks ORDER BY seq')
     expect(chunks.map((chunk) => chunk.n)).toEqual(Array(7).fill(MiB / 2))
 
     const [response] = (await responsesOf(t, form.id)) as Array<{ data: { doc: string } }>
@@ -269,7 +269,7 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
   })
 
   test('a file is written while it arrives, a byte at a time or not, in whole chunks and no more than its field allows', async () => {
-    const t = create()
+    const t = await create()
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: MiB } }] })
     // 20,000 bytes, each in a read of its own: stored as one chunk, not 20,000.
     const post = startPost(t, form.id, 30_000)
@@ -278,7 +278,7 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     post.body.send(closing)
     post.body.end()
     expect((await post.response).status).toBe(303)
-    expect(t.db.query('SELECT length(bytes) AS n FROM file_chunks').all()).toEqual([{ n: 20_000 }])
+    expect(await t.sql('SELECT length(bytes) AS n FROM file_chunks')).toEqual([{ n: 20_000 }])
 
     // 2 MiB where 1 MiB is allowed (the notes' allowance lets the post through): refused, and only 1 MiB was ever written.
     const over = await t.api.createForm({
@@ -292,24 +292,24 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     const refused = await postForm(t.app, over.id, upload)
     expect(refused.status).toBe(422)
     expect(refused.text).toContain('The file must be at most 1 MB')
-    const written = t.db.query('SELECT sum(length(bytes)) AS n FROM file_chunks c JOIN unclaimed_files u ON u.file_id = c.file_id').get()
-    expect(written).toEqual({ n: MiB })
+    const written = await t.sql('SELECT CAST(sum(length(bytes)) AS INTEGER) AS n FROM file_chunks c JOIN unclaimed_files u ON u.file_id = c.file_id')
+    expect(written).toEqual([{ n: MiB }])
   })
 
   test('deleting the form removes its files\' chunks', async () => {
-    const t = create()
+    const t = await create()
     t.background.start()
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
     const upload = new FormData()
     upload.append('doc', new File([new Uint8Array(2.5 * MiB)], 'a.bin'))
     expect((await postForm(t.app, form.id, upload)).status).toBe(303)
-    expect(chunkCount(t)).toBe(5)
+    expect(await chunkCount(t)).toBe(5)
     expect((await t.api.delete(`/forms/${form.id}`)).status).toBe(204)
-    await until(() => chunkCount(t) === 0, 3000, 'the deleted form\'s chunks removed', () => chunkCount(t))
+    await until(async () => (await chunkCount(t)) === 0, 3000, 'the deleted form\'s chunks removed', () => chunkCount(t))
   })
 
   test('of two uploads racing to answer one form, the loser\'s chunks are removed', async () => {
-    const t = create()
+    const t = await create()
     t.background.start()
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
     const upload = () => {
@@ -319,20 +319,20 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     }
     const statuses = (await Promise.all([upload(), upload()])).map((res) => res.status).sort()
     expect(statuses).toEqual([303, 409])
-    await until(() => chunkCount(t) === 4, 3000, 'only the recorded answer\'s chunks left', () => chunkCount(t))
+    await until(async () => (await chunkCount(t)) === 4, 3000, 'only the recorded answer\'s chunks left', () => chunkCount(t))
   })
 
   test('chunks of an upload no answer ever held (a crash between them) are removed an hour later', async () => {
-    const t = create()
-    const staged = (since: number) => {
+    const t = await create()
+    const staged = async (since: number) => {
       const fileId = crypto.randomUUID()
-      t.db.query('INSERT INTO unclaimed_files (file_id, since) VALUES (?, ?)').run(fileId, since)
-      t.db.query('INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, 0, ?)').run(fileId, new Uint8Array(10))
+      await t.sql('INSERT INTO unclaimed_files (file_id, since) VALUES (?, ?)', fileId, since)
+      await t.sql('INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, 0, ?)', fileId, new Uint8Array(10))
     }
-    staged(t.clock() - 61 * 60_000)
-    staged(t.clock() - 30 * 60_000)
+    await staged(t.clock() - 61 * 60_000)
+    await staged(t.clock() - 30 * 60_000)
     t.background.start()
-    await until(() => chunkCount(t) === 1, 3000, 'the hour-old upload removed, the recent one kept', () => chunkCount(t))
+    await until(async () => (await chunkCount(t)) === 1, 3000, 'the hour-old upload removed, the recent one kept', () => chunkCount(t))
   })
 })
 

@@ -16,7 +16,7 @@ const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
 
 let t: TestContext
 beforeAll(async () => {
-  t = createTestContext()
+  t = await createTestContext()
   // The MCP SDK loads on the first call to /mcp (about 100 ms, once): not what these tests measure.
   await send(t.app, 'POST', '/mcp', { key: t.key, headers: MCP_HEADERS, body: { jsonrpc: '2.0', id: 0, method: 'tools/list' } })
 })
@@ -213,7 +213,7 @@ describe('a pattern stored by an older version that RE2 cannot run', () => {
   async function legacyForm(pattern: string) {
     const form = await t.api.createForm({ fields: [{ key: 'code', type: 'text', label: 'Code', required: true, config: { pattern: 'a+' } }] })
     const fields = [{ key: 'code', type: 'text', label: 'Code', required: true, config: { pattern } }]
-    t.db.query('UPDATE forms SET fields = ? WHERE id = ?').run(JSON.stringify(fields), form.id)
+    await t.sql('UPDATE forms SET fields = ? WHERE id = ?', JSON.stringify(fields), form.id)
     return form.id
   }
   const BACKTRACKING = '(?=a)(a+)+$'

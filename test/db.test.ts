@@ -1,5 +1,5 @@
 /**
- * The database as opened by intake: durability settings, idempotent migration,
+ * SQLite only: the file as opened by intake: durability settings, idempotent migration,
  * and query plans of the form lists (they must walk an index, never the table).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
@@ -7,9 +7,10 @@ import { Database as SqliteDatabase } from 'bun:sqlite'
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { DatabaseOpenError, openDatabase, SCHEMA_VERSION, type Database, type Upgrade } from '../src/db/index.ts'
-import { createFormStore } from '../src/modules/forms/store.ts'
-import { apiClient, createTestContext, filesAsFirstStored, type TestContext } from './utils.ts'
+import { openDatabase, SCHEMA_VERSION, type Database } from '../src/db/sqlite/open.ts'
+import { DatabaseOpenError, type Upgrade } from '../src/db/store.ts'
+import { createSqliteFormStore } from '../src/modules/forms/store/sqlite.ts'
+import { apiClient, createTestContext, filesAsFirstStored, TEST_STORE, type TestContext } from './utils.ts'
 
 const dirs: string[] = []
 const tempDb = () => {
@@ -166,7 +167,7 @@ describe('opening a database from an older intake', () => {
 
     expect(readFileSync(`${path}.bak-1`, 'utf8')).toBe('an earlier backup')
     expect(upgrades).toHaveLength(1)
-    const { backupPath } = upgrades[0]!
+    const backupPath = upgrades[0]!.backupPath!
     expect(dirname(backupPath)).toBe(dirname(path))
     expect(basename(backupPath)).toMatch(/^intake\.db\.bak-1-\d{8}T\d{6}Z$/)
     const copy = new SqliteDatabase(backupPath, { readonly: true })
@@ -203,6 +204,37 @@ describe('opening a database from an older intake', () => {
   })
 })
 
+describe('a database from a newer intake', () => {
+  /** A database as the next release might leave it: one schema ahead, saying which schemas may still run on it. */
+  const newerDatabase = (oldestCompatible: number) => {
+    const path = tempDb()
+    openDatabase(path).close()
+    const db = new SqliteDatabase(path)
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`)
+    db.query('UPDATE schema_compatibility SET oldest_compatible = ?').run(oldestCompatible)
+    db.exec('CREATE TABLE from_the_future (id INTEGER PRIMARY KEY)')
+    db.close()
+    return path
+  }
+
+  test('runs when it says this schema may still run on it (an additive migration), and is left at its schema', () => {
+    const path = newerDatabase(SCHEMA_VERSION)
+    const db = openTracked(path)
+    expect(pragma(db, 'user_version')).toBe(SCHEMA_VERSION + 1)
+    expect(db.query('SELECT count(*) AS n FROM forms').get()).toEqual({ n: 0 })
+  })
+
+  test('is refused untouched when it needs a newer intake', () => {
+    const path = newerDatabase(SCHEMA_VERSION + 1)
+    const before = readFileSync(path)
+    expect(() => openTracked(path)).toThrow(
+      new RegExp(`written by a newer intake \\(schema ${SCHEMA_VERSION + 1}, which needs at least schema ${SCHEMA_VERSION + 1}; this intake knows up to ${SCHEMA_VERSION}\\)`),
+    )
+    expect(Buffer.compare(readFileSync(path), before)).toBe(0)
+    expect(filesNextTo(path)).toEqual([])
+  })
+})
+
 /**
  * Records the SQL text and parameters of every statement the store runs, by
  * wrapping `db.query`: the plans below are those of the real statements.
@@ -236,14 +268,14 @@ function recordingDb(db: Database) {
   return { db: proxy as Database, runs }
 }
 
-describe('query plans of the form lists', () => {
+describe.skipIf(TEST_STORE !== 'sqlite')('query plans of the form lists (SQLite)', () => {
   let t: TestContext
   let accountId: string
   let ids: Record<string, string[]>
   const plans: Record<string, { sql: string; detail: string[]; rows: { id: string }[] }> = {}
 
   beforeAll(async () => {
-    t = createTestContext()
+    t = await createTestContext()
     ids = { active: [], cancelled: [], completed: [], expired: [] }
     // Some forms in every state, and another account's forms beside them.
     for (let i = 0; i < 6; i++) ids.active!.push((await t.api.createForm({ title: `active ${i}` })).id)
@@ -256,22 +288,22 @@ describe('query plans of the form lists', () => {
       const { id } = await t.api.createForm({ title: `expiring ${i}`, expires_in: '1m' })
       ids.expired!.push(id)
     }
-    const other = t.createKey('other')
+    const other = await t.createKey('other')
     const otherApi = apiClient(t.app, other.key)
     for (let i = 0; i < 4; i++) await otherApi.createForm({ title: `other ${i}` })
     t.clock.advance(2 * 60_000) // the 1m forms are now past their time
 
-    accountId = (t.db.query("SELECT id FROM accounts WHERE name = 'default'").get() as { id: string }).id
+    accountId = (t.sqlite!.query("SELECT id FROM accounts WHERE name = 'default'").get() as { id: string }).id
 
-    const recorder = recordingDb(t.db)
-    const store = createFormStore(recorder.db)
+    const recorder = recordingDb(t.sqlite!)
+    const store = createSqliteFormStore(recorder.db)
     for (const status of [undefined, 'active', 'cancelled', 'completed', 'expired'] as const) {
       const before = recorder.runs.length
-      const rows = store.list({ accountId, status, before: undefined, limit: 20, now: t.clock() })
+      const rows = await store.list({ accountId, status, before: undefined, limit: 20, now: t.clock() })
       const runs = recorder.runs.slice(before)
       expect(runs).toHaveLength(1)
       const { sql, params } = runs[0]!
-      const detail = (t.db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as [any])) as { detail: string }[]).map(
+      const detail = (t.sqlite!.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as [any])) as { detail: string }[]).map(
         (r) => r.detail,
       )
       plans[status ?? 'unfiltered'] = { sql, detail, rows }

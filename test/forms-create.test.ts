@@ -14,8 +14,8 @@ import {
 } from './utils.ts'
 
 let t: TestContext
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 afterEach(() => t.close())
 

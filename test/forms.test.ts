@@ -18,8 +18,8 @@ import {
 
 let t: TestContext
 
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 afterEach(() => t.close())
 
@@ -101,8 +101,8 @@ async function expiredForm(overrides: Record<string, unknown> = {}) {
   return form
 }
 
-function otherAccount() {
-  return apiClient(t.app, t.createKey('other').key)
+async function otherAccount() {
+  return apiClient(t.app, (await t.createKey('other')).key)
 }
 
 /** Every object key at any depth of a JSON value. */
@@ -217,7 +217,7 @@ describe('GET /api/v1/forms/<id>', () => {
   test("404 Form not found for another account's form", async () => {
     const form = await t.api.createForm()
 
-    expectFormNotFound(await otherAccount().get(`/forms/${form.id}`))
+    expectFormNotFound(await (await otherAccount()).get(`/forms/${form.id}`))
     expect((await t.api.get(`/forms/${form.id}`)).status).toBe(200)
   })
 })
@@ -448,7 +448,7 @@ describe('GET /api/v1/forms', () => {
 
   test('lists are scoped to the account', async () => {
     await createForms(3)
-    const other = otherAccount()
+    const other = await otherAccount()
 
     const res = await other.get('/forms')
     expect(res.status).toBe(200)
@@ -465,7 +465,7 @@ describe('GET /api/v1/forms', () => {
 
   test("a cursor from another account's form does not reveal anything", async () => {
     const mine = await createForms(2)
-    const other = otherAccount()
+    const other = await otherAccount()
     await other.createForm({ title: 'theirs' })
 
     const res = await other.get(`/forms?cursor=${mine[1]}`)
@@ -832,7 +832,7 @@ describe('PATCH /api/v1/forms/<id>: bodies', () => {
 
   test("404 for another account's form, which stays unchanged", async () => {
     const form = await t.api.createForm()
-    const other = otherAccount()
+    const other = await otherAccount()
 
     expectFormNotFound(await other.patch(`/forms/${form.id}`, { status: 'cancelled' }))
     expectFormNotFound(await other.patch(`/forms/${form.id}`, { expires_at: null }))
@@ -898,19 +898,19 @@ describe('DELETE /api/v1/forms/<id>', () => {
   test('deletes pending webhook deliveries', async () => {
     const form = await t.api.createForm({ callback_url: 'http://127.0.0.1:1/hook' })
     await answer(form.id)
-    const deliveries = () => (t.db.query('select count(*) as n from deliveries').get() as { n: number }).n
-    expect(deliveries()).toBe(1)
+    const deliveries = async () => (await t.sql('select CAST(count(*) AS INTEGER) as n from deliveries'))[0]!.n
+    expect(await deliveries()).toBe(1)
 
     expect((await t.api.delete(`/forms/${form.id}`)).status).toBe(204)
 
-    expect(deliveries()).toBe(0)
+    expect(await deliveries()).toBe(0)
   })
 
   test("another account's form is 404 and still exists", async () => {
     const form = await t.api.createForm({ context: { a: 1 } })
     const responseId = await answer(form.id)
 
-    expectFormNotFound(await otherAccount().delete(`/forms/${form.id}`))
+    expectFormNotFound(await (await otherAccount()).delete(`/forms/${form.id}`))
 
     const got = await t.api.get(`/forms/${form.id}`)
     expect(got.status).toBe(200)

@@ -836,11 +836,11 @@ function track(w: World, request: Request, res: Answer) {
 }
 
 async function createWorld(env: Record<string, string> = {}): Promise<World> {
-  const t = createTestContext({ SERVICE_TRUST_PROXY: 'true', ...env })
-  const other = t.createKey('other')
-  const observer = t.createKey('observer')
-  const revoked = t.createKey('owner-revoked')
-  t.revokeKey(revoked.id)
+  const t = await createTestContext({ SERVICE_TRUST_PROXY: 'true', ...env })
+  const other = await t.createKey('other')
+  const observer = await t.createKey('observer')
+  const revoked = await t.createKey('owner-revoked')
+  await t.revokeKey(revoked.id)
   const w: World = {
     t,
     keys: { owner: t.key, other: other.key, observer: observer.key, revoked: revoked.key },
@@ -917,12 +917,11 @@ async function checkWorld(w: World) {
     for (const name of ['polluted', 'isAdmin', 'x', 'a', 'y', 'n', 'status', 'title']) must(!(name in probe), `a prototype polluted with ${name}`)
   }
 
-  const db = w.t.db
   const responseCounts = new Map<string, number>()
-  for (const row of db.query('SELECT form_id, count(*) AS n FROM responses GROUP BY form_id').all() as Array<{ form_id: string; n: number }>) {
+  for (const row of await w.t.sql('SELECT form_id, CAST(count(*) AS INTEGER) AS n FROM responses GROUP BY form_id')) {
     responseCounts.set(row.form_id, row.n)
   }
-  const dbForms = db.query('SELECT id, status FROM forms').all() as Array<{ id: string; status: string }>
+  const dbForms = (await w.t.sql('SELECT id, status FROM forms')) as Array<{ id: string; status: string }>
   const live = [...w.forms.values()].filter((f) => !f.deleted)
   expect(dbForms.map((f) => f.id).sort()).toEqual(live.map((f) => f.id).sort())
   for (const row of dbForms) must(STATUSES.includes(row.status as Status), `stored status ${row.status}`)
@@ -972,7 +971,7 @@ async function checkWorld(w: World) {
   }
 
   // Deliveries: only for completed forms with a callback, with a payload that is JSON.
-  for (const row of db.query('SELECT form_id, payload FROM deliveries').all() as Array<{ form_id: string; payload: string }>) {
+  for (const row of (await w.t.sql('SELECT form_id, payload FROM deliveries')) as Array<{ form_id: string; payload: string }>) {
     const form = w.forms.get(row.form_id)
     must(form && !form.deleted && form.status === 'completed', `a delivery for form ${row.form_id} that is not completed`)
     const payload = JSON.parse(row.payload)
@@ -986,7 +985,7 @@ async function checkWorld(w: World) {
   for (const form of w.forms.values()) {
     for (const [name, key] of Object.entries(w.keys)) secrets.set(webhookSecret(key, form.id), `the webhook secret of ${form.id} (${name})`)
   }
-  for (const row of db.query('SELECT id, webhook_secret FROM forms WHERE webhook_secret IS NOT NULL').all() as Array<{ id: string; webhook_secret: string }>) {
+  for (const row of (await w.t.sql('SELECT id, webhook_secret FROM forms WHERE webhook_secret IS NOT NULL')) as Array<{ id: string; webhook_secret: string }>) {
     secrets.set(row.webhook_secret, `the stored webhook secret of ${row.id}`)
   }
   for (const run of w.hexRuns) {
@@ -1638,8 +1637,8 @@ describe(named('POST /f/<id> with JSON'), () => {
       const deliveries = await call(w, { method: 'GET', path: `/api/v1/forms/${id}/deliveries`, as: 'owner' })
       must(deliveries.body.length === (s.hooked ? 1 : 0), deliveries.where)
       if (s.hooked) {
-        const row = w.t.db.query('SELECT payload FROM deliveries WHERE form_id = ?').get(id) as { payload: string }
-        const payload = JSON.parse(row.payload)
+        const [row] = (await w.t.sql('SELECT payload FROM deliveries WHERE form_id = ?', id)) as Array<{ payload: string }>
+        const payload = JSON.parse(row!.payload)
         must(JSON.stringify(payload.data) === JSON.stringify(want) && JSON.stringify(payload.context) === JSON.stringify(response.context), 'the webhook payload differs from the response')
       }
       // The form is answered: any other submission is 409, whatever it holds, unless the body

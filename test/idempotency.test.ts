@@ -9,8 +9,8 @@ import { apiClient, createTestContext, validForm, type TestContext, type TestRes
 
 let t: TestContext
 
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 
 afterEach(async () => {
@@ -149,7 +149,7 @@ describe('the same key with a different body', () => {
 
 describe('scope and lifetime of a key', () => {
   test('keys are per account: the same key and body from another account create a separate form', async () => {
-    const other = apiClient(t.app, t.createKey('other').key)
+    const other = apiClient(t.app, (await t.createKey('other')).key)
     const mine = await createWithKey('shared-key')
     const theirs = await createWithKey('shared-key', validForm(), other)
     expectCreated(mine, false)
@@ -159,14 +159,14 @@ describe('scope and lifetime of a key', () => {
     expect(await formIds(other)).toEqual([theirs.body.id])
 
     // And another account using the key with another body is no conflict either.
-    const third = apiClient(t.app, t.createKey('third').key)
+    const third = apiClient(t.app, (await t.createKey('third')).key)
     const differentBody = await createWithKey('shared-key', validForm({ title: 'Something else' }), third)
     expectCreated(differentBody, false)
     expect(await formIds(third)).toEqual([differentBody.body.id])
   })
 
   test('two keys of the same account share the account\'s Idempotency-Keys', async () => {
-    const sameAccount = apiClient(t.app, t.createKey('default').key)
+    const sameAccount = apiClient(t.app, (await t.createKey('default')).key)
     const first = await createWithKey('account-wide')
     const second = await createWithKey('account-wide', validForm(), sameAccount)
     expectCreated(first, false)

@@ -6,7 +6,7 @@ import { createTestContext, send, type TestContext } from './utils.ts'
 let t: TestContext
 let doc: any
 beforeAll(async () => {
-  t = createTestContext()
+  t = await createTestContext()
   const res = await send(t.app, 'GET', '/api/v1/openapi.json')
   expect(res.status).toBe(200)
   doc = res.body

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { SECURITY_HEADERS } from '../src/lib/http.ts'
-import { createTestContext, logsWritten, send, submit, validForm, type TestContext } from './utils.ts'
+import { createTestContext, failEveryStoreCall, logsWritten, send, submit, validForm, type TestContext } from './utils.ts'
 
 let t: TestContext
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 afterEach(() => t.close())
 
@@ -40,7 +40,7 @@ describe('errors', () => {
 
   test('an unexpected failure is a 500 {"detail":"Internal server error"}, logged with the request id, no stack in the body', async () => {
     const form = await t.api.createForm()
-    t.db.close() // the database going away mid-flight is the kind of failure nobody handles on purpose
+    failEveryStoreCall(t.store) // a store failing in a way nobody handles on purpose
     const res = await submit(t.app, form.id, { name: 'Ada' })
     expect(res.status).toBe(500)
     expect(res.body).toEqual({ detail: 'Internal server error' })

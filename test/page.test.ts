@@ -21,8 +21,8 @@ import {
 } from './utils.ts'
 
 let t: TestContext
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 afterEach(() => t.close())
 
@@ -309,8 +309,8 @@ async function onlyResponse(formId: string, ctx: TestContext = t) {
   return list[0]
 }
 
-const storedFileCount = (ctx: TestContext = t) =>
-  (ctx.db.query('select count(*) as n from response_files').get() as { n: number }).n
+const storedFileCount = async (ctx: TestContext = t) =>
+  (await ctx.sql('select CAST(count(*) AS INTEGER) as n from response_files'))[0]!.n as number
 
 /** Bytes of every value 0..255, then more: a file no text decoding survives unchanged. */
 function binaryBytes(size: number): Uint8Array {
@@ -832,7 +832,7 @@ describe('refused browser posts', () => {
   })
 
   test('the per-IP limit: the 3rd post from one client within a minute is a 429 page with Retry-After; the client is the last X-Forwarded-For entry', async () => {
-    const ctx = createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '2', SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '2', SERVICE_TRUST_PROXY: 'true' })
     try {
       const form = await ctx.api.createForm()
       // The proxy appends the real client last; what the client claims before it does not matter.
@@ -865,7 +865,7 @@ describe('refused browser posts', () => {
   })
 
   test('without SERVICE_TRUST_PROXY a changing X-Forwarded-For does not escape the limit', async () => {
-    const ctx = createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '2' })
+    const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '2' })
     try {
       const form = await ctx.api.createForm()
       expect((await postForm(ctx.app, form.id, { name: '' }, { 'x-forwarded-for': '203.0.113.1' })).status).toBe(422)
@@ -1066,7 +1066,7 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
 
 describe('every page', () => {
   test('has the CONTRACT 6 headers, text/html, and no script or inline handler: form, 422, thank-you, 409, 410, 404, 403, 413, 429', async () => {
-    const ctx = createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '1' })
+    const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '1' })
     try {
       const active = await ctx.api.createForm({ fields: EVERY_TYPE_FIELDS })
       const answered = await ctx.api.createForm()
@@ -1123,7 +1123,7 @@ describe('file uploads', () => {
     expectSeeOther(res, form.id)
     const response = await onlyResponse(form.id)
     expect(response.data).toEqual({ name: 'Ada', photo: `${BASE_URL}/api/v1/forms/${form.id}/responses/${response.id}/files/photo` })
-    expect(storedFileCount()).toBe(1)
+    expect(await storedFileCount()).toBe(1)
 
     const file = await download(response.data.photo, t.key)
     expect(file.status).toBe(200)
@@ -1197,7 +1197,7 @@ describe('file uploads', () => {
     const none = await download(url, null)
     expect(none.status).toBe(403)
     expect(Buffer.from(none.bytes).includes(Buffer.from(binaryBytes(50)))).toBe(false)
-    const other = await download(url, t.createKey('someone-else').key)
+    const other = await download(url, (await t.createKey('someone-else')).key)
     expect(other.status).toBe(404)
     expect(Buffer.from(other.bytes).includes(Buffer.from(binaryBytes(50)))).toBe(false)
     expect((await download(url, t.key)).status).toBe(200)
@@ -1207,10 +1207,10 @@ describe('file uploads', () => {
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true }] })
     expectSeeOther(await postParts(form.id, [{ name: 'doc', filename: 'a.bin', type: 'application/octet-stream', bytes: binaryBytes(500) }]), form.id)
     const url = (await onlyResponse(form.id)).data.doc
-    expect(storedFileCount()).toBe(1)
+    expect(await storedFileCount()).toBe(1)
     expect((await t.api.delete(`/forms/${form.id}`)).status).toBe(204)
     expect((await download(url, t.key)).status).toBe(404)
-    expect(storedFileCount()).toBe(0)
+    expect(await storedFileCount()).toBe(0)
   })
 
   test('a file larger than max_size is a 422 page with the error next to the file field; nothing is stored', async () => {
@@ -1232,7 +1232,7 @@ describe('file uploads', () => {
     expect(page.control('notes').text).toBe('kept')
     expect(page.control('photo').attrs.value).toBeUndefined()
     expect(await responsesOf(form.id)).toEqual([])
-    expect(storedFileCount()).toBe(0)
+    expect(await storedFileCount()).toBe(0)
   })
 
   test('a file of exactly max_size is accepted', async () => {
@@ -1260,7 +1260,7 @@ describe('file uploads', () => {
     const page = await expectFormPage(res, 422)
     expectFieldError(page, fields, 'doc')
     expect(page.control('name').attrs.value).toBe('Ada')
-    expect(storedFileCount()).toBe(0)
+    expect(await storedFileCount()).toBe(0)
     expect(await responsesOf(form.id)).toEqual([])
   })
 
@@ -1272,7 +1272,7 @@ describe('file uploads', () => {
   ])('a file matching accept %s is stored', async (_name, accept, filename, type) => {
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', required: true, config: { accept } }] })
     expectSeeOther(await postParts(form.id, [{ name: 'doc', filename, type, bytes: binaryBytes(64) }]), form.id)
-    expect(storedFileCount()).toBe(1)
+    expect(await storedFileCount()).toBe(1)
   })
 
   test('an empty file input (filename="" and no bytes) is no answer: 422 when required, left out of data when optional', async () => {
@@ -1302,7 +1302,7 @@ describe('file uploads', () => {
       optional.id,
     )
     expect((await onlyResponse(optional.id)).data).toEqual({ name: 'Ada' })
-    expect(storedFileCount()).toBe(0)
+    expect(await storedFileCount()).toBe(0)
   })
 
   test('a file field posted urlencoded (no file at all) is no answer when left empty', async () => {
@@ -1327,7 +1327,7 @@ describe('file uploads', () => {
     const page = await expectPage(res, 413)
     expect(page.all('form')).toEqual([])
     expect(await responsesOf(form.id)).toEqual([])
-    expect(storedFileCount()).toBe(0)
+    expect(await storedFileCount()).toBe(0)
     expect((await t.api.get(`/forms/${form.id}`)).body.status).toBe('active')
   })
 
@@ -1360,7 +1360,7 @@ describe('file uploads', () => {
       { name: 'photo', filename: 'me.png', type: 'image/png', bytes: binaryBytes(200) },
     ]), form.id)
     const response = await onlyResponse(form.id)
-    const row = t.db.query('select payload from deliveries').get() as { payload: string } | null
+    const [row] = (await t.sql('select payload from deliveries')) as Array<{ payload: string }>
     expect(row).not.toBeNull()
     const payload = JSON.parse(row!.payload)
     expect(payload.data).toEqual({ name: 'Ada', photo: `${BASE_URL}/api/v1/forms/${form.id}/responses/${response.id}/files/photo` })

@@ -32,7 +32,7 @@ async function formsCreated(t: TestContext): Promise<number> {
 
 describe('an MCP batch counts each of its messages against the key\'s rate limit', () => {
   test('a batch of 4 takes 4 of 10; a single message and a body that is not JSON take one each; four more requests pass, the fifth is 429', async () => {
-    const t = contexts.create({ SERVICE_RATE_LIMIT: '10' })
+    const t = await contexts.create({ SERVICE_RATE_LIMIT: '10' })
     const batch = await postMcp(t, createFormBatch(4))
     expect(batch.status).toBe(200)
     expect(batch.body.map((answer: { id: number; result?: { isError?: boolean } }) => [answer.id, answer.result?.isError ?? false])).toEqual([
@@ -49,7 +49,7 @@ describe('an MCP batch counts each of its messages against the key\'s rate limit
   })
 
   test('a batch larger than what is left is refused whole: 429 with Retry-After, and none of its tool calls runs', async () => {
-    const t = contexts.create({ SERVICE_RATE_LIMIT: '10' })
+    const t = await contexts.create({ SERVICE_RATE_LIMIT: '10' })
     expect((await postMcp(t, createFormBatch(5))).status).toBe(200)
     const refused = await postMcp(t, createFormBatch(6))
     expect(refused.status).toBe(429)
@@ -64,7 +64,7 @@ describe('an MCP batch counts each of its messages against the key\'s rate limit
   })
 
   test('a batch of 100 against a limit of 10 a minute is refused whole, saying it can never fit', async () => {
-    const t = contexts.create({ SERVICE_RATE_LIMIT: '10' })
+    const t = await contexts.create({ SERVICE_RATE_LIMIT: '10' })
     const refused = await postMcp(t, createFormBatch(100))
     expect(refused.status).toBe(429)
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
@@ -77,7 +77,7 @@ describe('an MCP batch counts each of its messages against the key\'s rate limit
 
 describe('the public rate limit counts an IPv6 /64 as one client', () => {
   test('posts from four addresses of one /64 share a limit of 3; another /64 and an IPv4 address have their own', async () => {
-    const t = contexts.create({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
+    const t = await contexts.create({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
     const form = await t.api.createForm()
     // An empty answer is refused (422) after the rate limit is counted: the form stays open for every post.
     const post = (address: string) =>

@@ -18,8 +18,8 @@ import {
 } from './utils.ts'
 
 let t: TestContext
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 afterEach(() => t.close())
 
@@ -129,13 +129,13 @@ describe('GET /forms/<id>/responses', () => {
 
   test("another account's form is 404 Form not found", async () => {
     const { form } = await answeredForm()
-    const other = apiClient(t.app, t.createKey('other').key)
+    const other = apiClient(t.app, (await t.createKey('other')).key)
     expectNotFound(await other.get(`/forms/${form.id}/responses`), 'Form not found')
   })
 
   test('another key of the same account reads it', async () => {
     const { form, receipt } = await answeredForm()
-    const same = apiClient(t.app, t.createKey('default').key)
+    const same = apiClient(t.app, (await t.createKey('default')).key)
     const res = await same.get(`/forms/${form.id}/responses`)
     expect(res.status).toBe(200)
     expect(res.body.map((r: { id: string }) => r.id)).toEqual([receipt.id])
@@ -171,7 +171,7 @@ describe('GET /forms/<id>/responses/<response_id>', () => {
   })
 
   test('records the trusted-proxy ip', async () => {
-    const ctx = createTestContext({ SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_TRUST_PROXY: 'true' })
     try {
       const form = await ctx.api.createForm()
       const receipt = await submit(ctx.app, form.id, { name: 'Ada' }, { 'x-forwarded-for': '198.51.100.4, 203.0.113.50' })
@@ -213,7 +213,7 @@ describe('GET /forms/<id>/responses/<response_id>', () => {
 
   test("another account's form is 404 Form not found, by a real response id too", async () => {
     const { form, receipt } = await answeredForm()
-    const other = apiClient(t.app, t.createKey('other').key)
+    const other = apiClient(t.app, (await t.createKey('other')).key)
     expectNotFound(await other.get(`/forms/${form.id}/responses/${receipt.id}`), 'Form not found')
     expectNotFound(await other.get(`/forms/${form.id}/responses/${UNKNOWN_ID}`), 'Form not found')
     // The owner still reads it.

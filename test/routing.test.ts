@@ -16,7 +16,7 @@ let server: ReturnType<typeof Bun.serve>
 let formId: string
 
 beforeAll(async () => {
-  t = createTestContext()
+  t = await createTestContext()
   server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: t.app.handle })
   formId = (await t.api.createForm()).id
 })

@@ -36,6 +36,7 @@ import {
   type Resolver,
   type TestContext,
   type TestResponse,
+  failEveryStoreCall,
 } from './utils.ts'
 
 setDefaultTimeout(20_000)
@@ -45,8 +46,8 @@ setDefaultTimeout(20_000)
 let t: TestContext
 const { create, cleanups } = contextsPerTest()
 
-function setup(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
-  return (t = create(env, { resolver }))
+async function setup(env: Record<string, string> = {}, resolver?: Resolver): Promise<TestContext> {
+  return (t = await create(env, { resolver }))
 }
 
 /** A request that arrives after this point is handled on a later turn of the event loop, as a real one is. */
@@ -220,10 +221,10 @@ interface Route {
 }
 
 /** Every method and path the app answers, read from the app itself (so a new route is covered without editing this file). */
-const ROUTES: Route[] = (() => {
-  const probe = createTestContext()
+const ROUTES: Route[] = await (async () => {
+  const probe = await createTestContext()
   const routes = probe.app.routes.map((route) => ({ method: route.method, path: route.path }))
-  void probe.close()
+  await probe.close()
   return routes
 })()
 
@@ -291,7 +292,7 @@ describe('security headers on every route', () => {
   for (const route of ROUTES) {
     for (const variant of variants) {
       test(`${route.method} ${route.path} (${variant.name})`, async () => {
-        setup()
+        await setup()
         const fx = await fixture()
         const { body, headers } = typicalRequest(route)
         if (variant.accept && route.path !== '/mcp') headers.accept = variant.accept
@@ -305,7 +306,7 @@ describe('security headers on every route', () => {
   }
 
   test('an unknown path: a JSON 404, and with Accept: text/html an HTML 404 page; both with the headers', async () => {
-    setup()
+    await setup()
     for (const method of ['GET', 'POST', 'DELETE']) {
       const json = await send(t.app, method, '/nowhere/at/all')
       expectJsonError(json, 404, `${method} /nowhere/at/all`)
@@ -323,9 +324,9 @@ describe('security headers on every route', () => {
   })
 
   test('a 500 (the database closed under the app): JSON from the API and /healthz, an HTML page from /f/<id>; all with the headers', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm()
-    t.db.close()
+    failEveryStoreCall(t.store)
     await nextTurn()
     const api = await t.api.get(`/forms/${form.id}`)
     expect(api.body).toEqual({ detail: 'Internal server error' })
@@ -344,9 +345,9 @@ describe('security headers on every route', () => {
 
   test('401, 403, 413, 415, 422 and 429, as JSON and as pages, all with the headers', async () => {
     // t.key may make 3 requests (create, two 422s), the 4th is a 429; an address may post 6 times (every post below counts but the 403s).
-    setup({ SERVICE_RATE_LIMIT: '3', SERVICE_PUBLIC_RATE_LIMIT: '6' })
+    await setup({ SERVICE_RATE_LIMIT: '3', SERVICE_PUBLIC_RATE_LIMIT: '6' })
     const form = await t.api.createForm({ fields: TEXT_FIELDS })
-    const big = t.createKey()
+    const big = await t.createKey()
     const cases: Array<[string, TestResponse, number, 'json' | 'html']> = []
     const wrongKey = `svc_live_${'0'.repeat(48)}`
     cases.push(['401 unknown key', await send(t.app, 'GET', '/api/v1/forms', { key: wrongKey }), 401, 'json'])
@@ -394,7 +395,7 @@ describe('security headers on every route', () => {
   })
 
   test('409, 410 and a 303 redirect carry the headers too', async () => {
-    setup()
+    await setup()
     const answered = await t.api.createForm({ fields: TEXT_FIELDS })
     const redirect = await postForm(t.app, answered.id, { name: 'Ada' })
     expect(redirect.status).toBe(303)
@@ -416,7 +417,7 @@ describe('security headers on every route', () => {
   })
 
   test('a CORS preflight gets no Access-Control-* header (and the security headers)', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm()
     for (const path of ['/api/v1/forms', `/f/${form.id}`, '/mcp', '/healthz']) {
       const res = await send(t.app, 'OPTIONS', path, {
@@ -435,10 +436,10 @@ describe('a revoked key is refused at once', () => {
   /** The key is used (and so remembered by the server) before it is revoked, as the CLI revokes it: over another connection. */
   async function revokedAfterUse() {
     const fx = await fixture()
-    const second = t.createKey()
+    const second = await t.createKey()
     const before = await send(t.app, 'GET', '/api/v1/forms', { key: second.key })
     expect(before.status).toBe(200)
-    t.revokeKey(second.id)
+    await t.revokeKey(second.id)
     await nextTurn()
     return { fx, second }
   }
@@ -460,7 +461,7 @@ describe('a revoked key is refused at once', () => {
 
   for (const route of AUTHENTICATED_ROUTES) {
     test(`${route.method} ${route.path}: 401 on the next request after the revocation; the other key still works`, async () => {
-      setup()
+      await setup()
       const { fx, second } = await revokedAfterUse()
       const { body, headers } = typicalRequest(route)
       const path = fill(route.path, realIds(fx))
@@ -474,7 +475,7 @@ describe('a revoked key is refused at once', () => {
   }
 
   test('an MCP tool call with a revoked key is refused before any tool runs (nothing created)', async () => {
-    setup()
+    await setup()
     const { second } = await revokedAfterUse()
     const before = (await t.api.get('/forms')).body.length
     const res = await send(t.app, 'POST', '/mcp', {
@@ -487,15 +488,15 @@ describe('a revoked key is refused at once', () => {
   })
 
   test('a key revoked while its long-poll (?wait=2) is pending lets no later request through', async () => {
-    setup()
-    const second = t.createKey()
+    await setup()
+    const second = await t.createKey()
     const form = await t.api.createForm()
     let settled = false
     const poll = send(t.app, 'GET', `/api/v1/forms/${form.id}/responses?wait=2`, { key: second.key }).finally(() => (settled = true))
     await nextTurn()
     await nextTurn()
     expect(settled).toBe(false)
-    t.revokeKey(second.id)
+    await t.revokeKey(second.id)
     await nextTurn()
     // While the poll (admitted before the revocation) still waits: every new request is refused.
     expectRefused(await send(t.app, 'GET', '/api/v1/forms', { key: second.key }), 'GET /api/v1/forms during the poll')
@@ -620,7 +621,7 @@ describe('request bodies are bounded on every route that reads one', () => {
   for (const route of BODY_ROUTES) {
     describe(route.name, () => {
       test(`a declared Content-Length over ${route.limit} bytes is refused with 413 before the body is read`, async () => {
-        setup()
+        await setup()
         const fx = await fixture()
         const body = streamed(route.bodyOfSize(route.limit + 1))
         const res = await sendRaw(route.method, route.path(fx), {
@@ -633,7 +634,7 @@ describe('request bodies are bounded on every route that reads one', () => {
       })
 
       test('a chunked body (no Content-Length) growing past the limit is refused with 413, and not read to its end', async () => {
-        setup()
+        await setup()
         const fx = await fixture()
         const total = route.limit * 2 + 8 * CHUNK
         const body = streamed(route.bodyOfSize(total))
@@ -645,7 +646,7 @@ describe('request bodies are bounded on every route that reads one', () => {
       })
 
       test(`a body of exactly ${route.limit} bytes (declared) is read and accepted`, async () => {
-        setup()
+        await setup()
         const fx = await fixture()
         const bytes = route.bodyOfSize(route.limit)
         expect(bytes.byteLength).toBe(route.limit)
@@ -658,7 +659,7 @@ describe('request bodies are bounded on every route that reads one', () => {
       })
 
       test(`a chunked body of exactly ${route.limit} bytes is read and accepted`, async () => {
-        setup()
+        await setup()
         const fx = await fixture()
         const body = streamed(route.bodyOfSize(route.limit))
         const res = await sendRaw(route.method, route.path(fx), { body: body.stream, headers: route.headers, key: route.withKey ? t.key : undefined })
@@ -685,7 +686,7 @@ describe('request bodies are bounded on every route that reads one', () => {
       })
 
     test(`a file of exactly max_size (${FILE_MAX} bytes) is stored, in a post of exactly the form's limit`, async () => {
-      setup()
+      await setup()
       const form = await fileForm()
       const bytes = paddedMultipart([{ name: 'name', value: 'Ada' }, upload(FILE_MAX)], fileFormLimit)
       expect(bytes.byteLength).toBe(fileFormLimit)
@@ -698,7 +699,7 @@ describe('request bodies are bounded on every route that reads one', () => {
     })
 
     test('a file one byte over max_size is refused (422, the page with the error at the field), nothing is recorded', async () => {
-      setup()
+      await setup()
       const form = await fileForm()
       const res = await postBytes(form.id, multipart([{ name: 'name', value: 'Ada' }, upload(FILE_MAX + 1)]))
       expectHtmlPage(res, 422, 'a file over max_size')
@@ -707,7 +708,7 @@ describe('request bodies are bounded on every route that reads one', () => {
     })
 
     test("a post one byte over the form's limit is 413 (a page), nothing is recorded", async () => {
-      setup()
+      await setup()
       const form = await fileForm()
       const bytes = paddedMultipart([{ name: 'name', value: 'Ada' }, upload(FILE_MAX)], fileFormLimit + 1)
       expectTooLarge(await postBytes(form.id, bytes), { page: true }, 'file form, limit + 1 (undeclared)')
@@ -716,7 +717,7 @@ describe('request bodies are bounded on every route that reads one', () => {
     })
 
     test('a 4 MiB upload to a form whose file may hold 1 KiB is refused with 413 after reading at most its limit, declared or chunked', async () => {
-      setup()
+      await setup()
       const form = await fileForm()
       const bytes = multipart([{ name: 'name', value: 'Ada' }, upload(4 * ONE_MIB)])
       const chunked = streamed(bytes)
@@ -730,7 +731,7 @@ describe('request bodies are bounded on every route that reads one', () => {
   })
 
   test('routes that take no body do not read one: a 4 MiB chunked body is left (almost) unread', async () => {
-    setup()
+    await setup()
     const fx = await fixture()
     const readers = new Set(BODY_ROUTES.map((route) => `${route.method} ${route.name.split(' ')[1]}`))
     const others = ROUTES.filter((route) => route.method !== 'GET' && !readers.has(`${route.method} ${route.path}`))
@@ -862,7 +863,7 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
   for (const [name, url, address] of LITERALS) {
     test(`literal ${name}`, async () => {
       const dns = stubResolver({})
-      setup(BLOCK, dns.resolver)
+      await setup(BLOCK, dns.resolver)
       guardFetch()
       const rx = receiver()
       const callbackUrl = url(rx.port)
@@ -897,7 +898,7 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
   for (const [name, addresses, address] of NAMES) {
     test(`a name resolving to ${name}`, async () => {
       const dns = stubResolver({ 'hooks.example.test': addresses })
-      setup(BLOCK, dns.resolver)
+      await setup(BLOCK, dns.resolver)
       guardFetch()
       const callbackUrl = 'http://hooks.example.test:8080/hook'
       const delivery = await refusedDelivery(callbackUrl)
@@ -908,7 +909,7 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
 
   test('a name with no address at all is a failed attempt, never a connection', async () => {
     const dns = stubResolver({ 'empty.example.test': [] })
-    setup(BLOCK, dns.resolver)
+    await setup(BLOCK, dns.resolver)
     guardFetch()
     const delivery = await refusedDelivery('http://empty.example.test/hook')
     expect({ status: delivery.status, attempts: delivery.attempts, error: delivery.last_error, offLoopback }).toEqual({
@@ -927,8 +928,8 @@ describe('rate limits hold under parallel load', () => {
     responses.reduce<Record<number, number>>((counts, res) => ({ ...counts, [res.status]: (counts[res.status] ?? 0) + 1 }), {})
 
   test('SERVICE_RATE_LIMIT=50: 200 requests at once with one key give exactly 50 answers and 150 429s with Retry-After; another key is unaffected', async () => {
-    setup({ SERVICE_RATE_LIMIT: '50' })
-    const other = t.createKey()
+    await setup({ SERVICE_RATE_LIMIT: '50' })
+    const other = await t.createKey()
     const [burst, others] = await Promise.all([
       Promise.all(Array.from({ length: 200 }, () => t.api.get('/forms'))),
       Promise.all(Array.from({ length: 50 }, () => send(t.app, 'GET', '/api/v1/forms', { key: other.key }))),
@@ -947,7 +948,7 @@ describe('rate limits hold under parallel load', () => {
   })
 
   test('SERVICE_PUBLIC_RATE_LIMIT=20 behind a trusted proxy: 100 submissions at once from one address give at most 20 answers that are not 429', async () => {
-    setup({ SERVICE_PUBLIC_RATE_LIMIT: '20', SERVICE_TRUST_PROXY: 'true' })
+    await setup({ SERVICE_PUBLIC_RATE_LIMIT: '20', SERVICE_TRUST_PROXY: 'true' })
     const form = await t.api.createForm({ fields: TEXT_FIELDS })
     // Whatever the client claims before it, the proxy appended 203.0.113.7: that is the address limited.
     const results = await Promise.all(
@@ -997,7 +998,7 @@ describe('timing-safe comparisons (by design)', () => {
 
   /** Comparisons whose operands are named like secrets but hold none. */
   const NOT_SECRET: Record<string, string> = {
-    'modules/forms/service.ts: earlier.request_hash !== requestHash':
+    'modules/forms/service.ts: earlier.requestHash !== requestHash':
       'the SHA-256 of a create body, to tell an Idempotency-Key replay from a reuse with another body: a fingerprint of what this same account sent, not a credential',
   }
 
@@ -1105,11 +1106,11 @@ describe('timing-safe comparisons (by design)', () => {
   test('keys are looked up by their SHA-256 in a unique index; no column holds a key', async () => {
     const service = readFileSync(join(SRC, 'modules/auth/service.ts'), 'utf8')
     expect(service).toMatch(/createHash\('sha256'\)\.update\(key\)\.digest\('hex'\)/)
-    expect(service).toContain('store.keyByHash(hashKey(key))')
-    setup()
-    const second = t.createKey()
+    expect(service).toContain('store.keys.keyByHash(hashKey(key))')
+    await setup()
+    const second = await t.createKey()
     expect((await send(t.app, 'GET', '/api/v1/forms', { key: second.key })).status).toBe(200)
-    const rows = t.db.query('SELECT * FROM api_keys').all() as Array<Record<string, unknown>>
+    const rows = await t.sql('SELECT * FROM api_keys')
     expect(rows).toHaveLength(2)
     for (const key of [t.key, second.key]) {
       const hex = key.slice('svc_live_'.length)
@@ -1117,13 +1118,14 @@ describe('timing-safe comparisons (by design)', () => {
       expect(rows.filter((row) => row.key_hash === createHash('sha256').update(key).digest('hex'))).toHaveLength(1)
     }
     // A UNIQUE index on key_hash alone, and the lookup searches it (an index probe, not a scan comparing each stored value).
-    const indexes = t.db.query("SELECT name FROM pragma_index_list('api_keys') WHERE \"unique\" = 1").all() as Array<{ name: string }>
+    if (!t.sqlite) return // PostgreSQL's UNIQUE constraint on key_hash is its index (test/postgres-store.test.ts)
+    const indexes = t.sqlite.query("SELECT name FROM pragma_index_list('api_keys') WHERE \"unique\" = 1").all() as Array<{ name: string }>
     const onHash = indexes.filter((index) => {
-      const columns = t.db.query(`SELECT name FROM pragma_index_info('${index.name}')`).all() as Array<{ name: string }>
+      const columns = t.sqlite!.query(`SELECT name FROM pragma_index_info('${index.name}')`).all() as Array<{ name: string }>
       return columns.length === 1 && columns[0]!.name === 'key_hash'
     })
     expect(onHash).toHaveLength(1)
-    const plan = t.db.query('EXPLAIN QUERY PLAN SELECT id, account_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = ?').all('x') as Array<{ detail: string }>
+    const plan = t.sqlite.query('EXPLAIN QUERY PLAN SELECT id, account_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = ?').all('x') as Array<{ detail: string }>
     expect(plan.map((step) => step.detail).join('; ')).toContain(`USING INDEX ${onHash[0]!.name} (key_hash=?)`)
   })
 

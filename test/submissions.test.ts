@@ -18,8 +18,8 @@ import {
 } from './utils.ts'
 
 let t: TestContext
-beforeEach(() => {
-  t = createTestContext()
+beforeEach(async () => {
+  t = await createTestContext()
 })
 afterEach(() => t.close())
 
@@ -71,8 +71,8 @@ async function formStatus(formId: string, ctx: TestContext = t) {
   return res.body.status as string
 }
 
-function deliveries(ctx: TestContext = t): any[] {
-  return ctx.db.query('select * from deliveries').all() as any[]
+function deliveries(ctx: TestContext = t): Promise<any[]> {
+  return ctx.sql('select * from deliveries')
 }
 
 /** A 422 with `detail` and `errors`, whose paths include (or, with `exact`, are exactly) `paths`. */
@@ -95,7 +95,7 @@ function expectInvalid(res: TestResponse, paths: string[], exact = false) {
 async function expectNothingRecorded(formId: string) {
   expect(await responsesOf(formId)).toEqual([])
   expect(await formStatus(formId)).toBe('active')
-  expect(deliveries().filter((d) => d.form_id === formId)).toEqual([])
+  expect((await deliveries()).filter((d) => d.form_id === formId)).toEqual([])
 }
 
 /** The 201 receipt: exactly {id, form_id, submitted_at}. */
@@ -310,7 +310,7 @@ describe.each([
     const response = await onlyResponse(form.id)
     expect(response.data).toEqual({ v: stored })
     expect(response.data.v).toStrictEqual(stored)
-    const rows = deliveries()
+    const rows = (await deliveries())
     if (withCallback) {
       expect(rows).toHaveLength(1)
       expect(JSON.parse(rows[0].payload).data).toEqual({ v: stored })
@@ -617,7 +617,7 @@ describe('the form', () => {
     expect(typeof res.body.detail).toBe('string')
     expect(await responsesOf(form.id)).toEqual([])
     expect(await formStatus(form.id)).toBe('expired')
-    expect(deliveries()).toEqual([])
+    expect((await deliveries())).toEqual([])
   })
 
   test('a form with expires_in 1m still takes its answer 59 s later', async () => {
@@ -720,7 +720,7 @@ describe('metadata', () => {
     ['a chain without spaces', '198.51.100.1,203.0.113.8', '203.0.113.8'],
     ['IPv6', '2001:db8::1', '2001:db8::1'],
   ])('with SERVICE_TRUST_PROXY, ip comes from X-Forwarded-For: %s', async (_name, header, ip) => {
-    const ctx = createTestContext({ SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_TRUST_PROXY: 'true' })
     try {
       const form = await ctx.api.createForm()
       expectReceipt(await submit(ctx.app, form.id, { name: 'Ada' }, { 'x-forwarded-for': header }), form.id)
@@ -731,7 +731,7 @@ describe('metadata', () => {
   })
 
   test('with SERVICE_TRUST_PROXY but no X-Forwarded-For, ip is null in-process', async () => {
-    const ctx = createTestContext({ SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_TRUST_PROXY: 'true' })
     try {
       const form = await ctx.api.createForm()
       expectReceipt(await submit(ctx.app, form.id, { name: 'Ada' }), form.id)
@@ -753,7 +753,7 @@ describe('the per-IP public rate limit', () => {
   const from = (ip: string) => ({ 'x-forwarded-for': ip })
 
   test('the 4th POST from one address within the minute is 429 with Retry-After; another address still passes; 60 s later the first passes again', async () => {
-    const ctx = createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
     try {
       const ids = await forms(ctx, 6)
       for (let i = 0; i < 3; i++) expectReceipt(await submit(ctx.app, ids[i]!, { name: 'Ada' }, from('203.0.113.1')), ids[i]!)
@@ -778,7 +778,7 @@ describe('the per-IP public rate limit', () => {
   })
 
   test('rejected submissions count too', async () => {
-    const ctx = createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
     try {
       const [id] = await forms(ctx, 1)
       for (let i = 0; i < 3; i++) expect((await submit(ctx.app, id!, {}, from('203.0.113.1'))).status).toBe(422)
@@ -790,7 +790,7 @@ describe('the per-IP public rate limit', () => {
   })
 
   test('waiting Retry-After seconds is enough to be let in again', async () => {
-    const ctx = createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
     try {
       const ids = await forms(ctx, 5)
       for (let i = 0; i < 3; i++) expect((await submit(ctx.app, ids[i]!, { name: 'Ada' }, from('203.0.113.1'))).status).toBe(201)
@@ -804,7 +804,7 @@ describe('the per-IP public rate limit', () => {
   })
 
   test('without SERVICE_TRUST_PROXY a changing X-Forwarded-For does not escape the limit', async () => {
-    const ctx = createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3' })
+    const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3' })
     try {
       const ids = await forms(ctx, 4)
       for (let i = 0; i < 3; i++) expect((await submit(ctx.app, ids[i]!, { name: 'Ada' }, from(`203.0.113.${i + 1}`))).status).toBe(201)
@@ -843,7 +843,7 @@ describe('exactly one response under concurrency', () => {
     expect(stored.metadata.user_agent).toBe(`agent-${winner.i}`)
     expect(await formStatus(form.id)).toBe('completed')
 
-    const rows = deliveries()
+    const rows = (await deliveries())
     if ('callback_url' in extra) {
       expect(rows).toHaveLength(1)
       expect(rows[0].response_id).toBe(winner.res.body.id)
@@ -883,7 +883,7 @@ describe('the webhook delivery written with the response', () => {
     expectReceipt(res, form.id)
     const stored = await onlyResponse(form.id)
 
-    const rows = deliveries()
+    const rows = (await deliveries())
     expect(rows).toHaveLength(1)
     const row = rows[0]
     expect(row.form_id).toBe(form.id)
@@ -910,7 +910,7 @@ describe('the webhook delivery written with the response', () => {
   test('callback_metadata is {} and context null when none were given', async () => {
     const form = await t.api.createForm({ callback_url: HOOK })
     expectReceipt(await submit(t.app, form.id, { name: 'Ada' }), form.id)
-    const rows = deliveries()
+    const rows = (await deliveries())
     expect(rows).toHaveLength(1)
     const payload = JSON.parse(rows[0].payload)
     expect(payload.callback_metadata).toEqual({})
@@ -920,11 +920,11 @@ describe('the webhook delivery written with the response', () => {
   })
 
   test('the payload records the trusted-proxy ip', async () => {
-    const ctx = createTestContext({ SERVICE_TRUST_PROXY: 'true' })
+    const ctx = await createTestContext({ SERVICE_TRUST_PROXY: 'true' })
     try {
       const form = await ctx.api.createForm({ callback_url: HOOK })
       expectReceipt(await submit(ctx.app, form.id, { name: 'Ada' }, { 'x-forwarded-for': '10.1.1.1, 203.0.113.9' }), form.id)
-      const rows = deliveries(ctx)
+      const rows = (await deliveries(ctx))
       expect(rows).toHaveLength(1)
       expect(JSON.parse(rows[0].payload).metadata).toEqual({ ip: '203.0.113.9', user_agent: null })
     } finally {
@@ -935,22 +935,22 @@ describe('the webhook delivery written with the response', () => {
   test('no row without a callback_url', async () => {
     const form = await t.api.createForm()
     expectReceipt(await submit(t.app, form.id, { name: 'Ada' }), form.id)
-    expect(deliveries()).toEqual([])
+    expect((await deliveries())).toEqual([])
   })
 
   test('no row for a refused submission (422, 409, 410)', async () => {
     const invalidForm = await t.api.createForm({ callback_url: HOOK })
     expect((await submit(t.app, invalidForm.id, {})).status).toBe(422)
-    expect(deliveries()).toEqual([])
+    expect((await deliveries())).toEqual([])
 
     const done = await t.api.createForm({ callback_url: HOOK })
     expectReceipt(await submit(t.app, done.id, { name: 'Ada' }), done.id)
     expect((await submit(t.app, done.id, { name: 'Grace' })).status).toBe(409)
-    expect(deliveries()).toHaveLength(1)
+    expect((await deliveries())).toHaveLength(1)
 
     const cancelled = await t.api.createForm({ callback_url: HOOK })
     expect((await t.api.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
     expect((await submit(t.app, cancelled.id, { name: 'Ada' })).status).toBe(410)
-    expect(deliveries()).toHaveLength(1)
+    expect((await deliveries())).toHaveLength(1)
   })
 })

@@ -11,8 +11,8 @@ import { fieldTypes } from '../src/fields/index.ts'
 import { createTestContext, postForm, send, submit, validForm, type TestContext } from './utils.ts'
 
 let t: TestContext
-beforeAll(() => {
-  t = createTestContext()
+beforeAll(async () => {
+  t = await createTestContext()
 })
 afterAll(() => t.close())
 

@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createIntake, type Intake } from '../src/app.tsx'
 import { loadConfig } from '../src/config.ts'
-import { openDatabase, type Database } from '../src/db/index.ts'
+import { Database } from 'bun:sqlite'
+import { SQL } from 'bun'
+import { openStore, type Store } from '../src/db/index.ts'
+import type { StoreKind } from '../src/db/store.ts'
 import { createLogger } from '../src/lib/log.ts'
 import type { BodyPace } from '../src/lib/request-body.ts'
 import { createAuthService } from '../src/modules/auth/service.ts'
-import { createAuthStore } from '../src/modules/auth/store.ts'
 import type { Resolver } from '../src/modules/webhooks/addresses.ts'
 
 export type { Resolver }
@@ -59,10 +61,19 @@ export type TestClock = ReturnType<typeof testClock>
 export interface TestContext {
   /** Requests go in through `handle`, as the server sends them (access log included); `routes` for the OpenAPI check. */
   app: { handle: Intake['handle']; routes: Intake['app']['routes'] }
-  /** The background loop (webhooks, expiry): not running until a test starts it. */
+  /** The background work (webhooks, expiry, file sweep): not running until a test starts it. */
   background: Intake['background']
-  db: Database
-  dbPath: string
+  /** The store the app runs on: SQLite, or PostgreSQL when INTAKE_TEST_STORE=postgres. */
+  store: Store
+  /** The SQLite database itself, for what only SQLite has (files, WAL, pragmas); undefined on PostgreSQL. */
+  sqlite: Database | undefined
+  /**
+   * Raw SQL on the test's database, for what no API shows (file chunks, rows
+   * as stored, a row as an older version wrote it). Written in SQL that SQLite
+   * and PostgreSQL both accept, `?` for each parameter; cast counts and sums
+   * to INTEGER (PostgreSQL's bigint comes back as text).
+   */
+  sql(text: string, ...params: unknown[]): Promise<Array<Record<string, any>>>
   /** A valid key of the account "default". */
   key: string
   clock: TestClock
@@ -71,9 +82,9 @@ export interface TestContext {
   /** Raw log lines, to search for things that must never be logged. */
   logText: () => string
   /** Creates another key, for the named account (created when new). */
-  createKey(account?: string): { id: string; key: string }
-  /** Revokes a key by id, as `intake keys revoke` does (over another connection). */
-  revokeKey(id: string): void
+  createKey(account?: string): Promise<{ id: string; key: string }>
+  /** Revokes a key by id, as `intake keys revoke` does (over a store of its own, as another process). */
+  revokeKey(id: string): Promise<void>
   api: ReturnType<typeof apiClient>
   close(): Promise<void>
 }
@@ -85,34 +96,56 @@ export interface TestContextOptions {
   bodyPace?: BodyPace
 }
 
+/** Which store the in-process suite runs on: `INTAKE_TEST_STORE=postgres` (with INTAKE_TEST_DATABASE_URL) for PostgreSQL. */
+export const TEST_STORE: StoreKind = process.env.INTAKE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'
+
 /** An app on a fresh database, with settings as environment variables (SERVICE_*) on top of test defaults. */
-export function createTestContext(env: Record<string, string> = {}, options: TestContextOptions = {}): TestContext {
+export async function createTestContext(env: Record<string, string> = {}, options: TestContextOptions = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'intake-test-'))
-  const dbPath = join(dir, 'intake.db')
-  const config = loadConfig({ SERVICE_DB_PATH: dbPath, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', ...env })
-  const db = openDatabase(dbPath)
+  let database: { url: string; drop(): Promise<void> } | undefined
+  let storeSettings: Record<string, string>
+  if (TEST_STORE === 'postgres') {
+    const baseUrl = process.env.INTAKE_TEST_DATABASE_URL
+    if (!baseUrl) throw new Error('INTAKE_TEST_STORE=postgres needs INTAKE_TEST_DATABASE_URL (scripts/postgres-cluster.sh start prints one)')
+    const { freshPostgresDatabase } = await import('./postgres.ts')
+    database = await freshPostgresDatabase(baseUrl)
+    storeSettings = { SERVICE_DATABASE_URL: database!.url }
+  } else {
+    storeSettings = { SERVICE_DB_PATH: join(dir, 'intake.db') }
+  }
+  const config = loadConfig({ ...storeSettings, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', ...env })
+  const store = await openStore(config)
+  const sqlite = TEST_STORE === 'sqlite' ? new Database(config.dbPath, { strict: true }) : undefined
+  sqlite?.exec('PRAGMA busy_timeout = 5000')
+  const postgres = database ? new SQL(database.url) : undefined
+  const sql = async (text: string, ...params: unknown[]) => {
+    if (sqlite) return sqlite.query(text).all(...(params as any[])) as Array<Record<string, any>>
+    let n = 0
+    return [...(await postgres!.unsafe(text.replace(/\?/g, () => `$${++n}`), params))] as Array<Record<string, any>>
+  }
   const clock = testClock()
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
-  const intake = createIntake({ config, db, baseUrl: BASE_URL, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
+  const intake = createIntake({ config, store, baseUrl: BASE_URL, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
   const { background } = intake
   const app = { handle: intake.handle, routes: intake.app.routes }
-  // Keys are managed over a connection of their own, as `intake keys` does from another process.
-  const keysDb = openDatabase(dbPath)
-  const auth = createAuthService(createAuthStore(keysDb), clock)
+  // Keys are managed over a store of their own, as `intake keys` does from another process.
+  const keysStore = await openStore(config)
+  const auth = createAuthService(keysStore, clock)
   const keys: string[] = []
   seen.contexts.push({ keys, lines })
-  const createKey = (account = 'default') => {
-    const created = auth.createKey(account)
+  const createKey = async (account = 'default') => {
+    const created = await auth.createKey(account)
     keys.push(created.key)
     return { id: created.id, key: created.key }
   }
-  const { key } = createKey()
+  const { key } = await createKey()
   return {
     app,
     background,
-    db,
-    dbPath,
+    store,
+    sqlite,
+    sql,
     key,
     clock,
     get logs() {
@@ -120,15 +153,32 @@ export function createTestContext(env: Record<string, string> = {}, options: Tes
     },
     logText: () => lines.join('\n'),
     createKey,
-    revokeKey: (id) => void auth.revokeKey(id),
+    revokeKey: async (id) => void (await auth.revokeKey(id)),
     api: apiClient(app, key),
     async close() {
       await background.stop()
-      keysDb.close()
-      db.close()
+      await keysStore.close()
+      sqlite?.close()
+      await postgres?.close()
+      await store.close()
+      await database?.drop()
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Makes every call the app makes to its store fail as an unexpected error
+ * would (not a lost connection, which is a 503): for the 500 path.
+ */
+export function failEveryStoreCall(store: Store): void {
+  const fail = async () => {
+    throw new Error('the store failed unexpectedly (a test made it)')
+  }
+  for (const part of [store.forms, store.responses, store.deliveries, store.keys] as unknown as Array<Record<string, unknown>>) {
+    for (const name of Object.keys(part)) part[name] = fail
+  }
+  Object.assign(store, { transaction: fail, stagedTransaction: fail, ping: fail })
 }
 
 /**
@@ -146,8 +196,8 @@ export function contextsPerTest() {
   })
   return {
     cleanups,
-    create(env: Record<string, string> = {}, options: TestContextOptions = {}): TestContext {
-      const context = createTestContext(env, options)
+    async create(env: Record<string, string> = {}, options: TestContextOptions = {}): Promise<TestContext> {
+      const context = await createTestContext(env, options)
       contexts.push(context)
       return context
     },

@@ -13,7 +13,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
-import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_ACCOUNT, PARALLEL_ATTEMPTS_PER_HOST } from '../src/background.ts'
+import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_ACCOUNT, PARALLEL_ATTEMPTS_PER_HOST } from '../src/modules/webhooks/worker.ts'
 import { apiClient, contextsPerTest, longestStall, stubResolver, submit, until, type Delivery, type TestContext } from './utils.ts'
 
 setDefaultTimeout(60_000)
@@ -78,11 +78,11 @@ const held = (receivers: Array<{ state: { requests: number } }>) => receivers.re
 // ---------------------------------------------------------------- accounts and answers
 
 /** An account of its own (accounts are made by the operator, as `intake keys create --account` does). */
-function account(t: TestContext, name: string) {
-  return apiClient(t.app, t.createKey(name).key)
+async function account(t: TestContext, name: string) {
+  return apiClient(t.app, (await t.createKey(name)).key)
 }
 
-type Client = ReturnType<typeof account>
+type Client = Awaited<ReturnType<typeof account>>
 
 /** Creates one answered form per callback URL: each answer queues one delivery. A few at a time, as clients would. */
 async function answeredForms(t: TestContext, client: Client, urls: string[]): Promise<string[]> {
@@ -147,11 +147,11 @@ async function restingCpuShare(windows = 5, windowMs = 200): Promise<number> {
 
 describe('a slow or hanging receiver delays no other account', () => {
   test('one account\'s hanging receivers on several host names hold at most its share; another account\'s first attempt leaves within 100 ms', async () => {
-    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
     const hanging = [hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3'), hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3')]
     const healthy = healthyReceiver()
-    const mallory = account(t, 'mallory')
-    const bob = account(t, 'bob')
+    const mallory = await account(t, 'mallory')
+    const bob = await account(t, 'bob')
     await answeredForms(t, mallory, spread(hanging, PARALLEL_ATTEMPTS + 16))
     t.background.start()
 
@@ -166,15 +166,15 @@ describe('a slow or hanging receiver delays no other account', () => {
   })
 
   test('while other accounts hold every slot with hanging receivers, an account with nothing in flight still gets its first attempt out within 100 ms', async () => {
-    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
     const hanging = [hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3'), hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3')]
     const healthy = healthyReceiver()
     const hogs = PARALLEL_ATTEMPTS / PARALLEL_ATTEMPTS_PER_ACCOUNT
-    for (let i = 0; i < hogs; i++) await answeredForms(t, account(t, `hog-${i}`), spread(hanging, PARALLEL_ATTEMPTS_PER_ACCOUNT + 8))
+    for (let i = 0; i < hogs; i++) await answeredForms(t, await account(t, `hog-${i}`), spread(hanging, PARALLEL_ATTEMPTS_PER_ACCOUNT + 8))
     t.background.start()
     await until(() => held(hanging) === PARALLEL_ATTEMPTS, 5000, 'the hanging hosts to hold every slot', () => hanging.map((r) => r.state))
 
-    const latencies = await firstAttemptLatencies(t, account(t, 'bob'), healthy, 5)
+    const latencies = await firstAttemptLatencies(t, await account(t, 'bob'), healthy, 5)
     console.log(`first attempt while ${hogs} accounts hold all ${PARALLEL_ATTEMPTS} slots: ${figures(latencies)} ms`)
     expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
     // The hogs gained nothing from the slot the newcomer was given.
@@ -182,10 +182,10 @@ describe('a slow or hanging receiver delays no other account', () => {
   })
 
   test('one account flooding one hanging host with hundreds of deliveries hides no other delivery behind them, and the loop rests while they wait', async () => {
-    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
     const hanging = hangingReceiver('127.0.0.2')
     const healthy = healthyReceiver()
-    const mallory = account(t, 'mallory')
+    const mallory = await account(t, 'mallory')
     await answeredForms(t, mallory, spread([hanging], 400))
     t.background.start()
     await until(() => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST, 5000, 'the hanging host to hold its share', () => hanging.state)
@@ -196,7 +196,7 @@ describe('a slow or hanging receiver delays no other account', () => {
     console.log(`CPU used while ${400 - PARALLEL_ATTEMPTS_PER_HOST} refused deliveries wait: ${(busy * 100).toFixed(1)} % of one core`)
     expect(busy).toBeLessThan(RESTING_CPU_SHARE)
 
-    const latencies = await firstAttemptLatencies(t, account(t, 'bob'), healthy, 5)
+    const latencies = await firstAttemptLatencies(t, await account(t, 'bob'), healthy, 5)
     console.log(`first attempt behind one account's 400 deliveries to one hanging host: ${figures(latencies)} ms`)
     expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
     // The flooding account's own delivery to a healthy host is not stuck behind its hanging ones either.
@@ -209,24 +209,24 @@ describe('a slow or hanging receiver delays no other account', () => {
 
 describe('a backlog of due deliveries', () => {
   test('100,000 due deliveries of one account: the loop never holds the event loop, finds an old delivery deep inside them, and a fresh answer\'s first attempt still leaves at once', async () => {
-    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
+    const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
     const hanging = hangingReceiver('127.0.0.2')
     const healthy = healthyReceiver()
-    const mallory = account(t, 'mallory')
-    const bob = account(t, 'bob')
+    const mallory = await account(t, 'mallory')
+    const bob = await account(t, 'bob')
     const [malloryForm] = await answeredForms(t, mallory, [hanging.url])
     const [bobsOldForm] = await answeredForms(t, bob, [healthy.url])
     // The API would take hours to queue this many (rate limits): copies of mallory's one real delivery stand in,
     // each due a millisecond earlier than the last, and bob's delivery is moved to the middle of them.
     const backlog = 100_000
-    t.db.run(
+    await t.sql(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${backlog})
        INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
        SELECT d.id || '-' || n.i, d.form_id, d.response_id, d.event, d.url, d.payload, 'pending', d.next_attempt_at - n.i, d.created_at
          FROM deliveries d, n WHERE d.form_id = ?`,
-      [malloryForm!],
+      malloryForm!,
     )
-    t.db.run(`UPDATE deliveries SET next_attempt_at = next_attempt_at - ? WHERE form_id = ?`, [backlog / 2, bobsOldForm!])
+    await t.sql(`UPDATE deliveries SET next_attempt_at = next_attempt_at - ? WHERE form_id = ?`, backlog / 2, bobsOldForm!)
 
     const { result, stallMs } = await longestStall(async () => {
       const startedAt = performance.now()
@@ -303,7 +303,7 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
   }
 
   test('whatever way the receiver fails, its error names the origin at most; the same in the log', async () => {
-    const t = create({ SERVICE_WEBHOOK_TIMEOUT: '0.5', SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+    const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '0.5', SERVICE_WEBHOOK_MAX_RETRIES: '0' })
     const receivers: Array<[string, string, boolean]> = [
       ['a 500 reply', await rawReceiver('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\noops!'), false],
       ['a refused connection', await closedPort(), false],
@@ -329,7 +329,7 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
 
   test('SERVICE_WEBHOOK_BLOCK_PRIVATE refusals name the origin, never the credentials, path or query', async () => {
     const dns = stubResolver({ 'hooks.example.com': ['93.184.216.34', '10.0.0.1'], 'empty.example.com': [] })
-    const t = create({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, { resolver: dns.resolver })
+    const t = await create({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, { resolver: dns.resolver })
     t.background.start()
     const targets: Array<[string, string]> = [
       ['http://127.0.0.1:8080', '127.0.0.1'],
@@ -350,7 +350,7 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
   })
 
   test('a last_error an older version stored with the whole URL is shown with its origin only', async () => {
-    const t = create({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+    const t = await create({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
     const origin = await rawReceiver('HTTP/1.1 abc\r\n\r\n')
     const url = secretUrl(origin)
     t.background.start()
@@ -358,10 +358,10 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
     // What an older intake recorded for this reply: fetch's message, quoting the URL it was sent to.
     const href = new URL(url)
     const stored = `Malformed_HTTP_Response fetching "${href.origin}${href.pathname}${href.search}". For more information, pass \`verbose: true\` in the second argument to fetch()`
-    t.db.query('UPDATE deliveries SET last_error = ? WHERE id = ?').run(stored, id)
+    await t.sql('UPDATE deliveries SET last_error = ? WHERE id = ?', stored, id)
 
-    const form = t.db.query('SELECT form_id FROM deliveries WHERE id = ?').get(id) as { form_id: string }
-    const [shown] = (await t.api.get(`/forms/${form.form_id}/deliveries`)).body as Delivery[]
+    const [form] = (await t.sql('SELECT form_id FROM deliveries WHERE id = ?', id)) as Array<{ form_id: string }>
+    const [shown] = (await t.api.get(`/forms/${form!.form_id}/deliveries`)).body as Delivery[]
     console.log(`stored ${JSON.stringify(stored)}\n  shown ${JSON.stringify(shown!.last_error)}`)
     expect(shown!.last_error).toBe(`Malformed_HTTP_Response fetching "${origin}". For more information, pass \`verbose: true\` in the second argument to fetch()`)
     expectNoSecretPart(t, [shown!])

@@ -11,7 +11,7 @@
  *
  * Receivers are real HTTP servers (and raw sockets) on 127.0.0.1 only.
  */
-import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_HOST } from '../src/background.ts'
+import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_HOST } from '../src/modules/webhooks/worker.ts'
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
@@ -41,8 +41,8 @@ let t: TestContext
 /** `cleanups`: receivers and sockets to stop, run before the app closes, so no attempt is left hanging. */
 const { create, cleanups } = contextsPerTest()
 
-function setup(env: Record<string, string> = {}, resolver?: Resolver): TestContext {
-  return (t = create(env, { resolver }))
+async function setup(env: Record<string, string> = {}, resolver?: Resolver): Promise<TestContext> {
+  return (t = await create(env, { resolver }))
 }
 
 // ---------------------------------------------------------------- waiting
@@ -223,7 +223,7 @@ const retryDelay = (n: number) => 5 ** (n - 1) * 1000
 
 describe('a delivery as the receiver sees it', () => {
   test('carries every documented header, both signatures verify, and the payload is that of spec 6.2', async () => {
-    setup({ SERVICE_TRUST_PROXY: 'true' })
+    await setup({ SERVICE_TRUST_PROXY: 'true' })
     const rx = receiver()
     const callbackMetadata = { run: 'r-42', tags: ['a', 'b'], nested: { ok: true } }
     const context = { agent: 'planner', step: 3, state: { ids: [1, 2, 3] }, note: 'Zoë' }
@@ -258,7 +258,7 @@ describe('a delivery as the receiver sees it', () => {
     expect(hook.headers['x-service-signature']).toBe(`sha256=${hexHmac(secret, hook.body)}`)
     // Standard Webhooks, checked by the official library; a different secret does not verify.
     expect(standardVerifier(secret).verify(hook.text, hook.headers)).toEqual(JSON.parse(hook.text))
-    const otherSecret = secretOf(form.id, t.createKey('someone-else').key)
+    const otherSecret = secretOf(form.id, (await t.createKey('someone-else')).key)
     expect(() => standardVerifier(otherSecret).verify(hook.text, hook.headers)).toThrow()
 
     const stored = (await t.api.get(`/forms/${form.id}/responses`)).body[0]
@@ -282,7 +282,7 @@ describe('a delivery as the receiver sees it', () => {
   })
 
   test('an HTML form post is delivered too; callback_metadata is {} and context null when none were given', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url, {
       fields: [
@@ -312,7 +312,7 @@ describe('a delivery as the receiver sees it', () => {
   })
 
   test('every attempt of a delivery has the same body bytes and delivery id; webhook-timestamp is the attempt\'s own time', async () => {
-    setup()
+    await setup()
     const rx = receiver(replyWith(500, 503, 200))
     const form = await hookedForm(rx.url, { context: { step: 1 }, callback_metadata: { run: 7 } })
     t.background.start()
@@ -361,7 +361,7 @@ describe('attempts and retries', () => {
   ]
   for (const [name, env, total] of budgets) {
     test(`${name}: ${total} attempt(s), then failed, and nothing more however long the clock runs`, async () => {
-      setup(env)
+      await setup(env)
       const rx = receiver(replyWith(500))
       const form = await hookedForm(rx.url)
       t.background.start()
@@ -394,7 +394,7 @@ describe('attempts and retries', () => {
   }
 
   test('retry n comes only once 5^(n-1) s have passed, as next_attempt_at shows', async () => {
-    setup()
+    await setup()
     const rx = receiver(replyWith(500))
     const form = await hookedForm(rx.url)
     t.background.start()
@@ -422,7 +422,7 @@ describe('attempts and retries', () => {
 
   for (const status of [200, 201, 202, 204, 299]) {
     test(`a ${status} reply is a success`, async () => {
-      setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+      await setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
       const rx = receiver(replyWith(status))
       const form = await hookedForm(rx.url)
       t.background.start()
@@ -440,7 +440,7 @@ describe('attempts and retries', () => {
 
   for (const status of [301, 302, 303, 307, 308]) {
     test(`a ${status} redirect is not followed and counts as a failure`, async () => {
-      setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+      await setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
       const target = receiver()
       const rx = receiver(() => new Response(null, { status, headers: { location: target.url } }))
       const form = await hookedForm(rx.url)
@@ -459,7 +459,7 @@ describe('attempts and retries', () => {
 
   for (const status of [400, 401, 404, 410, 429, 500, 502, 503]) {
     test(`a ${status} reply is a failure`, async () => {
-      setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+      await setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
       const rx = receiver(replyWith(status))
       const form = await hookedForm(rx.url)
       t.background.start()
@@ -504,7 +504,7 @@ describe('SERVICE_WEBHOOK_TIMEOUT bounds each attempt whole; connection failures
 
   for (const [name, make, noStatus] of targets) {
     test(`${name}: each attempt is recorded as failed with an error, and the loop goes on`, async () => {
-      setup({ SERVICE_WEBHOOK_TIMEOUT: '0.5', SERVICE_WEBHOOK_MAX_RETRIES: '1' })
+      await setup({ SERVICE_WEBHOOK_TIMEOUT: '0.5', SERVICE_WEBHOOK_MAX_RETRIES: '1' })
       const target = await make()
       const form = await hookedForm(target.url)
       t.background.start()
@@ -536,7 +536,7 @@ describe('SERVICE_WEBHOOK_TIMEOUT bounds each attempt whole; connection failures
   }
 
   test('while one receiver hangs, a delivery for another form to a healthy receiver still arrives', async () => {
-    setup({ SERVICE_WEBHOOK_TIMEOUT: '30' })
+    await setup({ SERVICE_WEBHOOK_TIMEOUT: '30' })
     const hanging = await rawServer(() => {})
     const healthy = receiver()
     const slowForm = await hookedForm(hanging.url)
@@ -558,7 +558,7 @@ describe('SERVICE_WEBHOOK_TIMEOUT bounds each attempt whole; connection failures
   })
 
   test('a receiver that hangs on more deliveries than one host may hold cannot take every slot from another receiver', async () => {
-    setup({ SERVICE_WEBHOOK_TIMEOUT: '30' })
+    await setup({ SERVICE_WEBHOOK_TIMEOUT: '30' })
     const hanging = await rawServer(() => {})
     const healthy = receiver()
     const slowForms = await Promise.all(Array.from({ length: PARALLEL_ATTEMPTS }, () => hookedForm(hanging.url)))
@@ -579,7 +579,7 @@ describe('SERVICE_WEBHOOK_TIMEOUT bounds each attempt whole; connection failures
 
 describe('the outbox', () => {
   test('the delivery row is listed as pending right after the submission, before the loop runs, and is delivered once it starts', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     await answer(form.id)
@@ -606,7 +606,7 @@ describe('the outbox', () => {
   })
 
   test('a running loop is woken by the submission itself: no clock advance, no wake call', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     t.background.start()
@@ -617,7 +617,7 @@ describe('the outbox', () => {
   })
 
   test('deleting the answered form drops its pending delivery', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     await answer(form.id)
@@ -633,21 +633,21 @@ describe('the outbox', () => {
 // ================================================================= 4. expiry by the loop
 
 describe('expiry written by the background loop', () => {
-  const storedForm = (id: string) =>
-    t.db.query('select status, context from forms where id = ?').get(id) as { status: string; context: string | null } | null
+  const storedForm = async (id: string) =>
+    ((await t.sql('select status, context from forms where id = ?', id)) as Array<{ status: string; context: string | null }>)[0] ?? null
 
   test('a form past expires_at gets the stored status expired and loses its context; one not yet due stays active', async () => {
-    setup()
+    await setup()
     const due = await t.api.createForm({ expires_in: '1m', context: { step: 1 } })
     const later = await t.api.createForm({ expires_in: '2m', context: { step: 2 } })
     t.background.start()
     await sleep(QUIET_MS)
-    expect(storedForm(due.id)).toEqual({ status: 'active', context: '{"step":1}' })
+    expect(await storedForm(due.id)).toEqual({ status: 'active', context: '{"step":1}' })
 
     advanceAndWake(61_000)
-    await until(() => storedForm(due.id)?.status === 'expired', 5000, 'the loop to write expired', () => storedForm(due.id))
-    expect(storedForm(due.id)).toEqual({ status: 'expired', context: null })
-    expect(storedForm(later.id)).toEqual({ status: 'active', context: '{"step":2}' })
+    await until(async () => (await storedForm(due.id))?.status === 'expired', 5000, 'the loop to write expired', () => storedForm(due.id))
+    expect(await storedForm(due.id)).toEqual({ status: 'expired', context: null })
+    expect(await storedForm(later.id)).toEqual({ status: 'active', context: '{"step":2}' })
 
     const read = await t.api.get(`/forms/${due.id}`)
     expect(read.body.status).toBe('expired')
@@ -660,7 +660,7 @@ describe('expiry written by the background loop', () => {
 
 describe('GET /forms/<id>/deliveries and redeliver', () => {
   test('empty before an answer; then one entry of the documented shape, times without Z', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     const before = await t.api.get(`/forms/${form.id}/deliveries`)
@@ -695,7 +695,7 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
   })
 
   test('a form without callback_url has no deliveries after its answer', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm()
     await answer(form.id)
     const res = await t.api.get(`/forms/${form.id}/deliveries`)
@@ -704,7 +704,7 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
   })
 
   test('redeliver of a failed delivery: 202, a fresh round with the full attempt budget, attempts keeps counting', async () => {
-    setup({ SERVICE_WEBHOOK_MAX_RETRIES: '1' })
+    await setup({ SERVICE_WEBHOOK_MAX_RETRIES: '1' })
     const rx = receiver(replyWith(500))
     const form = await hookedForm(rx.url)
     t.background.start()
@@ -739,7 +739,7 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
   })
 
   test('redeliver of a delivered delivery sends it again with the same id and body', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     t.background.start()
@@ -759,7 +759,7 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
   })
 
   test('redeliver of a pending delivery is 409 and changes nothing', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     await answer(form.id)
@@ -771,7 +771,7 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
   })
 
   test('an unknown delivery id, or one of another form, is 404', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     const sibling = await hookedForm(rx.url)
@@ -793,14 +793,14 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
   })
 
   test('another account\'s form is 404 on both routes; without a key it is 403', async () => {
-    setup()
+    await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
     t.background.start()
     await answer(form.id)
     const delivered = await waitForDelivery(form.id, (d) => d.status === 'delivered', 'delivered')
 
-    const other = apiClient(t.app, t.createKey('other-account').key)
+    const other = apiClient(t.app, (await t.createKey('other-account')).key)
     const list = await other.get(`/forms/${form.id}/deliveries`)
     expect(list.status).toBe(404)
     expect(list.body).toEqual({ detail: 'Form not found' })
@@ -833,7 +833,7 @@ describe('GET /forms/<id>/responses?wait=N', () => {
   }
 
   test('holds an active unanswered form until a submission arrives, then returns it', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm({ context: { step: 9 } })
     const waiter = await heldWaiter(form.id, 30)
     const receipt = await answer(form.id, { name: 'Ada' })
@@ -846,7 +846,7 @@ describe('GET /forms/<id>/responses?wait=N', () => {
   })
 
   test('returns [] when the form is cancelled while waiting', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm()
     const waiter = await heldWaiter(form.id, 30)
     expect((await t.api.patch(`/forms/${form.id}`, { status: 'cancelled' })).status).toBe(200)
@@ -856,7 +856,7 @@ describe('GET /forms/<id>/responses?wait=N', () => {
   })
 
   test('returns 404 when the form is deleted while waiting', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm()
     const waiter = await heldWaiter(form.id, 30)
     expect((await t.api.delete(`/forms/${form.id}`)).status).toBe(204)
@@ -866,7 +866,7 @@ describe('GET /forms/<id>/responses?wait=N', () => {
   })
 
   test('returns [] when the time is up', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm()
     const res = await t.api.get(`/forms/${form.id}/responses?wait=1`)
     expect(res.status).toBe(200)
@@ -875,7 +875,7 @@ describe('GET /forms/<id>/responses?wait=N', () => {
   })
 
   test('answers at once when the form is already answered, cancelled or expired', async () => {
-    setup()
+    await setup()
     const answered = await t.api.createForm()
     const receipt = await answer(answered.id)
     const cancelled = await t.api.createForm()
@@ -900,7 +900,7 @@ describe('GET /forms/<id>/responses?wait=N', () => {
 
   for (const wait of ['0', '61', 'abc', '1.5', '-1']) {
     test(`wait=${wait} is 422`, async () => {
-      setup()
+      await setup()
       const form = await t.api.createForm()
       const res = await t.api.get(`/forms/${form.id}/responses?wait=${wait}`)
       expect(res.status).toBe(422)
@@ -909,7 +909,7 @@ describe('GET /forms/<id>/responses?wait=N', () => {
   }
 
   test('a waiter returns [] when the loop expires the form', async () => {
-    setup()
+    await setup()
     const form = await t.api.createForm({ expires_in: '1m', context: { step: 1 } })
     t.background.start()
     const waiter = await heldWaiter(form.id, 30)
@@ -942,7 +942,7 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE', () => {
 
   test('a loopback IPv4 literal (a live receiver) is refused', async () => {
     const dns = stubResolver({})
-    setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
+    await setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
     const rx = receiver()
     await expectRefused(rx.url, '127.0.0.1')
     await sleep(QUIET_MS)
@@ -951,7 +951,7 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE', () => {
 
   test('a loopback IPv6 literal [::1] is refused', async () => {
     const dns = stubResolver({})
-    setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
+    await setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
     const rx = receiver()
     await expectRefused(`http://[::1]:${rx.port}/hook`, '::1')
     await sleep(QUIET_MS)
@@ -960,7 +960,7 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE', () => {
 
   test('an IPv4-mapped loopback literal [::ffff:127.0.0.1] is refused', async () => {
     const dns = stubResolver({})
-    setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
+    await setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
     const rx = receiver()
     await expectRefused(`http://[::ffff:127.0.0.1]:${rx.port}/hook`, 'ffff')
     await sleep(QUIET_MS)
@@ -969,7 +969,7 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE', () => {
 
   test('localhost resolving to 127.0.0.1 is refused', async () => {
     const dns = stubResolver({ localhost: ['127.0.0.1'] })
-    setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
+    await setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
     const rx = receiver()
     await expectRefused(`http://localhost:${rx.port}/hook`, '127.0.0.1')
     expect(dns.asked).toContain('localhost')
@@ -979,13 +979,13 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE', () => {
 
   test('a host with one private address among public ones is refused before any connection', async () => {
     const dns = stubResolver({ 'hooks.example.com': ['93.184.216.34', '10.0.0.1'] })
-    setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
+    await setup({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, dns.resolver)
     await expectRefused('http://hooks.example.com:8080/hook', '10.0.0.1')
     expect(dns.asked).toEqual(['hooks.example.com'])
   })
 
   test('with the option off (the default), the loopback receiver gets the delivery', async () => {
-    setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
+    await setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })
     const rx = receiver()
     const form = await hookedForm(rx.url)
     t.background.start()

@@ -133,7 +133,7 @@ describe('intake serve from an empty directory', () => {
     }
   }
 
-  beforeAll(() => {
+  beforeAll(async () => {
     cwd = tempDir()
   })
 

@@ -12,7 +12,7 @@ import { Database } from 'bun:sqlite'
 import { createHmac } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { SCHEMA_VERSION } from '../../src/db/index.ts'
+import { SCHEMA_VERSION } from '../../src/db/sqlite/open.ts'
 import { filesAsFirstStored } from '../utils.ts'
 import { request, runIntake, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
 
