@@ -1,0 +1,220 @@
+import type { SQL } from 'bun'
+import { DatabaseOpenError } from '../store.ts'
+
+/**
+ * The PostgreSQL schema, one migration per release step. Migration N takes a
+ * database from schema N-1 to N; never edit a shipped migration: add one.
+ * Migrations are additive first (expand, then contract one release later), and
+ * each says which is the oldest schema whose binaries may still run on the
+ * database it leaves (`oldestCompatible`).
+ *
+ * Times are integer milliseconds since the epoch (UTC) in `bigint`. JSON the
+ * client owns is `text`, not `jsonb`: it must come back exactly as it was
+ * written. Ids are ULIDs compared byte by byte (`COLLATE "C"`), as SQLite
+ * does: list pages walk them in that order whatever the database's locale.
+ */
+export interface PostgresMigration {
+  sql: string
+  oldestCompatible: number
+}
+
+export const migrations: readonly PostgresMigration[] = [
+  {
+    /* 1: what SQLite holds at its schema 3, without its legacy columns */
+    oldestCompatible: 1,
+    sql: `
+  CREATE TABLE accounts (
+    id          text COLLATE "C" PRIMARY KEY,
+    name        text NOT NULL UNIQUE,
+    created_at  bigint NOT NULL
+  );
+
+  CREATE TABLE api_keys (
+    id            text COLLATE "C" PRIMARY KEY,
+    account_id    text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    key_hash      text NOT NULL UNIQUE,   -- SHA-256 hex of the whole key; the plaintext is never stored
+    key_hint      text NOT NULL,          -- last 4 characters, to tell keys apart in a list
+    created_at    bigint NOT NULL,
+    last_used_at  bigint,
+    revoked_at    bigint
+  );
+  CREATE INDEX api_keys_account ON api_keys(account_id);
+
+  CREATE TABLE forms (
+    id                 text COLLATE "C" PRIMARY KEY,
+    account_id         text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    title              text NOT NULL,
+    description        text,
+    fields             text NOT NULL,     -- JSON array of field definitions, as given
+    fields_count       integer NOT NULL,
+    callback_url       text,
+    callback_metadata  text NOT NULL,     -- JSON object
+    webhook_secret     text,              -- 64 hex; present when callback_url is
+    context            text,              -- JSON object or NULL; removed on expiry
+    settings           text NOT NULL,     -- JSON object
+    status             text NOT NULL CHECK (status IN ('active', 'completed', 'cancelled', 'expired')),
+    expires_at         bigint,
+    created_at         bigint NOT NULL,
+    updated_at         bigint NOT NULL
+  );
+  -- List pages walk one account's forms newest first, with or without a status filter.
+  CREATE INDEX forms_account_newest ON forms(account_id, id DESC);
+  CREATE INDEX forms_account_status_newest ON forms(account_id, status, id DESC);
+  -- The expiry sweep (and the expired list) find active forms whose time has come.
+  CREATE INDEX forms_active_expiry ON forms(expires_at) WHERE status = 'active' AND expires_at IS NOT NULL;
+
+  CREATE TABLE responses (
+    id            text COLLATE "C" PRIMARY KEY,
+    form_id       text COLLATE "C" NOT NULL UNIQUE REFERENCES forms(id) ON DELETE CASCADE,  -- one response per form
+    data          text NOT NULL,          -- JSON object
+    ip            text,
+    user_agent    text,
+    submitted_at  bigint NOT NULL
+  );
+
+  CREATE TABLE response_files (
+    response_id   text COLLATE "C" NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+    field_key     text NOT NULL,
+    name          text NOT NULL,
+    content_type  text NOT NULL,
+    size          bigint NOT NULL,
+    file_id       text COLLATE "C" NOT NULL UNIQUE,  -- its bytes are the chunks of this id
+    PRIMARY KEY (response_id, field_key)
+  );
+
+  CREATE TABLE file_chunks (
+    file_id     text COLLATE "C" NOT NULL,
+    seq         integer NOT NULL,         -- 0, 1, 2, ... in the file's order
+    bytes       bytea NOT NULL,           -- at most 512 KiB
+    PRIMARY KEY (file_id, seq)
+  );
+  -- Kept out of line and uncompressed: uploads are mostly compressed already
+  -- (images, PDFs), and a chunk is written and read whole.
+  ALTER TABLE file_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL;
+
+  -- Chunks no response holds: an upload not (yet) recorded, or the files of a deleted response.
+  -- They are removed a few chunks at a time once since is more than an hour old (0: at once).
+  CREATE TABLE unclaimed_files (
+    file_id     text COLLATE "C" PRIMARY KEY,
+    since       bigint NOT NULL
+  );
+  CREATE INDEX unclaimed_files_since ON unclaimed_files(since);
+
+  -- However a response's file row goes (the form deleted, say), its chunks are then unclaimed.
+  CREATE FUNCTION intake_response_files_unclaim() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO unclaimed_files (file_id, since) VALUES (OLD.file_id, 0)
+      ON CONFLICT (file_id) DO UPDATE SET since = 0;
+    RETURN NULL;
+  END
+  $$;
+  CREATE TRIGGER response_files_unclaim AFTER DELETE ON response_files
+    FOR EACH ROW EXECUTE FUNCTION intake_response_files_unclaim();
+
+  -- The webhook outbox: the source of truth for every delivery.
+  CREATE TABLE deliveries (
+    id                text COLLATE "C" PRIMARY KEY,  -- stable across retries: X-Service-Delivery and webhook-id
+    form_id           text COLLATE "C" NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    response_id       text COLLATE "C" NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+    event             text NOT NULL,
+    url               text NOT NULL,
+    payload           text NOT NULL,      -- the exact body sent on every attempt
+    status            text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts          integer NOT NULL DEFAULT 0,  -- total, across redeliveries
+    round_attempts    integer NOT NULL DEFAULT 0,  -- in the current round (a redelivery starts a new one)
+    next_attempt_at   bigint,
+    lease_until       bigint,             -- an attempt in flight; a crash leaves it to expire and be retried
+    last_status_code  integer,
+    last_error        text,
+    delivered_at      bigint,
+    created_at        bigint NOT NULL
+  );
+  -- Due deliveries are looked through in (next_attempt_at, id) order, both ways.
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at, id) WHERE status = 'pending';
+  CREATE INDEX deliveries_form ON deliveries(form_id, id);
+  CREATE INDEX deliveries_response ON deliveries(response_id);
+
+  CREATE TABLE idempotency_keys (
+    account_id    text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    key           text NOT NULL,
+    request_hash  text NOT NULL,          -- SHA-256 hex of the create body, parsed and serialised again
+    form_id       text COLLATE "C" NOT NULL REFERENCES forms(id) ON DELETE CASCADE,  -- a deleted form frees its key
+    created_at    bigint NOT NULL,
+    PRIMARY KEY (account_id, key)
+  );
+  CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
+  -- Deleting a form finds its key through this, not by reading the whole table.
+  CREATE INDEX idempotency_keys_form ON idempotency_keys(form_id);
+  `,
+  },
+]
+
+/** The schema this build writes. */
+export const POSTGRES_SCHEMA_VERSION = migrations.length
+
+/**
+ * Held (for the transaction) by whoever reads or changes the schema, so that
+ * instances starting together apply the migrations once: "intake" in ASCII.
+ */
+const SCHEMA_LOCK = 0x696e74616b65n
+
+export interface SchemaState {
+  /** 0: no intake schema yet. */
+  version: number
+  oldestCompatible: number
+}
+
+/** The schema a database holds, read under the schema lock in `tx`; `recorded`: intake_schema has its row. */
+async function readSchema(tx: SQL): Promise<SchemaState & { recorded: boolean }> {
+  await tx.unsafe(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`)
+  const [table] = await tx.unsafe(`SELECT to_regclass('intake_schema') IS NOT NULL AS present`)
+  if (!table.present) return { version: 0, oldestCompatible: 0, recorded: false }
+  const [row] = await tx.unsafe('SELECT version, oldest_compatible FROM intake_schema')
+  return row ? { version: row.version, oldestCompatible: row.oldest_compatible, recorded: true } : { version: 0, oldestCompatible: 0, recorded: false }
+}
+
+/** Throws when this build may not run on `schema`: a newer intake's that says it needs at least a newer one. */
+function refuseIncompatible(schema: SchemaState, location: string): void {
+  if (schema.version > POSTGRES_SCHEMA_VERSION && schema.oldestCompatible > POSTGRES_SCHEMA_VERSION) {
+    throw new DatabaseOpenError(
+      `The PostgreSQL database at ${location} was written by a newer intake (schema ${schema.version}, which needs at least schema ${schema.oldestCompatible}; this intake knows up to ${POSTGRES_SCHEMA_VERSION}). Upgrade intake; the database was not changed.`,
+    )
+  }
+}
+
+/** The schema of the database, checked (a newer intake's that this one may not run on is refused); nothing is written. */
+export async function checkSchema(sql: SQL, location: string): Promise<SchemaState> {
+  // A transaction that writes nothing: the lock waits for a migration under way to finish.
+  const { version, oldestCompatible } = await sql.begin(async (tx) => readSchema(tx))
+  const schema = { version, oldestCompatible }
+  refuseIncompatible(schema, location)
+  return schema
+}
+
+/**
+ * Brings the schema up to date in one transaction under the schema lock: a
+ * second instance starting at the same moment waits, then finds the work
+ * done. Returns the schema found and the one left (equal when nothing was
+ * applied). A newer intake's database is left as it is: run when it allows
+ * this build, refused untouched when it does not.
+ */
+export async function applyMigrations(sql: SQL, location: string): Promise<{ from: number; to: number }> {
+  return sql.begin(async (tx) => {
+    const schema = await readSchema(tx)
+    refuseIncompatible(schema, location)
+    if (schema.version >= POSTGRES_SCHEMA_VERSION) return { from: schema.version, to: schema.version }
+    if (!schema.recorded) {
+      await tx.unsafe('CREATE TABLE IF NOT EXISTS intake_schema (version integer NOT NULL, oldest_compatible integer NOT NULL)')
+      await tx.unsafe('INSERT INTO intake_schema (version, oldest_compatible) VALUES (0, 0)')
+    }
+    for (let version = schema.version; version < POSTGRES_SCHEMA_VERSION; version++) {
+      // Without parameters: one round trip for the whole migration (the simple query protocol).
+      await tx.unsafe(migrations[version]!.sql)
+    }
+    await tx.unsafe('UPDATE intake_schema SET version = $1, oldest_compatible = $2', [
+      POSTGRES_SCHEMA_VERSION,
+      migrations[POSTGRES_SCHEMA_VERSION - 1]!.oldestCompatible,
+    ])
+    return { from: schema.version, to: POSTGRES_SCHEMA_VERSION }
+  })
+}

@@ -1,0 +1,324 @@
+import { SQL } from 'bun'
+import { createPostgresKeyStore } from '../../modules/auth/store/postgres.ts'
+import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
+import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
+import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
+import { DatabaseOpenError, DatabaseUnavailable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
+import { applyMigrations, checkSchema } from './migrations.ts'
+
+/**
+ * intake on a PostgreSQL database (15 or newer), through Bun's client: a pool
+ * of connections for reads, one connection per transaction for the rest.
+ *
+ * Bun's client, as found on Bun 1.4.5: int8 comes back as a string (each
+ * store Number()s its times), bytea as a Buffer; a JS number is sent as int4,
+ * int8 or float8 after its value, strings and nulls untyped (the server infers
+ * them), arrays as arrays. Statements are prepared once per connection (per
+ * text and parameter types). PGPASSWORD, PGUSER and the other PG* variables
+ * fill in what the URL leaves out, except that PGDATABASE would win over the
+ * URL's database: the URL's is passed explicitly.
+ */
+
+/** Runs one statement with positional parameters ($1, $2, ...); a lost connection throws DatabaseUnavailable. */
+export type Query = <Row = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<Row[] & { count: number }>
+
+/** Where a module's store runs: on the pool (reads) or in one transaction (which may take locks). */
+export type Scope = 'pool' | 'transaction'
+
+export interface PostgresStoreOptions {
+  /** Hears of a migration this open made to an existing database. */
+  onUpgrade?: (upgrade: Upgrade) => void
+  /** Hears of each try to reach a database that does not answer yet. */
+  log?: (line: string) => void
+  /** How long to keep trying to reach the database at start (default 30 s). */
+  connectTimeoutMs?: number
+  /** false: nothing is written (no migration); only a newer intake's database that refuses this one is refused. */
+  migrate?: boolean
+  /** Connections in the pool (default 10). */
+  poolSize?: number
+}
+
+/** What every connection of the store sets when it opens. */
+export const SESSION_SETTINGS = {
+  // Every statement is planned for its values: a generic plan walks the
+  // primary key for a list page of a small account (ids in order, account_id
+  // "probably" matching), seconds at a million forms.
+  plan_cache_mode: 'force_custom_plan',
+  // A transaction held open by a stuck process gives its locks (rows of forms,
+  // deliveries) back after a minute: no unit of work waits that long.
+  idle_in_transaction_session_timeout: 60_000,
+}
+
+/** A store on PostgreSQL, with the schema its database held once opened. */
+export interface PostgresStore extends Store {
+  readonly schemaVersion: number
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
+const DEFAULT_POOL_SIZE = 10
+const RETRY_EVERY_MS = 1000
+
+/**
+ * The database for people: `postgres://user@host:port/db`, never a password
+ * (nor the query string, which may hold one). An unparsable URL is not echoed.
+ */
+export function describeDatabaseUrl(url: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return 'postgres://(an unparsable URL)'
+  }
+  const user = parsed.username ? `${parsed.username}@` : ''
+  const port = parsed.port ? `:${parsed.port}` : ''
+  const database = parsed.pathname === '/' ? '' : parsed.pathname
+  return `postgres://${user}${parsed.hostname}${port}${database}`
+}
+
+/** Bun's codes for a connection that failed, closed or timed out, and socket errors. */
+const CONNECTION_CODES = new Set([
+  'ERR_POSTGRES_CONNECTION_CLOSED',
+  'ERR_POSTGRES_CONNECTION_FAILED',
+  'ERR_POSTGRES_CONNECTION_REFUSED',
+  'ERR_POSTGRES_CONNECTION_TIMEOUT',
+  'ERR_POSTGRES_IDLE_TIMEOUT',
+  'ERR_POSTGRES_LIFETIME_TIMEOUT',
+  'ERR_POSTGRES_TLS_NOT_AVAILABLE',
+  'ERR_POSTGRES_TLS_UPGRADE_FAILED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+
+/**
+ * SQLSTATEs of a server that will not serve this connection now: connection
+ * exceptions (class 08), credentials refused (class 28), shut down, crashed or
+ * starting (57P01 to 57P03), too many connections (53300), a read-only standby
+ * (25006, after a failover) and a database that is not there (3D000).
+ */
+const UNAVAILABLE_STATES = /^(08|28)|^(57P01|57P02|57P03|53300|25006|3D000)$/
+
+/** A failure of the connection or the server as a whole, not of the statement: retrying later may work. */
+export function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailable) return true
+  if (typeof error !== 'object' || error === null) return false
+  const { code, errno } = error as { code?: unknown; errno?: unknown }
+  return (typeof code === 'string' && CONNECTION_CODES.has(code)) || (typeof errno === 'string' && UNAVAILABLE_STATES.test(errno))
+}
+
+/** A connection that was open and died (terminated, server stopped): the next one may work at once. */
+function isLostConnection(error: unknown): boolean {
+  const { code, errno } = error as { code?: unknown; errno?: unknown }
+  return code === 'ERR_POSTGRES_CONNECTION_CLOSED' || errno === '57P01' || errno === '57P02'
+}
+
+/** The one translation every statement's failure goes through: a lost database is DatabaseUnavailable (503). */
+function translate(error: unknown): unknown {
+  if (error instanceof DatabaseUnavailable || !isConnectionFailure(error)) return error
+  return new DatabaseUnavailable(`PostgreSQL is unavailable: ${describeFailure(error)}`, { cause: error })
+}
+
+/** Why it failed, in one line, with Bun's code when its message alone says little ("Failed to connect"). */
+function describeFailure(error: unknown): string {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown }
+  const message = error instanceof Error ? error.message : String(error)
+  if (typeof errno === 'string') return `${message} (SQLSTATE ${errno})`
+  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message
+}
+
+/** The secrets a URL and the environment may hold, never to be shown. */
+function secretsOf(url: string): string[] {
+  const secrets: string[] = []
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) secrets.push(parsed.password, decodeURIComponent(parsed.password))
+    const inQuery = parsed.searchParams.get('password')
+    if (inQuery) secrets.push(inQuery)
+  } catch {}
+  if (process.env.PGPASSWORD) secrets.push(process.env.PGPASSWORD)
+  return secrets.filter((secret) => secret.length > 0)
+}
+
+const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
+
+/** Runs statements on `client` (the pool or a transaction), translating failures. */
+function runner(client: SQL): Query {
+  return async (text, params = []) => {
+    try {
+      return await client.unsafe(text, params)
+    } catch (error) {
+      throw translate(error)
+    }
+  }
+}
+
+/**
+ * Runs reads on the pool. A read that meets a connection that died since its
+ * last use (the server restarted, the backend was terminated) is tried again
+ * on another: the pool drops each dead connection as it finds it, and a read
+ * may run twice. At most `attempts` tries, one per connection the pool holds.
+ */
+function poolRunner(sql: SQL, attempts: number): Query {
+  return async (text, params = []) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await sql.unsafe(text, params)
+      } catch (error) {
+        if (attempt >= attempts || !isLostConnection(error)) throw translate(error)
+      }
+    }
+  }
+}
+
+function storesOn(query: Query, scope: Scope): Transaction {
+  return {
+    forms: createPostgresFormStore(query, scope),
+    responses: createPostgresResponseStore(query),
+    deliveries: createPostgresDeliveryStore(query),
+    keys: createPostgresKeyStore(query, scope),
+  }
+}
+
+/**
+ * A pool on `url` that has answered once: tried every second for up to
+ * `connectTimeoutMs` (one line to `log` per failed try), whatever the failure
+ * (refused, unknown host, credentials, TLS, no such database yet: the
+ * operator may be fixing it), then DatabaseOpenError.
+ */
+async function connect(url: string, options: PostgresStoreOptions): Promise<{ sql: SQL; location: string }> {
+  const location = describeDatabaseUrl(url)
+  const secrets = secretsOf(url)
+  const budgetMs = Math.max(0, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
+  const reason = (error: unknown) => redact(describeFailure(error), secrets)
+  let sql: SQL
+  try {
+    const parsed = new URL(url)
+    const database = decodeURIComponent(parsed.pathname.slice(1))
+    sql = new SQL(url, {
+      ...(database ? { database } : {}),
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      // Seconds. Idle connections are let go after a minute, and every
+      // connection is renewed after an hour (a moved server, a rotated password).
+      idleTimeout: 60,
+      maxLifetime: 3600,
+      // A host that does not answer at all costs at most this per try.
+      connectionTimeout: Math.min(10, Math.max(1, Math.ceil(budgetMs / 1000))),
+      connection: SESSION_SETTINGS,
+    })
+  } catch (error) {
+    throw new DatabaseOpenError(`Cannot use the PostgreSQL database at ${location}: ${reason(error)}`)
+  }
+  const started = performance.now()
+  for (let attempt = 1; ; attempt++) {
+    const remainingMs = budgetMs - (performance.now() - started)
+    let failure: unknown
+    let timer: ReturnType<typeof setTimeout> | undefined
+    try {
+      const probe = sql.unsafe('SELECT 1').then(() => undefined)
+      // Left behind when the time runs out: closing the pool settles it.
+      probe.catch(() => {})
+      await Promise.race([
+        probe,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${Math.ceil(Math.max(remainingMs, 1000) / 1000)} s`)), Math.max(remainingMs, 1000))
+        }),
+      ])
+      return { sql, location }
+    } catch (error) {
+      failure = error
+    } finally {
+      clearTimeout(timer)
+    }
+    const elapsedMs = performance.now() - started
+    if (elapsedMs + RETRY_EVERY_MS > budgetMs) {
+      await sql.close({ timeout: 0 }).catch(() => {})
+      throw new DatabaseOpenError(`Cannot reach the PostgreSQL database at ${location} after ${Math.round(budgetMs / 1000)} s: ${reason(failure)}`)
+    }
+    options.log?.(`Cannot reach the PostgreSQL database at ${location} yet (try ${attempt}): ${reason(failure)}; trying again in 1 s`)
+    await Bun.sleep(RETRY_EVERY_MS)
+  }
+}
+
+/** Brings the schema up to date (or only checks it), closing the pool when it cannot; the schema found and the one left. */
+async function prepareSchema(sql: SQL, location: string, url: string, options: PostgresStoreOptions): Promise<{ from: number; to: number }> {
+  try {
+    if (options.migrate === false) {
+      const { version } = await checkSchema(sql, location)
+      return { from: version, to: version }
+    }
+    const applied = await applyMigrations(sql, location)
+    if (applied.from > 0 && applied.from < applied.to) options.onUpgrade?.(applied)
+    return applied
+  } catch (error) {
+    await sql.close({ timeout: 0 }).catch(() => {})
+    if (error instanceof DatabaseOpenError) throw error
+    throw new DatabaseOpenError(`Cannot prepare the PostgreSQL database at ${location}: ${redact(describeFailure(error), secretsOf(url))}`)
+  }
+}
+
+/**
+ * Opens intake's store on the PostgreSQL database at `url`: connects (see
+ * `connect`), applies the migrations this build has and the database lacks
+ * (unless `migrate: false`), and returns the store.
+ */
+export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const { sql, location } = await connect(url, options)
+  const schemaVersion = (await prepareSchema(sql, location, url, options)).to
+  const attempts = (options.poolSize ?? DEFAULT_POOL_SIZE) + 1
+  const poolQuery = poolRunner(sql, attempts)
+  const reads: Reads = storesOn(poolQuery, 'pool')
+
+  /**
+   * One transaction on a connection of the pool. When BEGIN itself meets a
+   * connection that died since its last use, nothing of `work` has run: it
+   * is begun again on another (as reads are), never once `work` has started.
+   */
+  async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, staged: boolean): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let started = false
+      try {
+        return (await sql.begin(async (tx) => {
+          started = true
+          // PostgreSQL then commits without waiting for the WAL to reach the
+          // disk; the next synchronous commit (any transaction's) flushes the
+          // WAL up to itself, and so makes this one durable too.
+          if (staged) await tx.unsafe('SET LOCAL synchronous_commit = off')
+          return work(storesOn(runner(tx), 'transaction'))
+        })) as T
+      } catch (error) {
+        if (started || attempt >= attempts || !isLostConnection(error)) throw translate(error)
+      }
+    }
+  }
+
+  return {
+    kind: 'postgres',
+    location,
+    schemaVersion,
+    ...reads,
+    transaction: (work) => inTransaction(work, false),
+    stagedTransaction: (work) => inTransaction(work, true),
+    ping: async () => void (await poolQuery('SELECT 1')),
+    close: () => sql.close({ timeout: 10 }),
+  }
+}
+
+/**
+ * `intake migrate`: reaches the database (as a store opens), applies the
+ * migrations it lacks, and lets go. Returns the schema found and the one left
+ * (equal when there was nothing to do, or when the database is a newer
+ * intake's that this one may run on).
+ */
+export async function migratePostgres(url: string, options: Omit<PostgresStoreOptions, 'migrate' | 'poolSize'> = {}): Promise<{ from: number; to: number }> {
+  const { sql, location } = await connect(url, { ...options, poolSize: 1 })
+  try {
+    return await prepareSchema(sql, location, url, options)
+  } finally {
+    await sql.close({ timeout: 10 })
+  }
+}

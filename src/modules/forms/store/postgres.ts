@@ -1,0 +1,212 @@
+import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { FieldDefinition } from '../../../fields/index.ts'
+import type { FormStatus } from '../model.ts'
+import type { FormPublicState, FormReads, FormState, FormSummaryRecord, FormWrites, IdempotencyRecord, NewForm, StoredForm, WebhookTarget } from './index.ts'
+
+/**
+ * A form as PostgreSQL holds it: fields and free-form JSON as text, times as
+ * int8, which Bun's client returns as strings (Number() them here).
+ */
+interface FormRow {
+  id: string
+  account_id: string
+  title: string
+  description: string | null
+  fields: string
+  fields_count: number
+  callback_url: string | null
+  callback_metadata: string
+  webhook_secret: string | null
+  context: string | null
+  settings: string
+  status: FormStatus
+  expires_at: string | null
+  created_at: string
+}
+type SummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
+
+const time = (value: string | null) => (value === null ? null : Number(value))
+
+const toStoredForm = (row: FormRow): StoredForm => ({
+  id: row.id,
+  accountId: row.account_id,
+  title: row.title,
+  description: row.description,
+  fields: JSON.parse(row.fields) as FieldDefinition[],
+  fieldsCount: row.fields_count,
+  callbackUrl: row.callback_url,
+  callbackMetadata: row.callback_metadata,
+  webhookSecret: row.webhook_secret,
+  context: row.context,
+  settings: row.settings,
+  status: row.status,
+  expiresAt: time(row.expires_at),
+  createdAt: Number(row.created_at),
+})
+const toSummary = (row: SummaryRow): FormSummaryRecord => ({
+  id: row.id,
+  title: row.title,
+  description: row.description,
+  fieldsCount: row.fields_count,
+  status: row.status,
+  expiresAt: time(row.expires_at),
+  createdAt: Number(row.created_at),
+})
+
+// Every read computes expiry with the time it is given (`now`, the parameter named here).
+const pastExpiry = (now: string) => `(status = 'active' AND expires_at <= ${now})`
+const effectiveStatus = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN 'expired' ELSE status END AS status`
+const liveContext = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN NULL ELSE context END AS context`
+const summaryColumns = (now: string) => `id, title, description, fields_count, ${effectiveStatus(now)}, expires_at, created_at`
+const fullColumns = (now: string) => `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+  webhook_secret, ${liveContext(now)}, settings, ${effectiveStatus(now)}, expires_at, created_at`
+
+/** Sorts after every ULID: the cursor of a first page. */
+const BEFORE_EVERY_FORM = '8'
+
+/**
+ * Transactions that look an Idempotency-Key up before creating a form take
+ * this lock for the key (with a hash of account and key), so concurrent
+ * duplicates wait for each other and the second finds the first's form, as
+ * they do on SQLite's single writer. Two-int4 advisory locks are a space of
+ * their own, apart from the schema lock's bigint: "int" in ASCII.
+ */
+const IDEMPOTENCY_LOCKS = 0x696e74
+
+const INSERT = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13)`
+const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
+const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
+const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')} FROM forms WHERE id = $1`
+const STATE_FOR_ACCOUNT = `SELECT id, ${effectiveStatus('$3')}, expires_at, ${liveContext('$3')} FROM forms WHERE id = $1 AND account_id = $2`
+
+// One statement per filter, each shaped to walk an index newest first and stop
+// after the limit. Parameters: $1 account, $2 before, $3 limit, $4 now, $5 status.
+const SCOPE = `account_id = $1 AND id < $2`
+const PAGE = `ORDER BY id DESC LIMIT $3`
+const LISTS = {
+  all: `SELECT ${summaryColumns('$4')} FROM forms WHERE ${SCOPE} ${PAGE}`,
+  active: `SELECT ${summaryColumns('$4')} FROM forms
+    WHERE ${SCOPE} AND status = 'active' AND (expires_at IS NULL OR expires_at > $4) ${PAGE}`,
+  stored: `SELECT ${summaryColumns('$4')} FROM forms WHERE ${SCOPE} AND status = $5 ${PAGE}`,
+  // Expired forms are those written as expired plus active ones past their time
+  // that the sweep has not reached yet: few, found through the expiry index
+  // (materialised, so the planner cannot walk all the account's active forms instead).
+  expired: `WITH unswept AS MATERIALIZED (
+      SELECT id FROM forms WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $4
+    )
+    SELECT * FROM (
+      (SELECT ${summaryColumns('$4')} FROM forms WHERE ${SCOPE} AND status = 'expired' ${PAGE})
+      UNION ALL
+      (SELECT ${summaryColumns('$4')} FROM forms WHERE id IN (SELECT id FROM unswept) AND ${SCOPE} ${PAGE})
+    ) listed ${PAGE}`,
+}
+const SET_STATUS = 'UPDATE forms SET status = $2, updated_at = $3 WHERE id = $1'
+const SET_EXPIRY = 'UPDATE forms SET expires_at = $2, updated_at = $3 WHERE id = $1'
+// Only an active, unexpired form moves: the first submission to commit wins
+// (the others wait for its row lock, then find it completed).
+const COMPLETE = `UPDATE forms SET status = 'completed', updated_at = $2
+  WHERE id = $1 AND status = 'active' AND (expires_at IS NULL OR expires_at > $2)`
+const DELETE = 'DELETE FROM forms WHERE id = $1 AND account_id = $2'
+const LOCK_IDEMPOTENCY_KEY = `SELECT pg_advisory_xact_lock(${IDEMPOTENCY_LOCKS}, hashtext($1 || ' ' || $2))`
+const IDEMPOTENCY_KEY = 'SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $1 AND key = $2'
+// Replaces a record past its window, which the service found and passed over.
+const REMEMBER_KEY = `INSERT INTO idempotency_keys (account_id, key, request_hash, form_id, created_at) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (account_id, key) DO UPDATE
+  SET request_hash = EXCLUDED.request_hash, form_id = EXCLUDED.form_id, created_at = EXCLUDED.created_at`
+const FORGET_KEYS_BEFORE = 'DELETE FROM idempotency_keys WHERE created_at < $1'
+// The sweep writes what reads already compute: status expired, context gone.
+// Rows another instance's sweep (or a submission) holds are left to it.
+const EXPIRE_DUE = `UPDATE forms SET status = 'expired', context = NULL, updated_at = $1
+  WHERE id IN (SELECT id FROM forms WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $1
+               ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+  RETURNING id`
+const NEXT_EXPIRY = `SELECT min(expires_at) AS at FROM forms WHERE status = 'active' AND expires_at IS NOT NULL`
+const WEBHOOK_TARGETS = 'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
+
+/** The forms module's store on PostgreSQL: one for the pool's reads, one per transaction. */
+export function createPostgresFormStore(query: Query, scope: Scope): FormWrites {
+  const reads: FormReads = {
+    async find(id, now) {
+      const [row] = await query<FormRow>(BY_ID, [id, now])
+      return row ? toStoredForm(row) : undefined
+    },
+    async findForAccount(accountId, id, now) {
+      const [row] = await query<FormRow>(BY_ID_FOR_ACCOUNT, [id, accountId, now])
+      return row ? toStoredForm(row) : undefined
+    },
+    async findPublicState(id, now): Promise<FormPublicState | undefined> {
+      const [row] = await query<FormPublicState>(PUBLIC_STATE, [id, now])
+      return row ? { id: row.id, title: row.title, status: row.status } : undefined
+    },
+    async findStateForAccount(accountId, id, now): Promise<FormState | undefined> {
+      const [row] = await query<Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>>(STATE_FOR_ACCOUNT, [id, accountId, now])
+      return row ? { id: row.id, status: row.status, expiresAt: time(row.expires_at), context: row.context } : undefined
+    },
+    async list(params) {
+      const args = [params.accountId, params.before ?? BEFORE_EVERY_FORM, params.limit, params.now]
+      let rows: SummaryRow[]
+      switch (params.status) {
+        case undefined:
+          rows = await query<SummaryRow>(LISTS.all, args)
+          break
+        case 'active':
+          rows = await query<SummaryRow>(LISTS.active, args)
+          break
+        case 'expired':
+          rows = await query<SummaryRow>(LISTS.expired, args)
+          break
+        default:
+          rows = await query<SummaryRow>(LISTS.stored, [...args, params.status])
+      }
+      return rows.map(toSummary)
+    },
+    async idempotencyKey(accountId, key): Promise<IdempotencyRecord | undefined> {
+      // In a transaction, the lookup that precedes a create: duplicates in flight wait for the first.
+      if (scope === 'transaction') await query(LOCK_IDEMPOTENCY_KEY, [accountId, key])
+      const [row] = await query<{ request_hash: string; form_id: string; created_at: string }>(IDEMPOTENCY_KEY, [accountId, key])
+      return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: Number(row.created_at) } : undefined
+    },
+    async nextExpiryAt() {
+      const [row] = await query<{ at: string | null }>(NEXT_EXPIRY)
+      return time(row!.at)
+    },
+    async webhookTargets(formIds) {
+      const targets = new Map<string, WebhookTarget>()
+      if (formIds.length === 0) return targets
+      const rows = await query<{ id: string; account_id: string; webhook_secret: string }>(WEBHOOK_TARGETS, [[...new Set(formIds)]])
+      for (const row of rows) targets.set(row.id, { accountId: row.account_id, secret: row.webhook_secret })
+      return targets
+    },
+  }
+
+  return {
+    ...reads,
+    async insert(form: NewForm) {
+      await query(INSERT, [
+        form.id,
+        form.accountId,
+        form.title,
+        form.description,
+        JSON.stringify(form.fields),
+        form.fieldsCount,
+        form.callbackUrl,
+        form.callbackMetadata,
+        form.webhookSecret,
+        form.context,
+        form.settings,
+        form.expiresAt,
+        form.createdAt,
+      ])
+    },
+    setStatus: async (id, status, now) => void (await query(SET_STATUS, [id, status, now])),
+    setExpiry: async (id, expiresAt, now) => void (await query(SET_EXPIRY, [id, expiresAt, now])),
+    complete: async (id, now) => (await query(COMPLETE, [id, now])).count === 1,
+    delete: async (accountId, id) => (await query(DELETE, [id, accountId])).count === 1,
+    rememberIdempotencyKey: async (entry) =>
+      void (await query(REMEMBER_KEY, [entry.accountId, entry.key, entry.requestHash, entry.formId, entry.createdAt])),
+    forgetIdempotencyKeysBefore: async (before) => (await query(FORGET_KEYS_BEFORE, [before])).count,
+    expireDue: async (now, limit) => (await query<{ id: string }>(EXPIRE_DUE, [now, limit])).map((row) => row.id),
+  }
+}

@@ -1,0 +1,95 @@
+import type { Query } from '../../../db/postgres/store.ts'
+import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
+
+/** A response as PostgreSQL holds it: data as JSON text, submitted_at as int8 (a string from Bun's client). */
+interface ResponseRow {
+  id: string
+  form_id: string
+  data: string
+  ip: string | null
+  user_agent: string | null
+  submitted_at: string
+}
+
+const toStoredResponse = (row: ResponseRow): StoredResponse => ({
+  id: row.id,
+  formId: row.form_id,
+  data: JSON.parse(row.data),
+  ip: row.ip,
+  userAgent: row.user_agent,
+  submittedAt: Number(row.submitted_at),
+})
+
+const COLUMNS = 'id, form_id, data, ip, user_agent, submitted_at'
+const FOR_FORM = `SELECT ${COLUMNS} FROM responses WHERE form_id = $1 ORDER BY submitted_at DESC, id DESC`
+const BY_ID = `SELECT ${COLUMNS} FROM responses WHERE form_id = $1 AND id = $2`
+const FILE = `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
+  WHERE r.form_id = $1 AND r.id = $2 AND f.field_key = $3`
+const CHUNK = 'SELECT bytes FROM file_chunks WHERE file_id = $1 AND seq = $2'
+const NEXT_UNCLAIMED = 'SELECT file_id FROM unclaimed_files WHERE since <= $1 ORDER BY since LIMIT 1'
+const INSERT_RESPONSE = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($1, $2, $3, $4, $5, $6)`
+// The files' rows, and their chunks claimed, in one statement.
+const INSERT_FILES = `WITH claimed AS (DELETE FROM unclaimed_files WHERE file_id = ANY($6::text[]))
+  INSERT INTO response_files (response_id, field_key, name, content_type, size, file_id)
+  SELECT $1, field_key, name, content_type, size, file_id
+    FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) AS f(field_key, name, content_type, size, file_id)`
+const INSERT_CHUNK = 'INSERT INTO file_chunks (file_id, seq, bytes) VALUES ($1, $2, $3)'
+// The first chunk of an upload also marks the file unclaimed until an answer holds it.
+const INSERT_FIRST_CHUNK = `WITH unclaimed AS (
+    INSERT INTO unclaimed_files (file_id, since) VALUES ($1, $4) ON CONFLICT (file_id) DO UPDATE SET since = EXCLUDED.since
+  )
+  INSERT INTO file_chunks (file_id, seq, bytes) VALUES ($1, $2, $3)`
+const UNCLAIM = `INSERT INTO unclaimed_files (file_id, since) SELECT DISTINCT unnest($1::text[]), 0
+  ON CONFLICT (file_id) DO UPDATE SET since = 0`
+const REMOVE_CHUNKS = `DELETE FROM file_chunks
+  WHERE file_id = $1 AND seq IN (SELECT seq FROM file_chunks WHERE file_id = $1 ORDER BY seq LIMIT $2)`
+const FORGET = 'DELETE FROM unclaimed_files WHERE file_id = $1'
+
+/** The responses module's store on PostgreSQL: one for the pool's reads, one per transaction. */
+export function createPostgresResponseStore(query: Query): ResponseWrites {
+  return {
+    listForForm: async (formId) => (await query<ResponseRow>(FOR_FORM, [formId])).map(toStoredResponse),
+    async find(formId, responseId) {
+      const [row] = await query<ResponseRow>(BY_ID, [formId, responseId])
+      return row ? toStoredResponse(row) : undefined
+    },
+    async file(formId, responseId, fieldKey): Promise<StoredFile | undefined> {
+      const [row] = await query<{ name: string; content_type: string; size: string; file_id: string }>(FILE, [formId, responseId, fieldKey])
+      return row ? { name: row.name, contentType: row.content_type, size: Number(row.size), fileId: row.file_id } : undefined
+    },
+    // bytea arrives as a Buffer, which is a Uint8Array.
+    chunk: async (fileId, seq) => (await query<{ bytes: Uint8Array }>(CHUNK, [fileId, seq]))[0]?.bytes,
+    nextUnclaimedFile: async (before) => (await query<{ file_id: string }>(NEXT_UNCLAIMED, [before]))[0]?.file_id,
+    async insert(response: StoredResponse, files: NewFile[]) {
+      await query(INSERT_RESPONSE, [
+        response.id,
+        response.formId,
+        JSON.stringify(response.data),
+        response.ip,
+        response.userAgent,
+        response.submittedAt,
+      ])
+      if (files.length === 0) return
+      await query(INSERT_FILES, [
+        response.id,
+        files.map((f) => f.fieldKey),
+        files.map((f) => f.name),
+        files.map((f) => f.contentType),
+        files.map((f) => f.size),
+        files.map((f) => f.fileId),
+      ])
+    },
+    async writeChunk(fileId, seq, bytes, now) {
+      if (seq === 0) await query(INSERT_FIRST_CHUNK, [fileId, seq, bytes, now])
+      else await query(INSERT_CHUNK, [fileId, seq, bytes])
+    },
+    async unclaimFiles(fileIds) {
+      if (fileIds.length > 0) await query(UNCLAIM, [fileIds])
+    },
+    async removeChunks(fileId, count) {
+      if ((await query(REMOVE_CHUNKS, [fileId, count])).count === count) return false
+      await query(FORGET, [fileId])
+      return true
+    },
+  }
+}

@@ -1,0 +1,122 @@
+import type { Query } from '../../../db/postgres/store.ts'
+import { retryDelayMs, type DeliveryRecord, type DeliveryStatus, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
+
+/** Times are int8, which Bun's client returns as strings (Number() them here). */
+interface DueRow {
+  due_at: string
+  id: string
+  form_id: string
+  url: string
+}
+
+interface DeliveryRow {
+  id: string
+  form_id: string
+  url: string
+  event: string
+  status: DeliveryStatus
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  next_attempt_at: string | null
+  delivered_at: string | null
+  created_at: string
+}
+
+const time = (value: string | null) => (value === null ? null : Number(value))
+
+/** A time as int8 can hold it: callers look from -Infinity ("from the start"), which is no bigint. */
+const bounded = (ms: number) => Math.min(Number.MAX_SAFE_INTEGER, Math.max(Number.MIN_SAFE_INTEGER, ms))
+
+// On PostgreSQL a position in the due order is (next_attempt_at, id): the id is the tie-break.
+const toDue = (row: DueRow): DueDelivery => ({ id: row.id, formId: row.form_id, url: row.url, position: { dueAt: Number(row.due_at), after: row.id } })
+
+const INSERT = `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)`
+// Due and held by no attempt. Rows another transaction holds (another instance
+// claiming them now) are skipped, never waited for; those returned stay locked
+// by this transaction until it commits, so two claims never take the same one.
+const DUE = `SELECT next_attempt_at AS due_at, id, form_id, url FROM deliveries
+  WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)`
+const DUE_NEWEST = `${DUE} ORDER BY next_attempt_at DESC, id DESC LIMIT $2 FOR UPDATE SKIP LOCKED`
+const DUE_FROM_START = `${DUE} ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
+const DUE_AFTER = `${DUE} AND (next_attempt_at, id) > ($3::bigint, $4::text) ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
+const LEASE = `UPDATE deliveries SET lease_until = $2, attempts = attempts + 1, round_attempts = round_attempts + 1
+  WHERE id = ANY($1::text[])
+  RETURNING id, form_id, url, payload, round_attempts, lease_until`
+// All the outcomes in one statement; each counts only while its claim holds.
+const RECORD = `UPDATE deliveries d SET
+    last_status_code = a.status_code,
+    last_error = a.error,
+    lease_until = NULL,
+    status = CASE WHEN a.delivered THEN 'delivered' WHEN d.round_attempts >= a.per_round THEN 'failed' ELSE 'pending' END,
+    delivered_at = CASE WHEN a.delivered THEN a.now ELSE NULL END,
+    next_attempt_at = CASE WHEN a.delivered OR d.round_attempts >= a.per_round THEN NULL ELSE a.now + a.retry_delay END
+  FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::boolean[], $5::integer[], $6::text[], $7::integer[], $8::bigint[])
+    AS a(id, lease, now, delivered, status_code, error, per_round, retry_delay)
+  WHERE d.id = a.id AND d.lease_until = a.lease`
+const EARLIEST_DUE = `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $1`
+const FOR_FORM = `SELECT id, form_id, url, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at
+  FROM deliveries WHERE form_id = $1 ORDER BY id`
+const REDELIVER = `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $3, delivered_at = NULL, lease_until = NULL
+  WHERE id = $1 AND form_id = $2 AND status IN ('delivered', 'failed')`
+
+/** The webhooks module's store on PostgreSQL: one for the pool's reads, one per transaction. */
+export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
+  return {
+    enqueue: async (delivery) =>
+      void (await query(INSERT, [delivery.id, delivery.formId, delivery.responseId, delivery.event, delivery.url, delivery.payload, delivery.createdAt])),
+    dueNewest: async (now, look) => (await query<DueRow>(DUE_NEWEST, [now, look])).map(toDue),
+    async dueAfter(now, from, look) {
+      const rows = from === null ? await query<DueRow>(DUE_FROM_START, [now, look]) : await query<DueRow>(DUE_AFTER, [now, look, bounded(from.dueAt), String(from.after)])
+      return rows.map(toDue)
+    },
+    async lease(ids, leaseUntil) {
+      if (ids.length === 0) return []
+      const rows = await query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: string }>(LEASE, [
+        [...new Set(ids)],
+        leaseUntil,
+      ])
+      // In the order asked for, as one statement returns rows in no order of its own.
+      const byId = new Map(rows.map((row) => [row.id, row]))
+      const leased: LeasedDelivery[] = []
+      for (const id of ids) {
+        const row = byId.get(id)
+        if (!row) continue
+        byId.delete(id)
+        leased.push({ id: row.id, formId: row.form_id, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: Number(row.lease_until) })
+      }
+      return leased
+    },
+    async recordAttempts(attempts) {
+      if (attempts.length === 0) return
+      await query(RECORD, [
+        attempts.map((a) => a.id),
+        attempts.map((a) => a.lease),
+        attempts.map((a) => a.now),
+        attempts.map((a) => a.delivered),
+        attempts.map((a) => a.statusCode),
+        attempts.map((a) => a.error),
+        attempts.map((a) => a.attemptsPerRound),
+        // After attempt n of a round fails, retry n comes 5^(n-1) s later.
+        attempts.map((a) => retryDelayMs(a.roundAttempt)),
+      ])
+    },
+    earliestDueAfter: async (after) => time((await query<{ at: string | null }>(EARLIEST_DUE, [bounded(after)]))[0]!.at),
+    listForForm: async (formId): Promise<DeliveryRecord[]> =>
+      (await query<DeliveryRow>(FOR_FORM, [formId])).map((row) => ({
+        id: row.id,
+        formId: row.form_id,
+        url: row.url,
+        event: row.event,
+        status: row.status,
+        attempts: row.attempts,
+        lastStatusCode: row.last_status_code,
+        lastError: row.last_error,
+        nextAttemptAt: time(row.next_attempt_at),
+        deliveredAt: time(row.delivered_at),
+        createdAt: Number(row.created_at),
+      })),
+    redeliver: async (formId, id, now) => (await query(REDELIVER, [id, formId, now])).count === 1,
+  }
+}

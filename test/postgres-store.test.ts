@@ -1,0 +1,390 @@
+/**
+ * The PostgreSQL store through the seam (src/db/store.ts): what SQLite's
+ * store answers, the races PostgreSQL decides with row locks (one response,
+ * one form per Idempotency-Key, one account per name, claims that skip each
+ * other), and the plans of the list queries. Each group of tests has a
+ * database of its own. (The pool under load, migrations and a server that
+ * goes away: postgres-availability.test.ts.)
+ */
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
+import type { SQL } from 'bun'
+import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
+import { describeDatabaseUrl, SESSION_SETTINGS, type PostgresStore, type Query } from '../src/db/postgres/store.ts'
+import { newId } from '../src/lib/ids.ts'
+import { createPostgresFormStore } from '../src/modules/forms/store/postgres.ts'
+import type { NewForm } from '../src/modules/forms/store/index.ts'
+import { FILE_CHUNK_BYTES } from '../src/modules/responses/store/index.ts'
+import type { DuePosition } from '../src/modules/webhooks/store/index.ts'
+import { formRecord, postgresFixtures, T0, within } from './postgres.ts'
+import { POSTGRES, TEST_DATABASE_URL, skipWithout } from './prerequisites.ts'
+
+const skipPostgres = skipWithout(POSTGRES)
+const { freshDatabase, groupStore, inspect } = postgresFixtures(TEST_DATABASE_URL)
+
+describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
+  const group = groupStore()
+  let store: PostgresStore
+  let sql: SQL
+  let account: string
+
+  beforeAll(async () => {
+    if (skipPostgres) return
+    store = group.store
+    sql = inspect(group.url)
+    account = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'default', T0))
+  })
+
+  test('is at this build\'s schema, and says where it is without a password', async () => {
+    expect(store.kind).toBe('postgres')
+    expect(store.schemaVersion).toBe(POSTGRES_SCHEMA_VERSION)
+    expect(store.location).toMatch(/^postgres:\/\/[^:@/]+@127\.0\.0\.1:\d+\/intake_t_[0-9a-f]+$/)
+    expect(describeDatabaseUrl('postgresql://alice:s3cret@db.example.com:6543/forms?sslmode=require&password=other')).toBe('postgres://alice@db.example.com:6543/forms')
+    expect(describeDatabaseUrl('postgres://db.example.com/forms')).toBe('postgres://db.example.com/forms')
+    expect(describeDatabaseUrl('postgres://al%40ice:p%40ss@[::1]:5432/x')).toBe('postgres://al%40ice@[::1]:5432/x')
+    expect(describeDatabaseUrl('not a url:s3cret@')).not.toContain('s3cret')
+  })
+
+  test('a form comes back as it went in: free-form JSON byte for byte, fields parsed, times as numbers', async () => {
+    const context = '{"b" : 1,\n "a":"é \\u0000 \\ud83d\\ude00", "n": 1.50}'
+    const created = formRecord(account, { context, callbackMetadata: '{"x":[1,2]}', settings: '{ }', description: 'Two\nlines', expiresAt: T0 + 60_000 })
+    await store.transaction((tx) => tx.forms.insert(created))
+    const found = await store.forms.find(created.id, T0)
+    expect(found).toEqual({ ...created, status: 'active' })
+    expect(found!.context).toBe(context)
+    expect(typeof found!.createdAt).toBe('number')
+    const [row] = await sql`SELECT pg_typeof(created_at)::text AS type, context FROM forms WHERE id = ${created.id}`
+    expect(row).toEqual({ type: 'bigint', context })
+    expect(await store.forms.findForAccount(account, created.id, T0)).toEqual(found)
+    expect(await store.forms.findForAccount(newId(), created.id, T0)).toBeUndefined()
+    expect(await store.forms.find(newId(), T0)).toBeUndefined()
+  })
+
+  test('expiry is computed in every read: expired (without context) from expires_at on, whatever the sweep wrote', async () => {
+    const f = formRecord(account, { context: '{"secret":1}', expiresAt: T0 + 1000 })
+    await store.transaction((tx) => tx.forms.insert(f))
+    const before = T0 + 999
+    const at = T0 + 1000
+    expect((await store.forms.find(f.id, before))!.status).toBe('active')
+    expect(await store.forms.find(f.id, at)).toMatchObject({ status: 'expired', context: null })
+    expect(await store.forms.findPublicState(f.id, at)).toEqual({ id: f.id, title: f.title, status: 'expired' })
+    expect(await store.forms.findStateForAccount(account, f.id, at)).toEqual({ id: f.id, status: 'expired', expiresAt: T0 + 1000, context: null })
+    expect(await store.forms.findStateForAccount(account, f.id, before)).toEqual({ id: f.id, status: 'active', expiresAt: T0 + 1000, context: '{"secret":1}' })
+    expect(await store.transaction((tx) => tx.forms.complete(f.id, at))).toBe(false)
+    // The sweep writes it for good: once, whichever sweep gets there.
+    const expired = await Promise.all([0, 1, 2].map(() => store.transaction((tx) => tx.forms.expireDue(at, 500))))
+    expect(expired.flat().filter((id) => id === f.id)).toHaveLength(1)
+    const [row] = await sql`SELECT status, context FROM forms WHERE id = ${f.id}`
+    expect(row).toEqual({ status: 'expired', context: null })
+  })
+
+  test('lists walk an account\'s forms newest first, page by page, with every status filter', async () => {
+    const owner = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'lists', T0))
+    const made: NewForm[] = []
+    for (let i = 0; i < 25; i++) made.push(formRecord(owner, { title: `form ${i}`, expiresAt: i % 5 === 0 ? T0 + 10 : null }))
+    await store.transaction(async (tx) => {
+      for (const f of made) await tx.forms.insert(f)
+      await tx.forms.setStatus(made[1]!.id, 'cancelled', T0)
+      await tx.forms.setStatus(made[2]!.id, 'expired', T0)
+    })
+    const now = T0 + 100
+    const page = (status: Parameters<typeof store.forms.list>[0]['status'], before?: string, limit = 10) =>
+      store.forms.list({ accountId: owner, status, before, limit, now })
+    const newestFirst = made.map((f) => f.id).reverse()
+    const first = await page(undefined)
+    expect(first.map((f) => f.id)).toEqual(newestFirst.slice(0, 10))
+    const second = await page(undefined, first.at(-1)!.id)
+    expect(second.map((f) => f.id)).toEqual(newestFirst.slice(10, 20))
+    expect((await page(undefined, second.at(-1)!.id)).map((f) => f.id)).toEqual(newestFirst.slice(20))
+    expect(first[0]).toEqual({ id: made[24]!.id, title: 'form 24', description: null, fieldsCount: 1, status: 'active', expiresAt: null, createdAt: T0 })
+
+    const pastTime = new Set(made.filter((f) => f.expiresAt !== null).map((f) => f.id))
+    const expired = (await page('expired', undefined, 50)).map((f) => f.id)
+    expect(expired).toEqual(newestFirst.filter((id) => pastTime.has(id) || id === made[2]!.id))
+    expect((await page('expired', expired[1], 50)).map((f) => f.id)).toEqual(expired.slice(2))
+    expect((await page('expired', undefined, 2)).map((f) => f.id)).toEqual(expired.slice(0, 2))
+    const active = (await page('active', undefined, 50)).map((f) => f.id)
+    expect(active).toEqual(newestFirst.filter((id) => !pastTime.has(id) && id !== made[1]!.id && id !== made[2]!.id))
+    expect((await page('cancelled')).map((f) => f.id)).toEqual([made[1]!.id])
+    expect(await page('completed')).toEqual([])
+    expect(await store.forms.nextExpiryAt()).toBeNumber()
+  })
+
+  test('the one-response race: of 50 concurrent submissions, exactly one completes the form', async () => {
+    const f = formRecord(account)
+    await store.transaction((tx) => tx.forms.insert(f))
+    const outcomes = await within(
+      20_000,
+      Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          store.transaction(async (tx) => {
+            if (!(await tx.forms.complete(f.id, T0 + i))) return false
+            await tx.responses.insert({ id: newId(), formId: f.id, data: { name: `person ${i}` }, ip: null, userAgent: null, submittedAt: T0 + i }, [])
+            return true
+          }),
+        ),
+      ),
+    )
+    expect(outcomes.filter(Boolean)).toHaveLength(1)
+    expect(await store.responses.listForForm(f.id)).toHaveLength(1)
+    expect((await store.forms.find(f.id, T0))!.status).toBe('completed')
+  })
+
+  test('one Idempotency-Key sent 20 times at once makes one form', async () => {
+    const key = `key-${randomBytes(4).toString('hex')}`
+    const create = (i: number) =>
+      store.transaction(async (tx) => {
+        const earlier = await tx.forms.idempotencyKey(account, key)
+        if (earlier) return earlier.formId
+        const f = formRecord(account, { title: `attempt ${i}` })
+        await tx.forms.insert(f)
+        await tx.forms.rememberIdempotencyKey({ accountId: account, key, requestHash: 'h', formId: f.id, createdAt: T0 })
+        return f.id
+      })
+    const ids = await within(20_000, Promise.all(Array.from({ length: 20 }, (_, i) => create(i))))
+    expect(new Set(ids).size).toBe(1)
+    const [row] = await sql`SELECT count(*)::int AS n FROM forms WHERE title LIKE 'attempt %'`
+    expect(row.n).toBe(1)
+    expect(await store.forms.idempotencyKey(account, key)).toEqual({ requestHash: 'h', formId: ids[0]!, createdAt: T0 })
+    // A record past its window is replaced.
+    const later = formRecord(account)
+    await store.transaction(async (tx) => {
+      await tx.forms.insert(later)
+      await tx.forms.rememberIdempotencyKey({ accountId: account, key, requestHash: 'h2', formId: later.id, createdAt: T0 + 1 })
+    })
+    expect(await store.forms.idempotencyKey(account, key)).toEqual({ requestHash: 'h2', formId: later.id, createdAt: T0 + 1 })
+    expect(await store.transaction((tx) => tx.forms.forgetIdempotencyKeysBefore(T0 + 2))).toBeGreaterThanOrEqual(1)
+    expect(await store.forms.idempotencyKey(account, key)).toBeUndefined()
+  })
+
+  test('a file\'s 512 KiB chunks come back byte for byte; unclaimed until an answer holds them, again once it is deleted', async () => {
+    const fileId = newId()
+    const chunks = [randomBytes(FILE_CHUNK_BYTES), randomBytes(FILE_CHUNK_BYTES), randomBytes(1234)]
+    for (const [seq, bytes] of chunks.entries()) {
+      await store.stagedTransaction((tx) => tx.responses.writeChunk(fileId, seq, new Uint8Array(bytes), T0 + 5))
+    }
+    for (const [seq, bytes] of chunks.entries()) {
+      const back = await store.responses.chunk(fileId, seq)
+      expect(back).toBeInstanceOf(Uint8Array)
+      expect(Buffer.from(back!).equals(bytes)).toBe(true)
+    }
+    expect(await store.responses.chunk(fileId, 3)).toBeUndefined()
+    expect(await store.responses.nextUnclaimedFile(T0 + 4)).toBeUndefined()
+    expect(await store.responses.nextUnclaimedFile(T0 + 5)).toBe(fileId)
+
+    const f = formRecord(account)
+    const responseId = newId()
+    const size = chunks.reduce((total, bytes) => total + bytes.length, 0)
+    await store.transaction(async (tx) => {
+      await tx.forms.insert(f)
+      expect(await tx.forms.complete(f.id, T0)).toBe(true)
+      await tx.responses.insert({ id: responseId, formId: f.id, data: { doc: 'a.bin' }, ip: '127.0.0.1', userAgent: 'test', submittedAt: T0 }, [
+        { fieldKey: 'doc', name: 'a.bin', contentType: 'application/octet-stream', size, fileId },
+      ])
+    })
+    expect(await store.responses.nextUnclaimedFile(T0 + 5)).toBeUndefined()
+    expect(await store.responses.file(f.id, responseId, 'doc')).toEqual({ name: 'a.bin', contentType: 'application/octet-stream', size, fileId })
+    expect(await store.responses.find(f.id, responseId)).toEqual({ id: responseId, formId: f.id, data: { doc: 'a.bin' }, ip: '127.0.0.1', userAgent: 'test', submittedAt: T0 })
+
+    // Deleting the form takes the response and its file row; the trigger unclaims the chunks (since 0: at once).
+    expect(await store.transaction((tx) => tx.forms.delete(account, f.id))).toBe(true)
+    expect(await store.responses.nextUnclaimedFile(0)).toBe(fileId)
+    expect(await store.stagedTransaction((tx) => tx.responses.removeChunks(fileId, 2))).toBe(false)
+    expect(await store.stagedTransaction((tx) => tx.responses.removeChunks(fileId, 2))).toBe(true)
+    expect(await store.responses.chunk(fileId, 2)).toBeUndefined()
+    expect(await store.responses.nextUnclaimedFile(0)).toBeUndefined()
+
+    await store.transaction((tx) => tx.responses.unclaimFiles([fileId, fileId]))
+    expect(await store.responses.nextUnclaimedFile(0)).toBe(fileId)
+  })
+
+  test('webhook targets of many forms in one query; accounts are made once however many ask at once', async () => {
+    const withHook = formRecord(account, { callbackUrl: 'https://example.com/hook', webhookSecret: 'a'.repeat(64) })
+    const without = formRecord(account)
+    await store.transaction(async (tx) => {
+      await tx.forms.insert(withHook)
+      await tx.forms.insert(without)
+    })
+    const targets = await store.forms.webhookTargets([withHook.id, without.id, withHook.id, newId()])
+    expect([...targets]).toEqual([[withHook.id, { accountId: account, secret: 'a'.repeat(64) }]])
+    expect((await store.forms.webhookTargets([])).size).toBe(0)
+
+    const ids = await Promise.all(Array.from({ length: 20 }, () => store.transaction((tx) => tx.keys.ensureAccount(newId(), 'raced', T0))))
+    expect(new Set(ids).size).toBe(1)
+  })
+
+  test('keys: found by hash, listed, touched, revoked once; keysVersion never repeats', async () => {
+    const id = newId()
+    await store.transaction((tx) => tx.keys.insertKey({ id, accountId: account, hash: 'f'.repeat(64), hint: 'wxyz', createdAt: T0 }))
+    expect(await store.keys.keyByHash('f'.repeat(64))).toEqual({ id, accountId: account, lastUsedAt: null, revokedAt: null })
+    expect(await store.keys.usableKeyExists()).toBe(true)
+    await store.transaction((tx) => tx.keys.touch(id, T0 + 7))
+    expect(await store.keys.listKeys()).toContainEqual({ id, account: 'default', hint: 'wxyz', createdAt: T0, lastUsedAt: T0 + 7, revokedAt: null })
+    expect(await store.transaction((tx) => tx.keys.revoke(id, T0 + 8))).toBe(true)
+    expect(await store.transaction((tx) => tx.keys.revoke(id, T0 + 9))).toBe(false)
+    expect((await store.keys.keyByHash('f'.repeat(64)))!.revokedAt).toBe(T0 + 8)
+    expect(await store.keys.keyExists(id)).toBe(true)
+    expect(await store.keys.keyExists(newId())).toBe(false)
+    expect(await store.keys.keysVersion()).not.toBe(await store.keys.keysVersion())
+  })
+})
+
+describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
+  const group = groupStore()
+  let store: PostgresStore
+  let account: string
+
+  beforeAll(async () => {
+    if (skipPostgres) return
+    store = group.store
+    account = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'default', T0))
+  })
+
+  /** A completed form with a response and `count` deliveries due at `dueAt`. */
+  async function queue(count: number, dueAt = T0): Promise<string[]> {
+    const f = formRecord(account, { callbackUrl: 'https://example.com/hook', webhookSecret: 'b'.repeat(64) })
+    const responseId = newId()
+    const ids = Array.from({ length: count }, () => newId())
+    await store.transaction(async (tx) => {
+      await tx.forms.insert(f)
+      await tx.forms.complete(f.id, T0)
+      await tx.responses.insert({ id: responseId, formId: f.id, data: {}, ip: null, userAgent: null, submittedAt: T0 }, [])
+      for (const id of ids) await tx.deliveries.enqueue({ id, formId: f.id, responseId, event: 'form.completed', url: 'https://example.com/hook', payload: `{"id":"${id}"}`, createdAt: dueAt })
+    })
+    return ids
+  }
+
+  test('two concurrent claims never take the same delivery: rows one holds, the other skips', async () => {
+    const ids = await queue(30)
+    const now = T0 + 10
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let claimedFirst!: (ids: string[]) => void
+    const firstClaimed = new Promise<string[]>((resolve) => (claimedFirst = resolve))
+    // The first claim looks at the 10 newest and holds them until told to commit.
+    const first = store.transaction(async (tx) => {
+      const due = await tx.deliveries.dueNewest(now, 10)
+      claimedFirst(due.map((d) => d.id))
+      await held
+      return tx.deliveries.lease(due.map((d) => d.id), now + 30_000)
+    })
+    const firstIds = await firstClaimed
+    expect(firstIds).toEqual(ids.slice(-10).reverse())
+    const second = await within(5000, store.transaction(async (tx) => {
+      const newest = await tx.deliveries.dueNewest(now, 5)
+      const scan = await tx.deliveries.dueAfter(now, null, 100)
+      return { newest: newest.map((d) => d.id), scan: scan.map((d) => d.id) }
+    }))
+    expect(second.newest).toEqual(ids.slice(15, 20).reverse())
+    expect(second.scan).toEqual(ids.slice(0, 20))
+    release()
+    const leased = await first
+    expect(leased.map((d) => d.id)).toEqual(firstIds)
+    expect(leased[0]).toMatchObject({ roundAttempts: 1, leaseUntil: now + 30_000, payload: `{"id":"${firstIds[0]}"}` })
+    // Leased ones are not due again until the lease runs out.
+    expect((await store.transaction((tx) => tx.deliveries.dueNewest(now, 100))).map((d) => d.id)).toEqual(ids.slice(0, 20).reverse())
+    expect((await store.transaction((tx) => tx.deliveries.dueNewest(now + 30_000, 100))).length).toBe(30)
+  })
+
+  test('the scan goes through deliveries due at the same moment by id, a page at a time', async () => {
+    const ids = await queue(7, T0 - 1_000_000)
+    const now = T0 - 1_000_000
+    const seen: string[] = []
+    let from: DuePosition | null = null
+    for (;;) {
+      const due = await store.transaction((tx) => tx.deliveries.dueAfter(now, from, 3))
+      seen.push(...due.map((d) => d.id))
+      if (due.length < 3) break
+      from = due.at(-1)!.position
+    }
+    expect(seen).toEqual(ids)
+    expect(await store.deliveries.earliestDueAfter(-Infinity)).toBe(now)
+    expect(await store.deliveries.earliestDueAfter(now)).toBe(T0)
+  })
+
+  test('attempts are recorded while their claim holds; a failed round can be redelivered', async () => {
+    const queued = await queue(3)
+    const [a, b, c] = queued
+    const now = T0 + 50
+    const leased = await store.transaction((tx) => tx.deliveries.lease([a!, b!, c!], now + 1000))
+    expect(leased.map((d) => d.id)).toEqual(queued)
+    await store.transaction((tx) =>
+      tx.deliveries.recordAttempts([
+        { id: a!, lease: now + 1000, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
+        { id: b!, lease: now + 1000, roundAttempt: 1, now: now + 10, delivered: false, statusCode: 500, error: 'HTTP 500', attemptsPerRound: 2 },
+        { id: c!, lease: now + 999, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
+      ]),
+    )
+    const formId = leased[0]!.formId
+    const records = new Map((await store.deliveries.listForForm(formId)).map((d) => [d.id, d]))
+    expect(records.get(a!)).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200, deliveredAt: now + 10, nextAttemptAt: null })
+    expect(records.get(b!)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: now + 10 + 1000 })
+    // Its claim was not this one: nothing recorded, the lease stays.
+    expect(records.get(c!)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, nextAttemptAt: T0 })
+
+    await store.transaction((tx) => tx.deliveries.lease([b!], now + 5000))
+    await store.transaction((tx) =>
+      tx.deliveries.recordAttempts([{ id: b!, lease: now + 5000, roundAttempt: 2, now: now + 2000, delivered: false, statusCode: null, error: 'timeout', attemptsPerRound: 2 }]),
+    )
+    expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({ status: 'failed', attempts: 2, nextAttemptAt: null })
+    expect(await store.transaction((tx) => tx.deliveries.redeliver(formId, b!, now + 3000))).toBe(true)
+    expect(await store.transaction((tx) => tx.deliveries.redeliver(formId, b!, now + 3000))).toBe(false)
+    expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({ status: 'pending', nextAttemptAt: now + 3000 })
+    expect(await store.transaction((tx) => tx.deliveries.lease([], now))).toEqual([])
+  })
+})
+
+describe.skipIf(skipPostgres)('query plans', () => {
+  /** Every statement a call makes, with its parameters, without running it. */
+  async function statementsOf(call: (query: Query) => Promise<unknown>): Promise<Array<[string, unknown[]]>> {
+    const seen: Array<[string, unknown[]]> = []
+    const query = (async (text: string, params: unknown[] = []) => {
+      seen.push([text, params])
+      return Object.assign([], { count: 0 })
+    }) as Query
+    await call(query).catch(() => {})
+    return seen
+  }
+
+  test('form lists walk an account\'s index, never the table nor every form by id, beside 20,000 forms of another account', async () => {
+    const database = await freshDatabase()
+    // One connection set up as the store's are; each statement prepared as Bun prepares it, and run as it is the sixth time.
+    const sql = inspect(database.url, { max: 1, connection: SESSION_SETTINGS })
+    await sql.unsafe(`INSERT INTO accounts (id, name, created_at) VALUES ('A', 'big', 0), ('B', 'small', 0)`)
+    await sql.unsafe(`INSERT INTO forms (id, account_id, title, fields, fields_count, callback_metadata, settings, status, expires_at, created_at, updated_at)
+      SELECT lpad(to_hex(i), 26, '0'), CASE WHEN i % 2000 = 0 THEN 'B' ELSE 'A' END, 'f', '[]', 0, '{}', '{}',
+        (ARRAY['active', 'completed', 'expired', 'cancelled'])[i % 4 + 1], CASE WHEN i % 4 = 0 THEN ${T0} + i ELSE NULL END, 0, 0
+      FROM generate_series(1, 20000) i`)
+    await sql.unsafe('ANALYZE forms')
+    const statements = await statementsOf(async (query) => {
+      const forms = createPostgresFormStore(query, 'pool')
+      for (const status of [undefined, 'active', 'expired', 'completed'] as const) {
+        await forms.list({ accountId: 'B', status, before: undefined, limit: 50, now: T0 + 25_000 })
+        await forms.list({ accountId: 'B', status, before: '00000000000000000000004000', limit: 50, now: T0 + 25_000 })
+      }
+      await forms.nextExpiryAt()
+    })
+    expect(statements).toHaveLength(9)
+    const literal = (value: unknown) => (typeof value === 'string' ? `'${value}'` : String(value))
+    for (const [text, params] of statements) {
+      await sql.unsafe(`PREPARE listed AS ${text}`)
+      for (let run = 0; run < 5; run++) await sql.unsafe(`EXECUTE listed${params.length ? `(${params.map(literal).join(', ')})` : ''}`)
+      const [{ 'QUERY PLAN': plan }] = await sql.unsafe(`EXPLAIN (FORMAT JSON) EXECUTE listed${params.length ? `(${params.map(literal).join(', ')})` : ''}`)
+      await sql.unsafe('DEALLOCATE listed')
+      const nodes: Array<Record<string, unknown>> = []
+      const walk = (node: Record<string, unknown>) => {
+        nodes.push(node)
+        for (const child of (node.Plans as Array<Record<string, unknown>>) ?? []) walk(child)
+      }
+      walk(plan[0].Plan)
+      const onForms = nodes.filter((node) => node['Relation Name'] === 'forms')
+      expect(onForms.length).toBeGreaterThan(0)
+      for (const node of onForms) {
+        expect(node['Node Type']).not.toBe('Seq Scan')
+        // The primary key only to look up ids the expiry index found, never to walk all forms in id order.
+        if (node['Index Name'] === 'forms_pkey') expect(String(node['Index Cond'])).toMatch(/^\(id = /)
+      }
+    }
+  }, 30_000)
+})
+
