@@ -207,8 +207,13 @@ export interface IntakeOptions {
   logToFile?: boolean
   /** With `logToFile`: the file's name in `dir` instead of `intake.stdout.log` (one per restart, say). */
   logName?: string
-  /** The executable to run instead of dist/intake (a test passes the path its build gave). */
+  /** The executable to run instead of dist/intake (a test passes the path its build gave; the bench, BENCH_BASELINE). */
   binary?: string
+  /**
+   * A PostgreSQL database for it (SERVICE_DATABASE_URL) instead of the SQLite
+   * file `<dir>/intake.db`: no --db is given then.
+   */
+  databaseUrl?: string
 }
 
 export type Child = ReturnType<typeof spawnIntake>
@@ -225,14 +230,15 @@ export function intakeEnv(env: Record<string, string> = {}): Record<string, stri
 }
 
 /**
- * Starts `dist/intake serve` on 127.0.0.1, a free port and `<dir>/intake.db`,
- * with no SERVICE_* setting inherited from this shell, both rate limits off,
- * then `env` on top.
+ * Starts `dist/intake serve` on 127.0.0.1, a free port and `<dir>/intake.db`
+ * (or the PostgreSQL database `options.databaseUrl`), with no SERVICE_*
+ * setting inherited from this shell, both rate limits off, then `env` on top.
  */
 export function spawnIntake(dir: string, env: Record<string, string> = {}, options: IntakeOptions = {}) {
-  const childEnv = intakeEnv(env)
+  const childEnv = intakeEnv(options.databaseUrl === undefined ? env : { ...env, SERVICE_DATABASE_URL: options.databaseUrl })
   const logFile = options.logToFile ? join(dir, options.logName ?? 'intake.stdout.log') : undefined
-  const args = [options.binary ?? BINARY, 'serve', '--host', '127.0.0.1', '--port', String(options.port ?? 0), '--db', join(dir, 'intake.db')]
+  const store = options.databaseUrl === undefined ? ['--db', join(dir, 'intake.db')] : []
+  const args = [options.binary ?? BINARY, 'serve', '--host', '127.0.0.1', '--port', String(options.port ?? 0), ...store]
   const proc = Bun.spawn(args, {
     cwd: dir,
     env: childEnv,
@@ -354,6 +360,12 @@ export interface BenchState {
   dirs: Set<string>
   /** Aborted on the way out: pass its signal to every fetch. */
   abort: AbortController
+  /**
+   * Run once on the way out, after the children are gone, synchronously (so
+   * also on Ctrl-C): what cannot be removed like a temp dir, e.g. a database
+   * the bench made on a PostgreSQL server. Delete an entry once it is done.
+   */
+  exitHooks: Set<() => void>
 }
 
 /** A fresh dir under the system temp dir, removed on the way out (or earlier with `removeTempDir`). */
@@ -384,7 +396,18 @@ export function track<T extends Subprocess>(state: BenchState, proc: T): T {
 
 /** A fresh BenchState, for code that cleans up itself (a test) instead of through `runBench`. */
 export function createBenchState(): BenchState {
-  return { children: new Set(), processes: new Set(), dirs: new Set(), abort: new AbortController() }
+  return { children: new Set(), processes: new Set(), dirs: new Set(), abort: new AbortController(), exitHooks: new Set() }
+}
+
+function runExitHooks(state: BenchState): void {
+  for (const hook of state.exitHooks) {
+    state.exitHooks.delete(hook)
+    try {
+      hook()
+    } catch (error) {
+      console.error(`cleaning up: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
 }
 
 /** What `runBench` does on the way out, for a BenchState made with `createBenchState`: kill every child, remove every temp dir. */
@@ -395,6 +418,7 @@ export async function disposeBenchState(state: BenchState): Promise<void> {
   await Promise.race([Promise.all(procs.map((proc) => proc.exited)), sleep(2000)])
   for (const dir of state.dirs) rmSync(dir, { recursive: true, force: true })
   state.dirs.clear()
+  runExitHooks(state)
 }
 
 /**
@@ -403,7 +427,7 @@ export async function disposeBenchState(state: BenchState): Promise<void> {
  * killed and every temp dir removed.
  */
 export async function runBench(run: (state: BenchState) => Promise<number>): Promise<never> {
-  const state: BenchState = { children: new Set(), processes: new Set(), dirs: new Set(), abort: new AbortController() }
+  const state = createBenchState()
 
   const cleanUpNow = () => {
     state.abort.abort()
@@ -411,6 +435,7 @@ export async function runBench(run: (state: BenchState) => Promise<number>): Pro
     for (const proc of state.processes) if (alive({ proc })) proc.kill('SIGKILL')
     for (const dir of state.dirs) rmSync(dir, { recursive: true, force: true })
     state.dirs.clear()
+    runExitHooks(state)
   }
 
   process.on('exit', cleanUpNow)

@@ -3,8 +3,9 @@
  *
  *   bun run build && bun run bench
  *
- * It never builds: it runs dist/intake as `bun run build` left it, on fresh
- * databases in temp dirs, on 127.0.0.1 only, with rate limits off. Steps:
+ * It never builds: it runs dist/intake as `bun run build` left it (a copy
+ * taken at the start, so that a build during the run changes nothing), on
+ * fresh databases in temp dirs, on 127.0.0.1 only, with rate limits off. Steps:
  *   1. the disk's write limit: bench/write-limit.ts, a plain bun:sqlite loop
  *      committing one row per transaction with intake's pragmas (WAL,
  *      synchronous=FULL), ~3 s, in a process of its own: rows per second;
@@ -35,10 +36,37 @@
  * Quick runs: BENCH_DURATION (seconds per wrk run, default 10),
  * BENCH_CONNECTIONS (default 32), BENCH_LIST_FORMS (the large list, default
  * 1,000,000).
+ *
+ * Two more, each adding a section (without them the run is as above, SQLite
+ * only):
+ *
+ *   BENCH_BASELINE=/path/to/another/intake-binary (bench/baseline.sh REV
+ *     builds the binary of a git revision and prints its path):
+ *     this build against that one on SQLite, side by side in the same run.
+ *     Starts (step 2) take turns, A B B A...; in step 3 the baseline runs
+ *     beside the main intake, each on its own database, and every wrk run
+ *     (same threads, connections, duration, warm-up) goes to each in turn,
+ *     the order alternating from route to route; webhooks (step 4) run twice
+ *     for each, A B B A. A table gives each figure (req/s per route, start,
+ *     RSS, webhook latency) for both, their ratio, and whether this build is
+ *     within 10% of the baseline. The bare server copies this build's answers.
+ *   BENCH_DATABASE_URL=postgres://user@host:port/db (a server the bench may
+ *     create databases on; scripts/postgres-cluster.sh start makes a
+ *     throwaway one): after the SQLite steps, intake on PostgreSQL. The bench
+ *     creates fresh databases, intake_bench_<random> and ..._limit,
+ *     ..._list_small, ..._list_large, and drops them at the end (or on
+ *     Ctrl-C); it measures PostgreSQL's write limit (bench/pg-write-limit.ts
+ *     in its own process: one-row transactions on 8 connections at once,
+ *     synchronous_commit on, 3 s, before and after), then step 3 with
+ *     dist/intake on SERVICE_DATABASE_URL (no --db) and a bare server copying
+ *     its answers: creates and submissions against that write limit (target
+ *     1.0 ×), reads against the bare server (target 0.3 ×); then step 5's list
+ *     pages, the forms seeded into PostgreSQL directly.
  */
+import { SQL } from 'bun'
 import { Database } from 'bun:sqlite'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { monotonicFactory } from 'ulidx'
 import type { CapturedResponse, CapturedResponses } from './bare-server.ts'
 import {
@@ -67,6 +95,7 @@ import {
   type BenchState,
   type Child,
 } from './lib.ts'
+import { createBenchDatabases, redactUrl } from './pg.ts'
 import { FORMS as WEBHOOK_FORMS, SUBMIT_CONCURRENCY as WEBHOOK_CONCURRENCY, TARGET_P50_MS, TARGET_P99_MS, measureWebhooks, type WebhookFigures } from './webhooks.ts'
 import { runWrk, wrkPresent, writePerFormScript, writeStaticScript, type WrkResult } from './wrk.ts'
 
@@ -100,6 +129,14 @@ const LIST_LARGE = envNumber('BENCH_LIST_FORMS', 1_000_000)
 const LIST_REQUESTS = 2_000
 const LIST_WARMUP = 200
 const LIST_LIMIT = 20
+/** Another intake binary to measure beside dist/intake on SQLite (see the top). */
+const BASELINE = process.env.BENCH_BASELINE?.trim() || undefined
+/** A PostgreSQL server to measure intake on as well (see the top). */
+const DATABASE_URL = process.env.BENCH_DATABASE_URL?.trim() || undefined
+/** Connections committing at once in PostgreSQL's write limit. */
+const PG_WRITERS = 8
+/** How much worse than the baseline a figure may be. */
+const BASELINE_TOLERANCE = 0.1
 
 const TARGET = {
   apiGetRatio: 0.5,
@@ -110,9 +147,18 @@ const TARGET = {
   rssIdleMiB: 60,
   rssFormsMiB: 150,
   listRatio: 1.5,
+  /** On PostgreSQL: reads as a multiple of the bare server; creates and submissions as a multiple of PostgreSQL's write limit. */
+  pgReadRatio: 0.3,
+  pgWriteRatio: 1.0,
 }
 
 const RESULTS = join(import.meta.dir, 'results.md')
+
+/**
+ * The intake the run measures: a copy of dist/intake taken at the start (in a
+ * temp dir), so that a `bun run build` during the run changes nothing.
+ */
+let intakeBinary = BINARY
 
 // ---------------------------------------------------------------------------
 // What is sent
@@ -323,30 +369,94 @@ async function healthStatus(port: number): Promise<number | undefined> {
   }
 }
 
-async function measureStartTimes(state: BenchState): Promise<number[]> {
-  log(`start to first 200: ${START_REPEATS} starts on fresh temp dirs...`)
-  const times: number[] = []
+/** START_REPEATS starts of each binary, taking turns (A, B, B, A, A, B...); the times per binary, in the order given. */
+async function measureStartTimes(state: BenchState, flavors: Flavor[]): Promise<number[][]> {
+  log(`start to first 200: ${START_REPEATS} starts on fresh temp dirs${flavors.length > 1 ? ` for each of ${flavors.map((f) => f.label).join(' and ')}, taking turns` : ''}...`)
+  const times = flavors.map((): number[] => [])
   for (let i = 0; i < START_REPEATS; i++) {
-    const dir = makeTempDir(state, 'start')
-    const port = freePort()
-    const t0 = performance.now()
-    const child = startIntake(state, dir, {}, { port, logToFile: true })
-    for (;;) {
-      if ((await healthStatus(port)) === 200) break
-      if (!alive(child)) throw new BenchError(`intake exited (code ${child.proc.exitCode}) before answering /healthz: ${child.err.tail.trim()}`)
-      if (performance.now() - t0 > 15_000) throw new BenchError('intake did not answer /healthz with 200 within 15 s of its start')
+    for (const k of turn(flavors.length, i)) {
+      const flavor = flavors[k]!
+      const dir = makeTempDir(state, 'start')
+      const port = freePort()
+      const t0 = performance.now()
+      const child = startIntake(state, dir, {}, { port, logToFile: true, binary: flavor.binary })
+      for (;;) {
+        if ((await healthStatus(port)) === 200) break
+        if (!alive(child)) throw new BenchError(`${flavor.label} exited (code ${child.proc.exitCode}) before answering /healthz: ${child.err.tail.trim()}`)
+        if (performance.now() - t0 > 15_000) throw new BenchError(`${flavor.label} did not answer /healthz with 200 within 15 s of its start`)
+      }
+      times[k]!.push(performance.now() - t0)
+      const stopped = await stopIntake(child)
+      if (stopped.code !== 0) problems.push(`start ${i + 1}${k > 0 ? ` (${flavor.label})` : ''}: intake exited with code ${stopped.code} on SIGTERM`)
+      removeTempDir(state, dir)
     }
-    times.push(performance.now() - t0)
-    const stopped = await stopIntake(child)
-    if (stopped.code !== 0) problems.push(`start ${i + 1}: intake exited with code ${stopped.code} on SIGTERM`)
-    removeTempDir(state, dir)
   }
-  log(`  ${times.map((t) => fmt(t)).join(', ')} ms`)
+  flavors.forEach((flavor, k) => log(`  ${k > 0 || flavors.length > 1 ? `${flavor.label}: ` : ''}${times[k]!.map((t) => fmt(t)).join(', ')} ms`))
   return times
 }
 
 // ---------------------------------------------------------------------------
 // 3. The main intake and the bare server under wrk
+
+/** A build of intake on a store: dist/intake on SQLite, the BENCH_BASELINE binary on SQLite, dist/intake on PostgreSQL. */
+interface Flavor {
+  /** Its name in the log and in problems: "intake" for dist/intake on SQLite. */
+  label: string
+  /** Its temp dirs' name. */
+  tag: string
+  binary: string
+  /** PostgreSQL: the database (SERVICE_DATABASE_URL; no --db). */
+  databaseUrl?: string
+  /**
+   * No top-up to FORMS_FOR_RSS forms after the creates (nor "RSS after
+   * 100,000 forms"): submissions then answer forms of a smaller table. For
+   * PostgreSQL, where that top-up alone takes minutes and no target needs it.
+   */
+  noRssTopUp?: boolean
+}
+
+/**
+ * The order of `count` things in turn `i`: as given on even turns, reversed on
+ * odd ones (A B, B A, A B...), so that drift during a run hits each alike.
+ */
+function turn(count: number, i: number): number[] {
+  const order = Array.from({ length: count }, (_, k) => k)
+  return i % 2 === 0 ? order : order.reverse()
+}
+
+/** What the bench reads in intake's database, whichever it is; never in intake's way. */
+interface DbView {
+  count(table: 'forms' | 'responses'): Promise<number>
+  /** Forms ever inserted (nothing is deleted in this run), as cheaply as the store allows: asked while wrk runs. */
+  inserted(): Promise<number>
+  /** Active forms (so not yet answered), oldest first. */
+  unanswered(): Promise<string[]>
+  /** How often `inserted` may be asked while wrk runs. */
+  pollMs: number
+  close(): Promise<void>
+}
+
+function sqliteView(dbPath: string): DbView {
+  return {
+    count: async (table) => countRows(dbPath, table),
+    inserted: async () => formsInserted(dbPath),
+    unanswered: async () => unansweredForms(dbPath),
+    pollMs: 100,
+    close: async () => {},
+  }
+}
+
+function postgresView(url: string): DbView {
+  const sql = new SQL({ url, max: 1 })
+  const count = async (table: 'forms' | 'responses') => Number(((await sql.unsafe(`SELECT count(*)::int8 AS n FROM ${table}`)) as { n: string | number }[])[0]!.n)
+  return {
+    count,
+    inserted: () => count('forms'),
+    unanswered: async () => ((await sql`SELECT id FROM forms WHERE status = 'active' ORDER BY id`) as { id: string }[]).map((r) => r.id),
+    pollMs: 250,
+    close: () => sql.close(),
+  }
+}
 
 interface Pair {
   route: string
@@ -356,17 +466,36 @@ interface Pair {
   note?: string
 }
 
-interface MainFigures {
+/** What one intake of measureMain gave. */
+interface IntakeFigures {
+  label: string
   version: string
   rssIdleKiB: number
   rssAfterFormsKiB: number
   formsAtRss: number
   rssAfterRunKiB: number
   peakKiB: number
-  pairs: Pair[]
+  /** wrk's measured run per route. */
+  results: Map<string, WrkResult>
+  notes: Map<string, string>
   formsCreated: number
   logSummary: string
+  /** Its log's first error and warning lines, as written. */
+  logLines: string[]
 }
+
+interface MainFigures {
+  /** The routes in the order run. */
+  routes: string[]
+  /** The bare server's run per route (answering the bytes of the first intake). */
+  bare: Map<string, WrkResult>
+  /** One per flavor, in the order given: the first is the one the bare server copies. */
+  intakes: IntakeFigures[]
+}
+
+/** The first intake's runs next to the bare server's. */
+const pairsOf = (main: MainFigures, k = 0): Pair[] =>
+  main.routes.map((route) => ({ route, intake: main.intakes[k]!.results.get(route)!, bare: main.bare.get(route)!, note: main.intakes[k]!.notes.get(route) }))
 
 /** Reads the bare server's listening line. */
 async function startBare(state: BenchState, responsesFile: string): Promise<{ url: string; port: number; stop: () => Promise<unknown> }> {
@@ -398,60 +527,121 @@ async function startBare(state: BenchState, responsesFile: string): Promise<{ ur
   throw new BenchError(`the bare server did not start: ${text.trim()}`)
 }
 
-async function measureMain(state: BenchState): Promise<MainFigures> {
-  const dir = makeTempDir(state, 'main')
-  const dbPath = join(dir, 'intake.db')
-  const child = startIntake(state, dir, {}, { logToFile: true })
-  const pid = child.proc.pid
-  const { url, port, key, version } = await whenReady(child)
-  await sleep(IDLE_AFTER_MS)
-  const rssIdleKiB = rssKiB(pid)
-  log(`intake ${version} (pid ${pid}) on ${url}, database in ${dir}; RSS idle ${fmt(mib(rssIdleKiB), 1)} MiB`)
-  const auth = { Authorization: `Bearer ${key}` }
-  const ensureAlive = (during: string) => {
-    if (alive(child)) return
-    // Its last lines other than request lines say why (e.g. "shutting down" and the signal it got).
-    const last = child.out.tail
-      .split('\n')
-      .slice(1) // the first may be cut
-      .filter((line) => line.trim() && !line.includes('"msg":"request"'))
-      .slice(-5)
-      .join('\n')
-    throw new BenchError(`intake exited during ${during} (code ${child.proc.exitCode}, signal ${child.proc.signalCode}); its last lines other than requests:\n${last}`)
-  }
+/** An intake of measureMain while it runs. */
+interface Live {
+  flavor: Flavor
+  dir: string
+  child: Child
+  pid: number
+  url: string
+  port: number
+  auth: Record<string, string>
+  version: string
+  view: DbView
+  rssIdleKiB: number
+  /** The form every GET asks for. */
+  formId: string
+  /** The forms answered for `captured`. */
+  jsonTarget: string
+  formTarget: string
+  captured: CapturedResponses
+  /** Filled in as the runs go. */
+  createScript: string
+  createRate: number
+  rssAfterFormsKiB: number
+  formsAtRss: number
+  results: Map<string, WrkResult>
+  notes: Map<string, string>
+}
 
+/**
+ * Every flavor's intake started side by side (each on its own database), then
+ * route by route: each intake in turn (the order alternating from route to
+ * route), then the bare server answering what the first intake answered.
+ */
+async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFigures> {
   // One real answer per route, as wrk will get it.
   const expect = (what: string, res: CapturedResponse, status: number) => {
     if (res.status !== status) throw new BenchError(`${what}: expected ${status}, intake answered ${res.status} ${res.body.slice(0, 300)}`)
     return res
   }
-  const createOne = async () => {
-    const res = expect('POST /api/v1/forms', await rawRequest(port, 'POST', '/api/v1/forms', { ...auth, 'Content-Type': JSON_TYPE }, CREATE_BODY), 201)
-    return { res, id: (JSON.parse(res.body) as { id: string }).id }
+  const lives: Live[] = []
+  for (const flavor of flavors) {
+    const dir = makeTempDir(state, flavor.tag)
+    const child = startIntake(state, dir, {}, { logToFile: true, binary: flavor.binary, databaseUrl: flavor.databaseUrl })
+    const pid = child.proc.pid
+    const { url, port, key, version } = await whenReady(child, flavor.databaseUrl ? 60_000 : 15_000)
+    await sleep(IDLE_AFTER_MS)
+    const rssIdleKiB = rssKiB(pid)
+    const where = flavor.databaseUrl ? `database ${redactUrl(flavor.databaseUrl)}, log in ${dir}` : `database in ${dir}`
+    log(`${flavor.label === 'intake' ? '' : `${flavor.label}: `}intake ${version} (pid ${pid}) on ${url}, ${where}; RSS idle ${fmt(mib(rssIdleKiB), 1)} MiB`)
+    const auth = { Authorization: `Bearer ${key}` }
+    const view = flavor.databaseUrl ? postgresView(flavor.databaseUrl) : sqliteView(join(dir, 'intake.db'))
+    const createOne = async () => {
+      const res = expect(`${flavor.label}: POST /api/v1/forms`, await rawRequest(port, 'POST', '/api/v1/forms', { ...auth, 'Content-Type': JSON_TYPE }, CREATE_BODY), 201)
+      return { res, id: (JSON.parse(res.body) as { id: string }).id }
+    }
+    const created = await createOne()
+    const formId = created.id
+    const jsonTarget = (await createOne()).id
+    const formTarget = (await createOne()).id
+    const captured: CapturedResponses = {
+      create: created.res,
+      apiForm: expect(`${flavor.label}: GET /api/v1/forms/<id>`, await rawRequest(port, 'GET', `/api/v1/forms/${formId}`, auth), 200),
+      page: expect(`${flavor.label}: GET /f/<id>`, await rawRequest(port, 'GET', `/f/${formId}`), 200),
+      submitJson: expect(`${flavor.label}: POST /f/<id> (JSON)`, await rawRequest(port, 'POST', `/f/${jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON), 201),
+      submitForm: expect(`${flavor.label}: POST /f/<id> (form post)`, await rawRequest(port, 'POST', `/f/${formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM), 303),
+    }
+    lives.push({
+      flavor,
+      dir,
+      child,
+      pid,
+      url,
+      port,
+      auth,
+      version,
+      view,
+      rssIdleKiB,
+      formId,
+      jsonTarget,
+      formTarget,
+      captured,
+      createScript: writeStaticScript(dir, 'create', 'POST', { ...auth, 'Content-Type': JSON_TYPE }, CREATE_BODY),
+      createRate: 100,
+      rssAfterFormsKiB: NaN,
+      formsAtRss: 0,
+      results: new Map(),
+      notes: new Map(),
+    })
   }
-  const created = await createOne()
-  const formId = created.id
-  const jsonTarget = (await createOne()).id
-  const formTarget = (await createOne()).id
-  const captured: CapturedResponses = {
-    create: created.res,
-    apiForm: expect('GET /api/v1/forms/<id>', await rawRequest(port, 'GET', `/api/v1/forms/${formId}`, auth), 200),
-    page: expect('GET /f/<id>', await rawRequest(port, 'GET', `/f/${formId}`), 200),
-    submitJson: expect('POST /f/<id> (JSON)', await rawRequest(port, 'POST', `/f/${jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON), 201),
-    submitForm: expect('POST /f/<id> (form post)', await rawRequest(port, 'POST', `/f/${formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM), 303),
+  const first = lives[0]!
+  const ensureAlive = (l: Live, during: string) => {
+    if (alive(l.child)) return
+    // Its last lines other than request lines say why (e.g. "shutting down" and the signal it got).
+    const last = l.child.out.tail
+      .split('\n')
+      .slice(1) // the first may be cut
+      .filter((line) => line.trim() && !line.includes('"msg":"request"'))
+      .slice(-5)
+      .join('\n')
+    throw new BenchError(
+      `${l.flavor.label} exited during ${during} (code ${l.child.proc.exitCode}, signal ${l.child.proc.signalCode}); its last lines other than requests:\n${last}`,
+    )
   }
-  const responsesFile = join(dir, 'responses.json')
-  writeFileSync(responsesFile, JSON.stringify(captured))
+
+  const responsesFile = join(first.dir, 'responses.json')
+  writeFileSync(responsesFile, JSON.stringify(first.captured))
   const bare = await startBare(state, responsesFile)
-  log(`bare server on ${bare.url}, answering the captured bytes of each route`)
+  log(`bare server on ${bare.url}, answering the captured bytes of each route${lives.length > 1 ? ` (${first.flavor.label}'s)` : ''}`)
 
   // The bare server must answer what intake answered.
   const checks: [keyof CapturedResponses, CapturedResponse][] = [
-    ['create', await rawRequest(bare.port, 'POST', '/api/v1/forms', { ...auth, 'Content-Type': JSON_TYPE }, CREATE_BODY)],
-    ['apiForm', await rawRequest(bare.port, 'GET', `/api/v1/forms/${formId}`, auth)],
-    ['page', await rawRequest(bare.port, 'GET', `/f/${formId}`)],
-    ['submitJson', await rawRequest(bare.port, 'POST', `/f/${jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON)],
-    ['submitForm', await rawRequest(bare.port, 'POST', `/f/${formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM)],
+    ['create', await rawRequest(bare.port, 'POST', '/api/v1/forms', { ...first.auth, 'Content-Type': JSON_TYPE }, CREATE_BODY)],
+    ['apiForm', await rawRequest(bare.port, 'GET', `/api/v1/forms/${first.formId}`, first.auth)],
+    ['page', await rawRequest(bare.port, 'GET', `/f/${first.formId}`)],
+    ['submitJson', await rawRequest(bare.port, 'POST', `/f/${first.jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON)],
+    ['submitForm', await rawRequest(bare.port, 'POST', `/f/${first.formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM)],
   ]
   const headerNames = (r: CapturedResponse) =>
     r.headers
@@ -460,7 +650,7 @@ async function measureMain(state: BenchState): Promise<MainFigures> {
       .sort()
       .join(',')
   for (const [name, got] of checks) {
-    const want = captured[name]
+    const want = first.captured[name]
     if (got.status !== want.status || got.body !== want.body || headerNames(got) !== headerNames(want)) {
       throw new BenchError(`the bare server's ${name} answer differs from intake's: ${got.status} [${headerNames(got)}] vs ${want.status} [${headerNames(want)}]`)
     }
@@ -477,120 +667,167 @@ async function measureMain(state: BenchState): Promise<MainFigures> {
     if (r.exhausted > 0) problems.push(`${route} (${server}): ${fmt(r.exhausted)} requests found no unanswered form left (too few forms made)`)
     if (sockets > 0) problems.push(`${route} (${server}): socket errors ${JSON.stringify(r.socketErrors)}`)
   }
-  /** Warm-up then a measured run on intake, then the same on the bare server. */
-  async function pair(route: string, path: string, options: { script?: string; headers?: Record<string, string>; warmupS: number }): Promise<Pair> {
-    const results: WrkResult[] = []
-    for (const [server, origin] of [
-      ['intake', url],
-      ['bare', bare.url],
-    ] as const) {
-      const run = { ...base, url: `${origin}${path}`, script: options.script, headers: options.headers }
+  const routes: string[] = []
+  const bareResults = new Map<string, WrkResult>()
+  /** The intakes in this route's turn. */
+  const inTurn = () => turn(lives.length, routes.length).map((k) => lives[k]!)
+  const who = lives.length > 1 ? lives.map((l) => l.flavor.label).join(' and ') + ' taking turns' : 'intake'
+
+  /** Warm-up then a measured run on each intake in turn, then the same on the bare server. */
+  async function pair(
+    route: string,
+    path: (l: Live) => string,
+    options: { script?: (l: Live) => string; headers?: (l: Live) => Record<string, string>; warmupS: number },
+  ): Promise<void> {
+    const targets: [string, string, Live, Live | undefined][] = [
+      ...inTurn().map((l): [string, string, Live, Live] => [l.flavor.label, l.url, l, l]),
+      ['bare', bare.url, first, undefined],
+    ]
+    routes.push(route)
+    for (const [server, origin, like, l] of targets) {
+      const run = { ...base, url: `${origin}${path(like)}`, script: options.script?.(like), headers: options.headers?.(like) }
       if (options.warmupS > 0) await runWrk(state, { ...run, seconds: options.warmupS })
       const r = await runWrk(state, { ...run, seconds: DURATION_S })
-      if (server === 'intake') ensureAlive(route)
+      if (l) ensureAlive(l, route)
       check(route, server, r)
       log(`  ${route}, ${server}: ${short(r)}`)
-      results.push(r)
+      if (l) l.results.set(route, r)
+      else bareResults.set(route, r)
     }
-    return { route, intake: results[0]!, bare: results[1]! }
   }
-  const pairs: Pair[] = []
   const runLabel = `wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s after a ${WARMUP_S} s warm-up`
 
   // GETs.
-  log(`GET /api/v1/forms/<id> (${runLabel}, intake then bare)...`)
-  pairs.push(await pair('GET /api/v1/forms/<id>', `/api/v1/forms/${formId}`, { headers: auth, warmupS: WARMUP_S }))
+  log(`GET /api/v1/forms/<id> (${runLabel}, ${who} then bare)...`)
+  await pair('GET /api/v1/forms/<id>', (l) => `/api/v1/forms/${l.formId}`, { headers: (l) => l.auth, warmupS: WARMUP_S })
   log(`GET /f/<id> (${runLabel})...`)
-  pairs.push(await pair('GET /f/<id>', `/f/${formId}`, { warmupS: WARMUP_S }))
+  await pair('GET /f/<id>', (l) => `/f/${l.formId}`, { warmupS: WARMUP_S })
 
   // Creates: the same body every time.
-  const createScript = writeStaticScript(dir, 'create', 'POST', { ...auth, 'Content-Type': JSON_TYPE }, CREATE_BODY)
   log(`POST /api/v1/forms (${runLabel})...`)
-  const formsBefore = countRows(dbPath, 'forms')
-  const createPair = await pair('POST /api/v1/forms', '/api/v1/forms', { script: createScript, warmupS: WARMUP_S })
-  const formsAfter = countRows(dbPath, 'forms')
-  createPair.note = `${fmt(formsAfter - formsBefore)} forms written (warm-up included)`
-  pairs.push(createPair)
-  const createRate = Math.max(100, createPair.intake.requestsPerSecond)
+  const formsBefore = await Promise.all(lives.map((l) => l.view.count('forms')))
+  await pair('POST /api/v1/forms', () => '/api/v1/forms', { script: (l) => l.createScript, warmupS: WARMUP_S })
+  for (const [k, l] of lives.entries()) {
+    const formsAfter = await l.view.count('forms')
+    l.notes.set('POST /api/v1/forms', `${fmt(formsAfter - formsBefore[k]!)} forms written (warm-up included)`)
+    l.createRate = Math.max(100, l.results.get('POST /api/v1/forms')!.requestsPerSecond)
+  }
 
   /** Creates forms over the API (wrk, same script) until the database holds `total`: wrk is stopped once it does. */
-  async function topUp(total: number, why: string) {
+  async function topUp(l: Live, total: number, why: string) {
     for (;;) {
-      const have = countRows(dbPath, 'forms')
+      const have = await l.view.count('forms')
       if (have >= total) return
-      const seconds = Math.min(300, Math.max(2, Math.ceil(((total - have) / createRate) * 2)))
-      log(`  ${fmt(have)} forms: creating ${fmt(total - have)} more over the API (${why})...`)
-      const r = await runWrk(state, { ...base, url: `${url}/api/v1/forms`, script: createScript, seconds }, () => formsInserted(dbPath) >= total)
-      ensureAlive('the top-up of forms')
-      check('POST /api/v1/forms (top-up)', 'intake', r)
+      const seconds = Math.min(300, Math.max(2, Math.ceil(((total - have) / l.createRate) * 2)))
+      log(`  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}${fmt(have)} forms: creating ${fmt(total - have)} more over the API (${why})...`)
+      const r = await runWrk(state, { ...base, url: `${l.url}/api/v1/forms`, script: l.createScript, seconds }, async () => (await l.view.inserted()) >= total, l.view.pollMs)
+      ensureAlive(l, 'the top-up of forms')
+      check('POST /api/v1/forms (top-up)', l.flavor.label, r)
       log(`  top-up: ${short(r)} for ${fmt(r.seconds, 1)} s`)
     }
   }
-  await topUp(FORMS_FOR_RSS, `to ${fmt(FORMS_FOR_RSS)}`)
-  await sleep(IDLE_AFTER_MS)
-  const formsAtRss = countRows(dbPath, 'forms')
-  const rssAfterFormsKiB = rssKiB(pid)
-  log(`  ${fmt(formsAtRss)} forms created over the API; intake RSS ${fmt(mib(rssAfterFormsKiB), 1)} MiB`)
+  for (const l of lives) {
+    if (l.flavor.noRssTopUp) {
+      log(`  ${l.flavor.label}: ${fmt(await l.view.count('forms'))} forms, no top-up to ${fmt(FORMS_FOR_RSS)} (RSS after ${fmt(FORMS_FOR_RSS)} forms is measured on SQLite)`)
+      continue
+    }
+    await topUp(l, FORMS_FOR_RSS, `to ${fmt(FORMS_FOR_RSS)}`)
+    await sleep(IDLE_AFTER_MS)
+    l.formsAtRss = await l.view.count('forms')
+    l.rssAfterFormsKiB = rssKiB(l.pid)
+    log(`  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}${fmt(l.formsAtRss)} forms created over the API; intake RSS ${fmt(mib(l.rssAfterFormsKiB), 1)} MiB`)
+  }
 
   // Submissions: every request answers another form, never answered before.
-  async function submissions(route: string, name: string, contentType: string, body: string): Promise<Pair> {
+  async function submissions(route: string, name: string, contentType: string, body: string): Promise<void> {
     const headers = { 'Content-Type': contentType }
     /** The per-form script for intake, and the same ids going round for the bare server (which answers no form). */
-    const script = (ids: string[], tag: string) => {
-      const idsFile = join(dir, `${name}-${tag}.ids`)
+    const script = (l: Live, ids: string[], tag: string) => {
+      const idsFile = join(l.dir, `${name}-${tag}.ids`)
       writeFileSync(idsFile, ids.join('\n') + '\n')
       return {
-        intake: writePerFormScript(dir, `${name}-${tag}`, idsFile, THREADS, headers, body),
-        bare: writePerFormScript(dir, `${name}-${tag}-bare`, idsFile, THREADS, headers, body, true),
+        intake: writePerFormScript(l.dir, `${name}-${tag}`, idsFile, THREADS, headers, body),
+        bare: writePerFormScript(l.dir, `${name}-${tag}-bare`, idsFile, THREADS, headers, body, true),
       }
     }
-    log(`${route} (${runLabel.replace(`${WARMUP_S} s`, `${SUBMIT_WARMUP_S} s`)}, each form answered once)...`)
-    // Warm-up on each server; intake's tells how many forms the measured run may answer.
-    // Enough for three times the create rate (wrk counts what is left over, should that be too few).
-    const warmIds = unansweredForms(dbPath).slice(0, Math.ceil(Math.max(createRate, 5000) * SUBMIT_WARMUP_S * 3))
-    const warmScript = script(warmIds, 'warmup')
-    const warm = await runWrk(state, { ...base, url, script: warmScript.intake, seconds: SUBMIT_WARMUP_S })
-    ensureAlive(`${route} warm-up`)
-    check(`${route} warm-up`, 'intake', warm)
-    await runWrk(state, { ...base, url: bare.url, script: warmScript.bare, seconds: SUBMIT_WARMUP_S })
-    const rate = Math.max(warm.requestsPerSecond, createRate)
-    const needed = Math.ceil(rate * DURATION_S * 1.3) + 100 * CONNECTIONS
-    const left = unansweredForms(dbPath).length
-    if (left < needed) await topUp(countRows(dbPath, 'forms') + (needed - left), `for ${route}`)
+    log(`${route} (${runLabel.replace(`${WARMUP_S} s`, `${SUBMIT_WARMUP_S} s`)}, each form answered once${lives.length > 1 ? `, ${who}` : ''})...`)
+    const order = inTurn()
+    routes.push(route)
+    let bareScript = ''
+    for (const l of order) {
+      const label = l.flavor.label
+      // Warm-up; its rate tells how many forms the measured run may answer.
+      // Enough for three times the create rate (wrk counts what is left over, should that be too few).
+      const warmIds = (await l.view.unanswered()).slice(0, Math.ceil(Math.max(l.createRate, 5000) * SUBMIT_WARMUP_S * 3))
+      const warmScript = script(l, warmIds, 'warmup')
+      const warm = await runWrk(state, { ...base, url: l.url, script: warmScript.intake, seconds: SUBMIT_WARMUP_S })
+      ensureAlive(l, `${route} warm-up`)
+      check(`${route} warm-up`, label, warm)
+      const rate = Math.max(warm.requestsPerSecond, l.createRate)
+      const needed = Math.ceil(rate * DURATION_S * 1.3) + 100 * CONNECTIONS
+      const left = (await l.view.unanswered()).length
+      if (left < needed) await topUp(l, (await l.view.count('forms')) + (needed - left), `for ${route}`)
 
-    const ids = unansweredForms(dbPath)
-    const runScript = script(ids, 'run')
-    const responsesBefore = countRows(dbPath, 'responses')
-    const intakeRun = await runWrk(state, { ...base, url, script: runScript.intake, seconds: DURATION_S })
-    ensureAlive(route)
-    const written = countRows(dbPath, 'responses') - responsesBefore
-    check(route, 'intake', intakeRun)
-    log(`  ${route}, intake: ${short(intakeRun)} (${fmt(ids.length)} forms were ready, ${fmt(written)} responses written)`)
-    const answered = intakeRun.requests - intakeRun.badStatus
-    if (written < answered) problems.push(`${route}: wrk counted ${fmt(answered)} good answers but only ${fmt(written)} responses were written`)
-    const bareRun = await runWrk(state, { ...base, url: bare.url, script: runScript.bare, seconds: DURATION_S })
+      const ids = await l.view.unanswered()
+      const runScript = script(l, ids, 'run')
+      if (l === first) bareScript = runScript.bare
+      const responsesBefore = await l.view.count('responses')
+      const intakeRun = await runWrk(state, { ...base, url: l.url, script: runScript.intake, seconds: DURATION_S })
+      ensureAlive(l, route)
+      const written = (await l.view.count('responses')) - responsesBefore
+      check(route, label, intakeRun)
+      log(`  ${route}, ${label}: ${short(intakeRun)} (${fmt(ids.length)} forms were ready, ${fmt(written)} responses written)`)
+      const answered = intakeRun.requests - intakeRun.badStatus
+      if (written < answered) problems.push(`${route}${lives.length > 1 ? ` (${label})` : ''}: wrk counted ${fmt(answered)} good answers but only ${fmt(written)} responses were written`)
+      l.results.set(route, intakeRun)
+      l.notes.set(route, `${fmt(written)} responses written`)
+    }
+    await runWrk(state, { ...base, url: bare.url, script: bareScript, seconds: SUBMIT_WARMUP_S })
+    const bareRun = await runWrk(state, { ...base, url: bare.url, script: bareScript, seconds: DURATION_S })
     check(route, 'bare', bareRun)
     log(`  ${route}, bare: ${short(bareRun)}`)
-    return { route, intake: intakeRun, bare: bareRun, note: `${fmt(written)} responses written` }
+    bareResults.set(route, bareRun)
   }
-  pairs.push(await submissions('POST /f/<id> (JSON, 201)', 'submit-json', JSON_TYPE, ANSWER_JSON))
-  pairs.push(await submissions('POST /f/<id> (form post, 303)', 'submit-form', FORM_TYPE, ANSWER_FORM))
+  await submissions('POST /f/<id> (JSON, 201)', 'submit-json', JSON_TYPE, ANSWER_JSON)
+  await submissions('POST /f/<id> (form post, 303)', 'submit-form', FORM_TYPE, ANSWER_FORM)
 
   await sleep(IDLE_AFTER_MS)
-  const rssAfterRunKiB = rssKiB(pid)
-  const peakKiB = peakRssKiB(pid)
-  const formsCreated = countRows(dbPath, 'forms')
-  const stopped = await stopIntake(child)
+  const intakes: IntakeFigures[] = []
+  for (const l of lives) {
+    const rssAfterRunKiB = rssKiB(l.pid)
+    const peakKiB = peakRssKiB(l.pid)
+    const formsCreated = await l.view.count('forms')
+    await l.view.close()
+    const stopped = await stopIntake(l.child)
+    if (stopped.code !== 0) problems.push(`${l === first && l.flavor.label === 'intake' ? 'main intake' : l.flavor.label} exited with code ${stopped.code} on SIGTERM`)
+    const { summary: logSummary, lines: logLines } = summarizeLog(join(l.dir, 'intake.stdout.log'), l.child, l.flavor.label)
+    log(`  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}intake stopped in ${fmt(stopped.ms)} ms; its log: ${logSummary}`)
+    for (const line of logLines) log(`    ${line}`)
+    removeTempDir(state, l.dir)
+    intakes.push({
+      label: l.flavor.label,
+      version: l.version,
+      rssIdleKiB: l.rssIdleKiB,
+      rssAfterFormsKiB: l.rssAfterFormsKiB,
+      formsAtRss: l.formsAtRss,
+      rssAfterRunKiB,
+      peakKiB,
+      results: l.results,
+      notes: l.notes,
+      formsCreated,
+      logSummary,
+      logLines,
+    })
+  }
   await bare.stop()
-  if (stopped.code !== 0) problems.push(`main intake exited with code ${stopped.code} on SIGTERM`)
-  const logSummary = summarizeLog(join(dir, 'intake.stdout.log'), child)
-  log(`  intake stopped in ${fmt(stopped.ms)} ms; its log: ${logSummary}`)
-  removeTempDir(state, dir)
-  return { version, rssIdleKiB, rssAfterFormsKiB, formsAtRss, rssAfterRunKiB, peakKiB, pairs, formsCreated, logSummary }
+  return { routes, bare: bareResults, intakes }
 }
 
-/** Statuses intake logged (one JSON line per request) and any error line, counted with grep. */
-function summarizeLog(file: string, child: Child): string {
+/** Log lines quoted as they are, at most this many per intake. */
+const QUOTED_LOG_LINES = 5
+
+/** Statuses intake logged (one JSON line per request), error and warning lines counted with grep, the first few quoted. */
+function summarizeLog(file: string, child: Child, label: string): { summary: string; lines: string[] } {
   const sh = (command: string) => Bun.spawnSync(['sh', '-c', command], { stdout: 'pipe', stderr: 'ignore', env: { ...process.env, LC_ALL: 'C', FILE: file } }).stdout.toString()
   const statuses = sh(`grep -o '"status":[0-9]*' "$FILE" | sort | uniq -c`)
     .trim()
@@ -601,14 +838,22 @@ function summarizeLog(file: string, child: Child): string {
       return { status: Number(status), count: Number(count) }
     })
   const errors = Number(sh(`grep -c '"level":"error"' "$FILE"`).trim() || 0)
+  const warnings = Number(sh(`grep -c '"level":"warn"' "$FILE"`).trim() || 0)
+  const lines = sh(`grep -E '"level":"(error|warn)"' "$FILE" | head -n ${QUOTED_LOG_LINES}`)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (line.length > 600 ? `${line.slice(0, 600)}...` : line))
   const stderrLines = child.err.tail.trim()
   for (const { status, count } of statuses) {
-    if (status >= 400) problems.push(`intake logged ${fmt(count)} responses with status ${status}`)
+    if (status >= 400) problems.push(`${label} logged ${fmt(count)} responses with status ${status}`)
   }
-  if (errors > 0) problems.push(`intake logged ${fmt(errors)} error lines`)
-  if (stderrLines) problems.push(`intake wrote to stderr: ${stderrLines.slice(-300)}`)
+  if (errors > 0) problems.push(`${label} logged ${fmt(errors)} error lines, the first: ${lines.find((l) => l.includes('"level":"error"'))}`)
+  if (stderrLines) problems.push(`${label} wrote to stderr: ${stderrLines.slice(-300)}`)
   const total = statuses.reduce((sum, s) => sum + s.count, 0)
-  return `${fmt(total)} requests logged (${statuses.map((s) => `${s.status} × ${fmt(s.count)}`).join(', ') || 'no status found'}), ${fmt(errors)} error lines`
+  const summary =
+    `${fmt(total)} requests logged (${statuses.map((s) => `${s.status} × ${fmt(s.count)}`).join(', ') || 'no status found'}), ${fmt(errors)} error lines` +
+    (warnings > 0 ? `, ${fmt(warnings)} warnings` : '')
+  return { summary, lines }
 }
 
 // ---------------------------------------------------------------------------
@@ -621,9 +866,11 @@ interface ListFigures {
   deep: number[]
 }
 
-/** A key for account "bench", made by dist/intake itself (which also creates the schema). */
-function createKey(dbPath: string): string {
-  const out = Bun.spawnSync([BINARY, 'keys', 'create', '--account', 'bench', '--db', dbPath], { stdout: 'pipe', stderr: 'pipe', env: intakeEnv() })
+/** A key for account "bench", made by dist/intake itself (which also creates the schema), in the SQLite file or the PostgreSQL database. */
+function createKey(dbPath: string, databaseUrl?: string): string {
+  const store = databaseUrl === undefined ? ['--db', dbPath] : []
+  const env = intakeEnv(databaseUrl === undefined ? {} : { SERVICE_DATABASE_URL: databaseUrl })
+  const out = Bun.spawnSync([intakeBinary, 'keys', 'create', '--account', 'bench', ...store], { stdout: 'pipe', stderr: 'pipe', env })
   const key = printedKey(out.stdout.toString())
   if (out.exitCode !== 0 || !key) throw new BenchError(`intake keys create failed (${out.exitCode}): ${out.stderr.toString().trim() || out.stdout.toString().trim()}`)
   return key
@@ -677,17 +924,61 @@ async function seedForms(dbPath: string, count: number): Promise<string> {
   }
 }
 
-async function measureList(state: BenchState, forms: number): Promise<ListFigures> {
+/**
+ * seedForms on PostgreSQL: the same rows (ids, titles, times), written in one
+ * transaction (synchronous_commit off: seeding only) by one INSERT ... SELECT
+ * per 50,000 forms, the ids passed as one comma-separated text; then ANALYZE,
+ * as autovacuum would soon. Returns the id of the form in the middle.
+ */
+async function seedFormsPostgres(url: string, count: number): Promise<string> {
+  const sql = new SQL({ url, max: 1 })
+  try {
+    const [account] = (await sql`SELECT id FROM accounts WHERE name = 'bench'`) as { id: string }[]
+    if (!account) throw new BenchError('no account "bench" after intake keys create')
+    const newId = monotonicFactory()
+    const now = Date.now()
+    const CHUNK = 50_000
+    let middle = ''
+    await sql.begin(async (tx) => {
+      await tx.unsafe('SET LOCAL synchronous_commit = off')
+      for (let offset = 0; offset < count; offset += CHUNK) {
+        const ids: string[] = []
+        for (let i = offset; i < Math.min(count, offset + CHUNK); i++) {
+          const id = newId(now - (count - i) * 10)
+          if (i === Math.floor(count / 2)) middle = id
+          ids.push(id)
+        }
+        // Form i (from 0) is created at now - (count - i) * 10 ms, and titled "<title> <i + 1>".
+        await tx.unsafe(
+          `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+             webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+           SELECT u.id, $1, $2 || ' ' || ($3::int8 + u.n)::text, $4, $5, $6, NULL, '{}', NULL, $7, '{}', 'active', c.at + 86400000, c.at, c.at
+           FROM unnest(string_to_array($8, ',')) WITH ORDINALITY AS u(id, n)
+           CROSS JOIN LATERAL (SELECT $9::int8 - ($10::int8 - ($3::int8 + u.n - 1)) * 10 AS at) c`,
+          [account.id, FORM.title, offset, FORM.description, JSON.stringify(FORM.fields), FORM.fields.length, JSON.stringify(FORM.context), ids.join(','), now, count],
+        )
+        if (offset + CHUNK < count && (offset + CHUNK) % 100_000 === 0) log(`  seeded ${fmt(offset + CHUNK)} of ${fmt(count)} forms...`)
+      }
+    })
+    await sql.unsafe('ANALYZE forms')
+    return middle
+  } finally {
+    await sql.close()
+  }
+}
+
+/** With `databaseUrl`, on that (fresh) PostgreSQL database instead of a SQLite file. */
+async function measureList(state: BenchState, forms: number, databaseUrl?: string): Promise<ListFigures> {
   const dir = makeTempDir(state, 'list')
   const dbPath = join(dir, 'intake.db')
-  const key = createKey(dbPath)
-  log(`list page, ${fmt(forms)} forms: seeding ${dbPath}...`)
+  const key = createKey(dbPath, databaseUrl)
+  log(`list page, ${fmt(forms)} forms${databaseUrl ? ' on PostgreSQL' : ''}: seeding ${databaseUrl ? redactUrl(databaseUrl) : dbPath}...`)
   const seedStart = performance.now()
-  const middle = await seedForms(dbPath, forms)
+  const middle = databaseUrl ? await seedFormsPostgres(databaseUrl, forms) : await seedForms(dbPath, forms)
   const seedMs = performance.now() - seedStart
   log(`  seeded ${fmt(forms)} forms in ${fmt(seedMs)} ms`)
 
-  const child = startIntake(state, dir, {}, { logToFile: true })
+  const child = startIntake(state, dir, {}, { logToFile: true, databaseUrl, binary: intakeBinary })
   const { url } = await whenReady(child, 60_000, { key })
   const headers = { authorization: `Bearer ${key}` }
   const firstUrl = `${url}/api/v1/forms?limit=${LIST_LIMIT}`
@@ -731,6 +1022,74 @@ async function measureList(state: BenchState, forms: number): Promise<ListFigure
 }
 
 // ---------------------------------------------------------------------------
+// After the SQLite steps: PostgreSQL (BENCH_DATABASE_URL)
+
+interface PgWriteLimit extends WriteLimit {
+  connections: number
+  /** The cluster's durability settings, as the writers' sessions saw them. */
+  settings: Record<string, string>
+}
+
+async function measurePgWriteLimit(state: BenchState, url: string, when: string): Promise<PgWriteLimit> {
+  log(`PostgreSQL write limit (${when}): one row per transaction on ${PG_WRITERS} connections at once, synchronous_commit on, ${WRITE_LIMIT_S} s...`)
+  const proc = track(
+    state,
+    Bun.spawn([process.execPath, join(import.meta.dir, 'pg-write-limit.ts'), url, String(WRITE_LIMIT_S), String(PG_WRITERS)], {
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    }),
+  )
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  if (proc.exitCode !== 0) throw new BenchError(`bench/pg-write-limit.ts failed (${proc.exitCode}): ${err.trim()}`)
+  const result = JSON.parse(out.trim().split('\n').at(-1)!) as PgWriteLimit
+  log(`  ${fmt(result.rowsPerSecond)} rows/s (${fmt(result.rows)} rows in ${fmt(result.ms)} ms)`)
+  return result
+}
+
+interface PostgresFigures {
+  /** BENCH_DATABASE_URL without its password. */
+  server: string
+  database: string
+  /** Measured before the HTTP runs and after them: the target is their mean. */
+  writeLimits: [PgWriteLimit, PgWriteLimit]
+  main: MainFigures
+  /** The list pages at LIST_SMALL and LIST_LARGE forms, on PostgreSQL. */
+  lists: [ListFigures, ListFigures]
+  seconds: number
+}
+
+/** A quick look that BENCH_DATABASE_URL answers, before minutes of SQLite runs. */
+async function checkDatabaseServer(url: string): Promise<string> {
+  const sql = new SQL({ url, max: 1, connectionTimeout: 10 })
+  try {
+    const [row] = (await sql`SELECT current_setting('server_version') AS v`) as { v: string }[]
+    return row!.v
+  } catch (error) {
+    throw new BenchError(`BENCH_DATABASE_URL (${redactUrl(url)}) does not answer: ${error instanceof Error ? error.message : String(error)}`)
+  } finally {
+    await sql.close()
+  }
+}
+
+async function measurePostgres(state: BenchState, server: string): Promise<PostgresFigures> {
+  const t0 = performance.now()
+  const dbs = await createBenchDatabases(state, server, ['intake', 'limit', 'list_small', 'list_large'])
+  const { urls } = dbs
+  log(`PostgreSQL on ${redactUrl(server)}: fresh databases ${dbs.name} (intake's), ${dbs.name}_limit (the write limit's), ${dbs.name}_list_small and _list_large (the list pages')`)
+  try {
+    const before = await measurePgWriteLimit(state, urls.limit!, 'before the HTTP runs')
+    const main = await measureMain(state, [{ label: 'postgres', tag: 'pg', binary: intakeBinary, databaseUrl: urls.intake!, noRssTopUp: true }])
+    const after = await measurePgWriteLimit(state, urls.limit!, 'after them')
+    const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL, urls.list_small!), await measureList(state, LIST_LARGE, urls.list_large!)]
+    return { server: redactUrl(server), database: dbs.name, writeLimits: [before, after], main, lists, seconds: (performance.now() - t0) / 1000 }
+  } finally {
+    await dbs.drop()
+    log(`dropped ${dbs.name} and the others`)
+  }
+}
+
+// ---------------------------------------------------------------------------
 // 6. The report
 
 interface Report {
@@ -749,10 +1108,28 @@ interface Report {
   main: MainFigures
   webhooks: WebhookFigures
   lists: [ListFigures, ListFigures]
+  /** With BENCH_BASELINE: the baseline's figures are main.intakes[1]. */
+  baseline?: BaselineFigures
+  /** With BENCH_DATABASE_URL. */
+  postgres?: PostgresFigures
+}
+
+interface BaselineFigures {
+  binary: string
+  /** What it was built from, when bench/baseline.sh left a note beside it. */
+  commit: string | undefined
+  built: Date
+  bytes: number
+  startTimes: number[]
+  /** Its webhook runs, and this build's (taking turns with it). */
+  webhooks: WebhookFigures[]
+  thisWebhooks: WebhookFigures[]
 }
 
 function render(r: Report): string[] {
-  const { main, webhooks } = r
+  const { webhooks } = r
+  const main = r.main.intakes[0]!
+  const pairs = pairsOf(r.main)
   const writeLimit = (r.writeLimits[0].rowsPerSecond + r.writeLimits[1].rowsPerSecond) / 2
   const out: string[] = []
   const minute = (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 16)} UTC`
@@ -770,7 +1147,7 @@ function render(r: Report): string[] {
   )
   out.push('')
   const writeTarget = `≥ ${fmt(TARGET.writeRatio, 1)} × write limit (${fmt(writeLimit)}/s)`
-  const rows = main.pairs.map((p) => {
+  const rows = pairs.map((p) => {
     const ratio = p.intake.requestsPerSecond / p.bare.requestsPerSecond
     let target: string
     let result: string
@@ -809,8 +1186,9 @@ function render(r: Report): string[] {
       '"failed" counts status > 399, socket errors and requests that found no unanswered form left. ' +
       'Each submission answers a different form, created over the API beforehand and never answered before.',
   )
-  for (const p of main.pairs) if (p.note) out.push(`\`${p.route}\`: ${p.note}.`)
+  for (const p of pairs) if (p.note) out.push(`\`${p.route}\`: ${p.note}.`)
   out.push(`intake's log: ${main.logSummary}.`)
+  out.push(...quotedLog(main))
   out.push('')
 
   // Write limit.
@@ -887,9 +1265,25 @@ function render(r: Report): string[] {
   out.push('')
 
   // List pages.
-  const [small, large] = r.lists
   out.push(`### List page: \`GET /api/v1/forms?limit=${LIST_LIMIT}\`, ${fmt(LIST_REQUESTS)} sequential requests`)
   out.push('')
+  out.push(...listTable(r.lists))
+  out.push('')
+
+  if (r.baseline) out.push(...renderBaseline(r, r.baseline))
+  if (r.postgres) out.push(...renderPostgres(r.postgres, r.main))
+
+  if (problems.length > 0) {
+    out.push('### Problems: these figures are not valid')
+    out.push('')
+    for (const p of problems) out.push(`- ${p}`)
+    out.push('')
+  }
+  return out
+}
+
+/** The list pages' table and its note: the small list against the large one. */
+function listTable([small, large]: [ListFigures, ListFigures]): string[] {
   const listRow = (name: string, pick: (l: ListFigures) => number[]) => {
     const a = pick(small)
     const b = pick(large)
@@ -903,25 +1297,166 @@ function render(r: Report): string[] {
       mark(ratio <= TARGET.listRatio),
     ]
   }
-  out.push(
+  return [
     ...markdownTable(
       ['page', `${fmt(small.forms)} forms p50 / p99`, `${fmt(large.forms)} forms p50 / p99`, 'ratio of p50', 'target', 'result'],
       [listRow('first page', (l) => l.first), listRow('deep page (cursor: the middle form)', (l) => l.deep)],
     ),
+    '',
+    `One account owning all the forms, seeded into the database directly (one transaction: ${fmt(small.forms)} in ${fmt(small.seedMs)} ms, ` +
+      `${fmt(large.forms)} in ${fmt(large.seedMs / 1000, 1)} s), after ${LIST_WARMUP} warm-up requests per page; latency is the bench's fetch, keep-alive, one at a time.`,
+  ]
+}
+
+/** An intake's first error and warning log lines, quoted as written (nothing when there are none). */
+function quotedLog(f: IntakeFigures): string[] {
+  if (f.logLines.length === 0) return []
+  return [`First error and warning lines of ${f.label === 'intake' ? "intake's" : `${f.label}'s`} log, as written:`, '', '```', ...f.logLines, '```']
+}
+
+/** This build against BENCH_BASELINE, figure by figure. */
+function renderBaseline(r: Report, b: BaselineFigures): string[] {
+  const current = r.main.intakes[0]!
+  const base = r.main.intakes[1]!
+  const out: string[] = []
+  const minute = (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 16)} UTC`
+  out.push(`### SQLite: this build against the baseline, side by side`)
+  out.push('')
+  out.push(
+    `Baseline: \`${b.binary}\`${b.commit ? ` (commit ${b.commit.length > 80 ? `${b.commit.slice(0, 77)}...` : b.commit})` : ''}, built ${minute(b.built)}, intake ${base.version}. ` +
+      `This build: \`dist/intake\`, intake ${current.version}.`,
+  )
+  out.push('')
+  /** A figure of both; `higher`: more is better (req/s), else less is (ms, MiB). */
+  const row = (name: string, baseline: number, mine: number, show: (n: number) => string, higher: boolean, judged = true) => {
+    const ratio = mine / baseline
+    const worse = higher ? 1 - ratio : ratio - 1
+    const verdict = !judged
+      ? ''
+      : !Number.isFinite(ratio)
+        ? 'n/a'
+        : `${worse <= BASELINE_TOLERANCE ? '✓' : '✗'} ${Math.abs(worse) < 0.005 ? 'same' : `${fmt(Math.abs(worse) * 100, 0)}% ${worse > 0 ? 'worse' : 'better'}`}`
+    return [name, show(baseline), show(mine), fmt(ratio, 2), verdict]
+  }
+  const rate = (n: number) => `${fmt(n)} req/s`
+  const mb = (kib: number) => `${fmt(mib(kib), 1)} MiB`
+  const pooled = (runs: WebhookFigures[]) => runs.flatMap((w) => w.latencies).sort((x, y) => x - y)
+  const hooksBase = pooled(b.webhooks)
+  const hooksMine = pooled(b.thisWebhooks)
+  const rows: string[][] = [
+    ...r.main.routes.map((route) => row(`\`${route}\``, base.results.get(route)!.requestsPerSecond, current.results.get(route)!.requestsPerSecond, rate, true)),
+    row(`webhooks: answer sent → first attempt arrived, p50 (${b.webhooks.length} runs each)`, percentile(hooksBase, 50), percentile(hooksMine, 50), ms, false),
+    row(`webhooks: answer sent → first attempt arrived, p99 (${b.webhooks.length} runs each)`, percentile(hooksBase, 99), percentile(hooksMine, 99), ms, false),
+    row(`spawn → first 200 on /healthz, median of ${b.startTimes.length}`, median(b.startTimes), median(r.startTimes), ms, false),
+    row(`RSS idle (${IDLE_AFTER_MS} ms after the first 200)`, base.rssIdleKiB, current.rssIdleKiB, mb, false),
+    row(`RSS after ${fmt(FORMS_FOR_RSS)}+ forms created over the API (${fmt(base.formsAtRss)} / ${fmt(current.formsAtRss)})`, base.rssAfterFormsKiB, current.rssAfterFormsKiB, mb, false),
+    row(`RSS after the run (${fmt(base.formsCreated)} / ${fmt(current.formsCreated)} forms)`, base.rssAfterRunKiB, current.rssAfterRunKiB, mb, false),
+    row('peak RSS (VmHWM)', base.peakKiB, current.peakKiB, mb, false, false),
+    row('binary size', b.bytes / 2 ** 20, r.binaryBytes / 2 ** 20, (n) => `${fmt(n, 1)} MiB`, false, false),
+  ]
+  out.push(...markdownTable(['figure', 'baseline', 'this build', 'ratio (this build / baseline)', `within ${fmt(BASELINE_TOLERANCE * 100)}%`], rows))
+  out.push('')
+  const latency = (route: string) => {
+    const x = base.results.get(route)!
+    const y = current.results.get(route)!
+    return `\`${route}\` ${ms(x.p50Ms)} / ${ms(x.p99Ms)} → ${ms(y.p50Ms)} / ${ms(y.p99Ms)}`
+  }
+  out.push(
+    `Same machine, same run, same wrk settings (-t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s, the same warm-ups), each intake on a database of its own, both running throughout; ` +
+      `on each route the two ran one after the other, the order alternating from route to route (this build first on the 1st, 3rd and 5th). ` +
+      `Starts took turns (A B B A...), webhooks ran A B B A (latencies pooled). "within ${fmt(BASELINE_TOLERANCE * 100)}%": this build at most ${fmt(BASELINE_TOLERANCE * 100)}% worse (fewer req/s; more ms or MiB). ` +
+      `wrk p50 / p99, baseline → this build: ${r.main.routes.map(latency).join('; ')}.`,
+  )
+  out.push(`Baseline start times: ${b.startTimes.map((t) => fmt(t)).join(', ')} ms. Baseline's log: ${base.logSummary}.`)
+  out.push(...quotedLog(base))
+  out.push('')
+  return out
+}
+
+/** Intake on PostgreSQL: reads against the bare server, writes against PostgreSQL's own write limit. */
+function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
+  const intake = pg.main.intakes[0]!
+  const writeLimit = (pg.writeLimits[0].rowsPerSecond + pg.writeLimits[1].rowsPerSecond) / 2
+  const settings = pg.writeLimits[0].settings
+  const out: string[] = []
+  out.push(`### PostgreSQL: intake on PostgreSQL against the bare server and PostgreSQL's write limit`)
+  out.push('')
+  out.push(
+    `PostgreSQL ${settings.server_version} at ${pg.server}, a fresh database (${pg.database}, dropped after): synchronous_commit ${settings.synchronous_commit}, fsync ${settings.fsync}, ` +
+      `wal_sync_method ${settings.wal_sync_method}, commit_delay ${settings.commit_delay}. ` +
+      `dist/intake with SERVICE_DATABASE_URL (no --db), the same wrk runs as above (wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s --latency, the same warm-ups), ` +
+      `after the SQLite runs; ${fmt(pg.seconds)} s in all.`,
+  )
+  out.push('')
+  const writeTarget = `≥ ${fmt(TARGET.pgWriteRatio, 1)} × PostgreSQL write limit (${fmt(writeLimit)}/s)`
+  const errors = (w: WrkResult) => fmt(w.badStatus + w.exhausted + w.socketErrors.connect + w.socketErrors.read + w.socketErrors.write + w.socketErrors.timeout)
+  const rows = pairsOf(pg.main).map((p) => {
+    const onSqlite = sqlite.intakes[0]!.results.get(p.route)
+    const write = p.route.startsWith('POST')
+    const limit = write ? writeLimit : p.bare.requestsPerSecond
+    const ratio = p.intake.requestsPerSecond / limit
+    const need = write ? TARGET.pgWriteRatio : TARGET.pgReadRatio
+    return [
+      `\`${p.route}\``,
+      fmt(p.intake.requestsPerSecond),
+      onSqlite ? fmt(onSqlite.requestsPerSecond) : 'n/a',
+      `${fmt(limit)}${write ? ' rows/s (PostgreSQL)' : ' (bare)'}`,
+      fmt(ratio, 2),
+      ms(p.intake.p50Ms),
+      ms(p.intake.p99Ms),
+      `${errors(p.intake)} / ${errors(p.bare)}`,
+      write ? writeTarget : `≥ ${TARGET.pgReadRatio} × bare`,
+      `${fmt(ratio, 2)} × ${mark(ratio >= need)}`,
+    ]
+  })
+  out.push(
+    ...markdownTable(
+      ['route', 'intake on PostgreSQL req/s', 'intake on SQLite req/s (above)', 'limit', 'ratio', 'p50', 'p99', 'failed (intake / bare)', 'target', 'result'],
+      rows,
+    ),
   )
   out.push('')
   out.push(
-    `One account owning all the forms, seeded into the database directly (one transaction: ${fmt(small.forms)} in ${fmt(small.seedMs)} ms, ` +
-      `${fmt(large.forms)} in ${fmt(large.seedMs / 1000, 1)} s), after ${LIST_WARMUP} warm-up requests per page; latency is the bench's fetch, keep-alive, one at a time.`,
+    `"bare" is bench/bare-server.ts answering the bytes intake on PostgreSQL answered (reads: ${pairsOf(pg.main)
+      .filter((p) => p.route.startsWith('GET'))
+      .map((p) => `\`${p.route}\` ${fmt(p.bare.requestsPerSecond)} req/s`)
+      .join(', ')}; writes: ${pairsOf(pg.main)
+      .filter((p) => p.route.startsWith('POST'))
+      .map((p) => `${fmt(p.bare.requestsPerSecond)}`)
+      .join(', ')} req/s).`,
+  )
+  for (const p of pairsOf(pg.main)) if (p.note) out.push(`\`${p.route}\`: ${p.note}.`)
+  out.push(
+    `No top-up to ${fmt(FORMS_FOR_RSS)} forms here (it serves the RSS figure, measured on SQLite): the submissions answered forms created over the API for them, ${fmt(intake.formsCreated)} forms in all by the end.`,
+  )
+  out.push(`intake's log: ${intake.logSummary}.`)
+  out.push(...quotedLog(intake))
+  out.push('')
+  const writeRow = (when: string, w: PgWriteLimit) => [when, `${fmt(w.rowsPerSecond)} rows/s (${fmt(w.rows)} rows in ${fmt(w.ms)} ms, ${w.connections} connections)`]
+  out.push(
+    ...markdownTable(
+      ['measure', 'value'],
+      [
+        writeRow('PostgreSQL write limit before the HTTP runs', pg.writeLimits[0]),
+        writeRow('PostgreSQL write limit after the HTTP runs', pg.writeLimits[1]),
+        ['write limit (mean): the target for creates and submissions', `${fmt(writeLimit)} rows/s`],
+        [`RSS idle (${IDLE_AFTER_MS} ms after the first 200)`, `${fmt(mib(intake.rssIdleKiB), 1)} MiB`],
+        [`RSS after the run (${fmt(intake.formsCreated)} forms)`, `${fmt(mib(intake.rssAfterRunKiB), 1)} MiB`],
+        ['peak RSS (VmHWM)', `${fmt(mib(intake.peakKiB), 1)} MiB`],
+      ],
+    ),
   )
   out.push('')
-
-  if (problems.length > 0) {
-    out.push('### Problems: these figures are not valid')
-    out.push('')
-    for (const p of problems) out.push(`- ${p}`)
-    out.push('')
-  }
+  out.push(
+    `bench/pg-write-limit.ts in its own process, on a database of its own on the same cluster: a plain Bun.SQL loop, one INSERT of a form-sized row per transaction ` +
+      `(BEGIN, INSERT, COMMIT), ${PG_WRITERS} connections committing at once (PostgreSQL, unlike SQLite, commits in parallel), synchronous_commit on, ${WRITE_LIMIT_S} s; intake stopped meanwhile. ` +
+      `The cluster shares this machine's cores and disk with intake and wrk.`,
+  )
+  out.push('')
+  out.push(`List page on PostgreSQL: \`GET /api/v1/forms?limit=${LIST_LIMIT}\`, ${fmt(LIST_REQUESTS)} sequential requests, as for SQLite, each list on a fresh database:`)
+  out.push('')
+  out.push(...listTable(pg.lists))
+  out.push('')
   return out
 }
 
@@ -955,6 +1490,10 @@ function writeResults(latest: string[]): void {
 
 async function run(state: BenchState): Promise<number> {
   if (!wrkPresent() || !binaryPresent()) return 1
+  if (BASELINE !== undefined && !existsSync(BASELINE)) {
+    console.error(`BENCH_BASELINE=${BASELINE}: no such file. Build one with:\n\n  bench/baseline.sh <git revision>\n`)
+    return 1
+  }
   const startedAt = new Date()
   const t0 = performance.now()
   const machine = machineLine()
@@ -965,21 +1504,47 @@ async function run(state: BenchState): Promise<number> {
   const scratch = makeTempDir(state, 'scratch')
   const fileSystem = fileSystemOf(scratch)
   log(`intake bench: ${machine}; temp dirs on ${fileSystem}; load ${loadBefore}`)
-  log(`dist/intake built ${binary.mtime.toISOString()}; ${source}`)
+  log(`dist/intake built ${binary.mtime.toISOString()} (the run uses a copy taken now); ${source}`)
   log(`wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s; list pages at ${fmt(LIST_SMALL)} and ${fmt(LIST_LARGE)} forms`)
+  // The copy the whole run uses (see intakeBinary).
+  intakeBinary = join(makeTempDir(state, 'binary'), 'intake')
+  copyFileSync(BINARY, intakeBinary)
+  chmodSync(intakeBinary, 0o755)
+  const flavors: Flavor[] = [{ label: 'intake', tag: 'main', binary: intakeBinary }]
+  let baselineFile: { binary: string; commit: string | undefined; built: Date; bytes: number } | undefined
+  if (BASELINE !== undefined) {
+    const stat = statSync(BASELINE)
+    const noteFile = join(dirname(BASELINE), 'commit')
+    const commit = existsSync(noteFile) ? readFileSync(noteFile, 'utf8').trim() || undefined : undefined
+    baselineFile = { binary: BASELINE, commit, built: stat.mtime, bytes: stat.size }
+    flavors.push({ label: 'baseline', tag: 'baseline', binary: BASELINE })
+    log(`baseline (BENCH_BASELINE): ${BASELINE}${commit ? `, commit ${commit}` : ''}, built ${stat.mtime.toISOString()}`)
+  }
+  if (DATABASE_URL !== undefined) log(`PostgreSQL (BENCH_DATABASE_URL): ${redactUrl(DATABASE_URL)}, server ${await checkDatabaseServer(DATABASE_URL)}`)
   log('')
 
   const writeBefore = await measureWriteLimit(state, scratch, 'before the HTTP runs')
   removeTempDir(state, scratch)
-  const startTimes = await measureStartTimes(state)
-  const main = await measureMain(state)
+  const startTimes = await measureStartTimes(state, flavors)
+  const main = await measureMain(state, flavors)
   const scratchAfter = makeTempDir(state, 'scratch')
   const writeAfter = await measureWriteLimit(state, scratchAfter, 'after them')
   removeTempDir(state, scratchAfter)
-  log('webhooks (bench/webhooks.ts)...')
-  const webhooks = await measureWebhooks(state)
-  problems.push(...webhooks.problems.map((p) => `webhooks: ${p}`))
+  // With a baseline: two runs each, A B B A.
+  const webhookRuns = flavors.map((): WebhookFigures[] => [])
+  const rounds = flavors.length > 1 ? 2 : 1
+  for (let i = 0; i < rounds; i++) {
+    for (const k of turn(flavors.length, i)) {
+      const flavor = flavors[k]!
+      log(`webhooks (bench/webhooks.ts)${flavors.length > 1 ? `, ${flavor.label}, run ${i + 1} of ${rounds}` : ''}...`)
+      const figures = await measureWebhooks(state, { binary: flavor.binary })
+      problems.push(...figures.problems.map((p) => `webhooks${k > 0 ? ` (${flavor.label})` : ''}: ${p}`))
+      webhookRuns[k]!.push(figures)
+    }
+  }
+  const webhooks = webhookRuns[0]![0]!
   const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL), await measureList(state, LIST_LARGE)]
+  const postgres = DATABASE_URL !== undefined ? await measurePostgres(state, DATABASE_URL) : undefined
 
   const report = render({
     startedAt,
@@ -992,10 +1557,12 @@ async function run(state: BenchState): Promise<number> {
     loadAfter: loadAverage(),
     binaryBytes,
     writeLimits: [writeBefore, writeAfter],
-    startTimes,
+    startTimes: startTimes[0]!,
     main,
     webhooks,
     lists,
+    baseline: baselineFile && { ...baselineFile, startTimes: startTimes[1]!, webhooks: webhookRuns[1]!, thisWebhooks: webhookRuns[0]! },
+    postgres,
   })
   log('')
   for (const line of report) log(line)

@@ -27,7 +27,7 @@
  * wrong (a delivery missing, duplicated or wrongly signed; a request failed).
  */
 import { timingSafeEqual } from 'node:crypto'
-import { retryDelayMs } from '../src/modules/webhooks/store.ts'
+import { retryDelayMs } from '../src/modules/webhooks/store/index.ts'
 import {
   BenchError,
   exitCodeFor,
@@ -143,13 +143,14 @@ export interface WebhookFigures {
 
 /**
  * Steps 1 to 7 above: a receiver in this process and an intake of its own
- * (stopped, and its temp dir removed, before it returns).
+ * (stopped, and its temp dir removed, before it returns); `binary` runs
+ * another build than dist/intake (bench/run.ts's BENCH_BASELINE).
  */
-export async function measureWebhooks(state: BenchState): Promise<WebhookFigures> {
+export async function measureWebhooks(state: BenchState, options: { binary?: string } = {}): Promise<WebhookFigures> {
   // 1. The receiver, in this process.
   const receiver = startReceiver()
   try {
-    return await measure(state, receiver)
+    return await measure(state, receiver, options.binary)
   } finally {
     receiver.server.stop(true)
   }
@@ -191,13 +192,13 @@ async function run(state: BenchState): Promise<number> {
   return exitCodeFor(f.problems)
 }
 
-async function measure(state: BenchState, receiver: ReturnType<typeof startReceiver>): Promise<WebhookFigures> {
+async function measure(state: BenchState, receiver: ReturnType<typeof startReceiver>, binary?: string): Promise<WebhookFigures> {
   const tickMs = 1000 / clockTicksPerSecond()
   const { arrivals } = receiver
 
   // 2. Intake. Private targets must be allowed: the receiver is on loopback (the default; set here so no shell setting leaks in).
   const dir = makeTempDir(state, 'webhooks')
-  const child = startIntake(state, dir, { SERVICE_WEBHOOK_BLOCK_PRIVATE: 'false' })
+  const child = startIntake(state, dir, { SERVICE_WEBHOOK_BLOCK_PRIVATE: 'false' }, { binary })
   const pid = child.proc.pid
   const { url, key, version } = await whenReady(child)
   log(`intake ${version} (pid ${pid}) on ${url}, database in ${dir}`)

@@ -1,7 +1,7 @@
 /**
  * The write limit of this disk, as intake's database sees it: a plain
  * bun:sqlite loop committing one row per transaction, with intake's pragmas
- * (WAL, synchronous=FULL, busy_timeout, foreign_keys; see src/db/index.ts), on
+ * (WAL, synchronous=FULL, busy_timeout, foreign_keys; see src/db/sqlite/open.ts), on
  * a fresh file. No HTTP, no validation: what one writer can commit per second.
  *
  *   bun bench/write-limit.ts <fresh-file.db> [seconds=3]

@@ -46,22 +46,36 @@ export interface WrkRun {
 
 /**
  * Runs wrk to the end and reads its report; throws when wrk fails (e.g. cannot
- * connect). With `stopWhen`, asked every 100 ms: once it says true, wrk gets
- * SIGINT, on which it stops early and reports as usual.
+ * connect). With `stopWhen`, asked every `pollMs` (one question at a time):
+ * once it says true, wrk gets SIGINT, on which it stops early and reports as
+ * usual.
  */
-export async function runWrk(state: BenchState, run: WrkRun, stopWhen?: () => boolean): Promise<WrkResult> {
+export async function runWrk(state: BenchState, run: WrkRun, stopWhen?: () => boolean | Promise<boolean>, pollMs = 100): Promise<WrkResult> {
   const args = [WRK, `-t${run.threads}`, `-c${run.connections}`, `-d${run.seconds}s`, '--latency']
   for (const [name, value] of Object.entries(run.headers ?? {})) args.push('-H', `${name}: ${value}`)
   if (run.script) args.push('-s', run.script)
   args.push(run.url)
   const proc = track(state, Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }))
+  let asking = false
   const watch = stopWhen
     ? setInterval(() => {
-        if (proc.exitCode === null && stopWhen()) {
-          proc.kill('SIGINT')
-          clearInterval(watch)
-        }
-      }, 100)
+        if (asking || proc.exitCode !== null) return
+        asking = true
+        Promise.resolve()
+          .then(stopWhen)
+          .then(
+            (stop) => {
+              if (stop && proc.exitCode === null) {
+                proc.kill('SIGINT')
+                clearInterval(watch)
+              }
+            },
+            () => {}, // asked again next time
+          )
+          .finally(() => {
+            asking = false
+          })
+      }, pollMs)
     : undefined
   try {
     const [text, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
