@@ -1,10 +1,11 @@
 #!/usr/bin/env bun
+import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { API_KEY_PATTERN, ConfigError, loadConfig, type Config, type ConfigFlags } from './config.ts'
-import { DatabaseOpenError, DatabaseUnreachable, describeUpgrade, openStore, type Store } from './db/index.ts'
-import { copyDatabase, openDatabase } from './db/sqlite/open.ts'
+import { DatabaseOpenError, DatabaseUnreachable, describeUpgrade, openStore, type Store, type Upgrade } from './db/index.ts'
+import { copyDatabase, openDatabase, SCHEMA_VERSION, schemaVersion } from './db/sqlite/open.ts'
 import { HttpError } from './lib/errors.ts'
 import { formatApiTime, formatOptionalApiTime, systemClock } from './lib/time.ts'
 import { createAuthService, type AuthService } from './modules/auth/service.ts'
@@ -38,8 +39,13 @@ Usage:
   intake keys list [--json] [--db PATH]
   intake keys revoke KEY_ID [--db PATH]
       Create, list and revoke API keys, also while the server runs.
-  intake backup FILE [--db PATH]
-      Write a consistent copy of the database to FILE (safe while serving).
+  intake backup FILE [--db PATH | --database-url URL]
+      Write a consistent copy of the database to FILE, a new SQLite file (safe while serving).
+  intake copy FROM TO
+      Copy everything from one database into another, empty one: SQLite files
+      and PostgreSQL databases, either way.
+  intake migrate [--db PATH | --database-url URL]
+      Bring the database's schema up to date and exit.
   intake mcp --url URL --key KEY
       Serve the MCP tools over stdio, forwarding to a running intake.
   intake COMMAND --help     what a command does, its options, examples
@@ -51,6 +57,8 @@ Examples:
   intake                                   # serve on http://127.0.0.1:8080, data in ./data
   intake keys create --account research
   intake backup ./intake-backup.db
+  intake copy ./data/intake.db ./intake-copy.db
+  intake migrate
 `
 
 /** `intake COMMAND --help`: each command complete, with examples that run as written. */
@@ -90,18 +98,69 @@ Examples:
   intake keys create --account research
   intake keys list --json
 `,
-  backup: `intake backup: write a consistent copy of the database to FILE, safe while
-the server runs (SQLite VACUUM INTO). FILE must not exist yet. Uploaded files
-live in the database, so the copy holds everything.
+  backup: `intake backup: write a consistent copy of the database to FILE, a new
+SQLite file, safe while the server runs. Uploaded files live in the database,
+so the copy holds everything. FILE must not exist yet; it is readable by its
+owner only.
 
 Usage:
-  intake backup FILE [--db PATH]
+  intake backup FILE [--db PATH | --database-url URL]
 
-To restore: stop intake, put the copy in place of the database file (and remove
-that file's -wal and -shm companions), start intake.
+On SQLite the copy is made with VACUUM INTO. On PostgreSQL it is what
+\`intake copy <url> FILE\` does: one consistent snapshot, every row, checked.
+
+To restore SQLite: stop intake, put the copy in place of the database file (and
+remove that file's -wal and -shm companions), start intake. To restore
+PostgreSQL: \`intake copy FILE URL\` into an empty database.
 
 Example:
   intake backup ./intake-backup.db
+`,
+  copy: `intake copy: copy everything from one intake database into another, empty
+one: accounts, keys (their hashes, revoked and last-used times), forms,
+responses, files, deliveries (pending ones resume on TO) and idempotency
+records, with their ids.
+
+Usage:
+  intake copy FROM TO
+
+FROM and TO are each a SQLite file path or a PostgreSQL URL,
+postgres://user@host:port/database (give the password in PGPASSWORD rather
+than in the URL, where ps shows it). So to move to PostgreSQL:
+
+  intake copy ./data/intake.db postgres://intake@db.example.com:5432/intake
+
+then start intake with --database-url; and back, into a new SQLite file:
+
+  intake copy postgres://intake@db.example.com:5432/intake ./intake.db
+
+FROM must be at this intake's schema (\`intake migrate\` brings it there). It
+is read as one consistent snapshot, so a server may go on using it; what it
+writes after the copy starts stays in FROM. TO must hold no intake data: a file
+that does not exist yet (it is created readable by its owner only), or an
+empty database; anything else is refused and left untouched. TO is written in
+one transaction: an interrupted copy leaves it empty. Success is reported only
+after the row counts and every file's bytes have been checked. On a terminal,
+progress is shown on stderr.
+
+Example:
+  intake copy ./data/intake.db ./intake-copy.db
+`,
+  migrate: `intake migrate: bring the database's schema up to date (the migrations this
+intake has and the database lacks, in one transaction) and exit. intake serve
+does the same at start; this does it on its own, for example before starting
+several instances, or on a database to copy from (intake copy).
+
+Usage:
+  intake migrate [--db PATH | --database-url URL]
+
+A SQLite file is copied to <file>.bak-<version> before it is upgraded. On
+PostgreSQL, take a pg_dump first. A database from a newer intake is left as
+it is.
+
+Examples:
+  intake migrate
+  intake migrate --db ./data/intake.db
 `,
   mcp: `intake mcp: serve intake's MCP tools over stdio, for desktop MCP clients that
 start a command. Every call is forwarded to a running intake's /mcp with the
@@ -171,6 +230,16 @@ async function run(argv: string[]): Promise<void> {
       expectArguments(rest, 1, 'backup FILE')
       return backup(rest[0]!, flags)
     }
+    case 'copy': {
+      expectArguments(rest, 2, 'copy FROM TO')
+      // Both databases are named as arguments: a setting that names a third would be ignored.
+      if (flags.db !== undefined || flags.databaseUrl !== undefined) throw new UsageError('intake copy takes FROM and TO as arguments, not --db or --database-url (see intake copy --help)')
+      return copy(rest[0]!, rest[1]!)
+    }
+    case 'migrate': {
+      expectArguments(rest, 0, 'migrate')
+      return migrate(flags)
+    }
     case 'mcp': {
       expectArguments(rest, 0, 'mcp --url URL --key KEY')
       return mcp(values.url, values.key)
@@ -222,8 +291,15 @@ async function keys(args: string[], flags: ConfigFlags, values: { account?: stri
   }
 }
 
-function backup(target: string, flags: ConfigFlags): void {
+async function backup(target: string, flags: ConfigFlags): Promise<void> {
   const config = loadConfig(process.env, flags)
+  if (config.databaseUrl !== undefined) {
+    // Never over a file: a backup is a new file.
+    if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file name`)
+    const summary = await copyWithProgress(config.databaseUrl, target)
+    console.log(`Backed up ${summary.from} to ${summary.to}.`)
+    return
+  }
   requireDatabase(config.dbPath)
   // A copy of the database as it is: an older one is not upgraded first.
   const db = openDatabase(config.dbPath, { upgrade: false })
@@ -236,6 +312,117 @@ function backup(target: string, flags: ConfigFlags): void {
     db.close()
   }
   console.log(`Backed up ${resolve(config.dbPath)} to ${resolve(target)}.`)
+}
+
+async function copy(from: string, to: string): Promise<void> {
+  const summary = await copyWithProgress(from, to)
+  const { rows } = summary
+  const parts = [
+    plural(rows.accounts, 'account'),
+    plural(rows.api_keys, 'key'),
+    plural(rows.forms, 'form'),
+    plural(rows.responses, 'response'),
+    `${plural(rows.response_files, 'file')} (${formatBytes(summary.bytes)})`,
+    plural(rows.deliveries, 'delivery', 'deliveries'),
+    plural(rows.idempotency_keys, 'idempotency record'),
+  ]
+  console.log(`Copied ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} from ${summary.from} to ${summary.to}; the counts and every file's bytes were checked.`)
+}
+
+/**
+ * copyData with its progress on stderr when that is a terminal. A copy that
+ * failed on the way (TO left empty) is exit code 1, with its reason.
+ */
+async function copyWithProgress(from: string, to: string) {
+  // Loaded only for these commands: serving never carries the copy (nor PostgreSQL's code).
+  const { copyData, CopyFailed } = await import('./db/copy.ts')
+  const progress = process.stderr.isTTY ? progressLine() : undefined
+  try {
+    return await copyData(from, to, { progress: progress?.update })
+  } catch (error) {
+    if (!(error instanceof CopyFailed)) throw error
+    progress?.clear()
+    printError(`intake: ${error.message}`)
+    process.exit(1)
+  } finally {
+    progress?.clear()
+  }
+}
+
+/** One line on a terminal, redrawn in place at most five times a second: done of the total, the rate, the time left. */
+function progressLine() {
+  const started = performance.now()
+  let drawnAt = -Infinity
+  let drawn = false
+  return {
+    update(p: { phase: 'copy' | 'check'; rows: number; totalRows: number; bytes: number; totalBytes: number }) {
+      const now = performance.now()
+      if (now - drawnAt < 200) return
+      drawnAt = now
+      const seconds = (now - started) / 1000
+      let line: string
+      if (p.phase === 'copy') {
+        // A row counts as a kilobyte: forms and answers are about that, file chunks are counted by their bytes.
+        const done = (p.rows * 1024 + p.bytes) / Math.max(1, p.totalRows * 1024 + p.totalBytes)
+        const left = seconds >= 1 && done > 0 ? formatDuration((seconds * (1 - done)) / done) : '…'
+        const rate = seconds > 0 ? `${Math.round(p.rows / seconds).toLocaleString('en-US')} rows/s` : ''
+        const files = p.totalBytes > 0 ? `, ${formatBytes(p.bytes)} of ${formatBytes(p.totalBytes)}` : ''
+        line = `Copying: ${p.rows.toLocaleString('en-US')} of ${p.totalRows.toLocaleString('en-US')} rows${files}, ${rate}, ${left} left`
+      } else {
+        line = `Checking the copy: ${formatBytes(p.bytes)} of ${formatBytes(p.totalBytes)} of files compared`
+      }
+      process.stderr.write(`\r${line}\x1b[K`)
+      drawn = true
+    },
+    clear() {
+      if (drawn) process.stderr.write('\r\x1b[K')
+      drawn = false
+    },
+  }
+}
+
+async function migrate(flags: ConfigFlags): Promise<void> {
+  const config = loadConfig(process.env, flags)
+  if (config.databaseUrl !== undefined) {
+    const [{ describeDatabaseUrl, migratePostgres }, { POSTGRES_SCHEMA_VERSION }] = await Promise.all([
+      import('./db/postgres/store.ts'),
+      import('./db/postgres/migrations.ts'),
+    ])
+    const { from, to } = await migratePostgres(config.databaseUrl, { log: (line) => console.error(line) })
+    return console.log(describeMigration(describeDatabaseUrl(config.databaseUrl), { from, to, current: POSTGRES_SCHEMA_VERSION }))
+  }
+  const path = resolve(config.dbPath)
+  const from = existsSync(path) ? readSchemaVersion(path) : undefined
+  let upgrade: Upgrade | undefined
+  const db = openDatabase(path, { onUpgrade: (done) => (upgrade = done) })
+  const to = schemaVersion(db)
+  db.close()
+  if (from === undefined) return console.log(`Created the database at ${path} (schema ${to}).`)
+  const kept = upgrade?.backupPath ? ` The database as it was is kept at ${upgrade.backupPath}.` : ''
+  console.log(`${describeMigration(path, { from: upgrade?.from ?? from, to, current: SCHEMA_VERSION })}${kept}`)
+}
+
+/** The schema of the SQLite file at `path` as it is, read without writing; 0 for an empty file. */
+function readSchemaVersion(path: string): number {
+  let db: Database | undefined
+  try {
+    db = new Database(path, { readwrite: true, create: false })
+    db.exec('PRAGMA query_only = ON')
+    return schemaVersion(db)
+  } catch {
+    // Not a database: opening it says so.
+    return 0
+  } finally {
+    db?.close()
+  }
+}
+
+/** What `intake migrate` did, in one line. */
+function describeMigration(location: string, { from, to, current }: { from: number; to: number; current: number }): string {
+  if (from === 0) return `Created intake's schema in ${location} (schema ${to}).`
+  if (from < to) return `Migrated ${location} from schema ${from} to ${to}.`
+  if (to > current) return `${location} is at schema ${to}, from a newer intake that this one may still run on; nothing to do.`
+  return `${location} is up to date (schema ${to}).`
 }
 
 function mcp(url: string | undefined, key: string | undefined): void {
@@ -278,6 +465,29 @@ function requireDatabase(dbPath: string) {
 
 function expectArguments(args: string[], count: number, usage: string) {
   if (args.length !== count) throw new UsageError(`Usage: intake ${usage} (see intake --help)`)
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`
+
+/** 1.2 MB, 340 kB, 12 bytes (decimal units, as disks are sold). */
+function formatBytes(bytes: number): string {
+  if (bytes < 1000) return plural(bytes, 'byte')
+  const units = ['kB', 'MB', 'GB', 'TB']
+  let value = bytes / 1000
+  let unit = 0
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000
+    unit++
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`
+}
+
+/** 45s, 3m 07s, 2h 05m. */
+function formatDuration(seconds: number): string {
+  const s = Math.round(seconds)
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`
+  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
 }
 
 function printTable(headers: string[], rows: string[][]) {

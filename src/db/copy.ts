@@ -1,0 +1,704 @@
+import { Database } from 'bun:sqlite'
+import { SQL, type TransactionSQL } from 'bun'
+import { createHash } from 'node:crypto'
+import { existsSync, rmSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { applyMigrations, POSTGRES_SCHEMA_VERSION } from './postgres/migrations.ts'
+import { describeDatabaseUrl, isConnectionFailure } from './postgres/store.ts'
+import { openDatabase, SCHEMA_VERSION } from './sqlite/open.ts'
+import { DatabaseOpenError, DatabaseUnreachable } from './store.ts'
+
+/**
+ * `intake copy FROM TO` (and `intake backup` on PostgreSQL): every row of one
+ * intake database into another, SQLite or PostgreSQL on either side.
+ *
+ * FROM is read as one snapshot (a read transaction on a connection of its
+ * own), so a server may go on writing to it. TO is checked before anything is
+ * written to it, its schema is created or brought up to date, and then every
+ * row is written in one transaction, checked (counts, and every file's bytes
+ * by hash) and only then committed: a failure, or a kill, leaves TO empty.
+ */
+
+/**
+ * Every table intake keeps, parents before children: the order rows are
+ * copied in (foreign keys hold at every insert). A new table joins this list;
+ * a table that FROM holds and this list lacks stops the copy (it would
+ * otherwise be left behind without a word).
+ */
+export const COPIED_TABLES = [
+  'accounts',
+  'api_keys',
+  'forms',
+  'idempotency_keys',
+  'responses',
+  'response_files',
+  'file_chunks',
+  'unclaimed_files',
+  'deliveries',
+] as const
+
+/** Each store's own record of its schema, written by its migrations, never copied. */
+const SCHEMA_TABLES: Record<Kind, readonly string[]> = {
+  sqlite: ['schema_compatibility'],
+  postgres: ['intake_schema'],
+}
+
+/**
+ * Values for TO's columns that FROM's store does not have: SQLite's legacy
+ * `response_files.content` (the bytes have lived in file_chunks since schema
+ * 3; the column stays, empty, for older binaries).
+ */
+const FILLED_COLUMNS: Record<string, Record<string, unknown>> = {
+  response_files: { content: new Uint8Array(0) },
+}
+
+/** Rows per batch read and written: memory stays bounded whatever the size of the database. */
+const ROWS_PER_BATCH = 1000
+/** Chunks per batch: each is up to 512 KiB. */
+const CHUNKS_PER_BATCH = 8
+
+export interface CopyProgress {
+  /** `copy` while rows are written, `check` while TO's files are read back and compared. */
+  phase: 'copy' | 'check'
+  /** Rows written so far, of every table. */
+  rows: number
+  totalRows: number
+  /** File bytes written (copy) or compared (check) so far. */
+  bytes: number
+  totalBytes: number
+}
+
+export interface CopyOptions {
+  /** Called after each batch. */
+  progress?: (progress: CopyProgress) => void
+}
+
+export interface CopySummary {
+  /** Where the data came from and went, for people (a PostgreSQL URL without its password). */
+  from: string
+  to: string
+  /** Rows per table, the same on both sides. */
+  rows: Record<(typeof COPIED_TABLES)[number], number>
+  totalRows: number
+  /** Bytes of the files (their chunks). */
+  bytes: number
+  /** Whether TO's SQLite file was created by this copy. */
+  created: boolean
+}
+
+/** A copy that failed on the way (TO left empty): exit code 1, with the reason. */
+export class CopyFailed extends Error {}
+
+type Kind = 'sqlite' | 'postgres'
+
+/** One side of a copy: a SQLite file or a PostgreSQL database. */
+export type Endpoint =
+  | { kind: 'sqlite'; path: string; location: string }
+  | { kind: 'postgres'; url: string; location: string }
+
+/** FROM or TO as given on the command line: a postgres:// or postgresql:// URL, or else a SQLite file path. */
+export function parseEndpoint(text: string): Endpoint {
+  if (/^postgres(ql)?:\/\//i.test(text)) {
+    const url = URL.parse(text)
+    // Never echoed: it may hold a password.
+    if (!url || url.hostname === '') throw new DatabaseOpenError('A PostgreSQL URL must look like postgres://user@host:port/database')
+    return { kind: 'postgres', url: text, location: describeDatabaseUrl(text) }
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)
+  if (scheme) throw new DatabaseOpenError(`${scheme[1]}:// is not a database intake knows: give a SQLite file path or a postgres:// URL`)
+  if (text.trim() === '') throw new DatabaseOpenError('An empty name is not a database: give a SQLite file path or a postgres:// URL')
+  const path = resolve(text)
+  return { kind: 'sqlite', path, location: path }
+}
+
+/** A row as read and written: values in the order of the table's copied columns. */
+type Row = unknown[]
+
+interface TableColumns {
+  /** Every column, by name. */
+  names: string[]
+  /** Columns a row must be given (NOT NULL without a default). */
+  required: string[]
+}
+
+/** What the copy reads from and writes to, alike on both stores. */
+interface Side {
+  readonly kind: Kind
+  /** Table name to its columns (schema tables excluded). */
+  tables(): Promise<Map<string, TableColumns>>
+  count(table: string): Promise<number>
+  /** Bytes of all file chunks. */
+  fileBytes(): Promise<number>
+  /** The rows of `table`, a batch at a time, with `columns` in that order (optionally ordered). */
+  batches(table: string, columns: string[], options: { size: number; orderBy?: string }): AsyncGenerator<Row[]>
+}
+
+interface WritableSide extends Side {
+  /**
+   * Writes every batch of rows of `columns` into `table`, with `fill` for the
+   * columns FROM lacks; `written` hears of each batch once it is handed over.
+   */
+  load(table: string, columns: string[], fill: Record<string, unknown>, batches: AsyncIterable<Row[]>, written: (batch: Row[]) => void): Promise<void>
+}
+
+/**
+ * Copies every row of FROM into TO; see the file's comment. Refusals that
+ * leave both sides untouched (FROM not at this binary's schema, TO not empty)
+ * are DatabaseOpenError (exit code 2); a failure on the way is CopyFailed.
+ */
+export async function copyData(from: string, to: string, options: CopyOptions = {}): Promise<CopySummary> {
+  const source = parseEndpoint(from)
+  const target = parseEndpoint(to)
+  if (sameDatabase(source, target)) throw new DatabaseOpenError(`FROM and TO are the same database (${source.location})`)
+  const secrets = [...secretsOf(source), ...secretsOf(target)]
+  try {
+    return await readSnapshot(source, async (reader) => {
+      await refuseUnlessEmpty(target)
+      const tables = await reader.tables()
+      const unknown = [...tables.keys()].filter((name) => !(COPIED_TABLES as readonly string[]).includes(name))
+      if (unknown.length > 0) {
+        throw new CopyFailed(`${source.location} has tables this intake does not know how to copy (${unknown.join(', ')}); nothing was written`)
+      }
+      const rows = {} as CopySummary['rows']
+      for (const table of COPIED_TABLES) rows[table] = await reader.count(table)
+      const totalRows = Object.values(rows).reduce((sum, n) => sum + n, 0)
+      const totalBytes = await reader.fileBytes()
+      const created = await prepareSchema(target)
+      try {
+        await writeTransaction(target, async (writer) => {
+          await copyRows(reader, writer, tables, { totalRows, totalBytes, progress: options.progress })
+          await check(reader, writer, rows, { totalRows, totalBytes, progress: options.progress, from: source.location, to: target.location })
+        })
+      } catch (error) {
+        // A file this copy made holds nothing (its one transaction rolled back): it goes, so a retry finds the name free.
+        if (created && target.kind === 'sqlite') removeSqliteFiles(target.path)
+        throw error
+      }
+      return { from: source.location, to: target.location, rows, totalRows, bytes: totalBytes, created }
+    })
+  } catch (error) {
+    throw explain(error, target, secrets)
+  }
+}
+
+/** Rows of every table, in COPIED_TABLES order, a batch at a time. */
+async function copyRows(
+  reader: Side,
+  writer: WritableSide,
+  fromTables: Map<string, TableColumns>,
+  totals: { totalRows: number; totalBytes: number; progress?: CopyOptions['progress'] },
+): Promise<void> {
+  const toTables = await writer.tables()
+  let rows = 0
+  let bytes = 0
+  totals.progress?.({ phase: 'copy', rows, totalRows: totals.totalRows, bytes, totalBytes: totals.totalBytes })
+  for (const table of COPIED_TABLES) {
+    const fromColumns = fromTables.get(table)
+    const toColumns = toTables.get(table)
+    if (!fromColumns || !toColumns) throw new CopyFailed(`The table ${table} is missing from ${fromColumns ? 'TO' : 'FROM'}`)
+    const columns = fromColumns.names.filter((name) => toColumns.names.includes(name))
+    const fill: Record<string, unknown> = {}
+    for (const name of toColumns.required.filter((name) => !columns.includes(name))) {
+      if (!(name in (FILLED_COLUMNS[table] ?? {}))) throw new CopyFailed(`TO's ${table}.${name} must have a value and FROM has no such column`)
+      fill[name] = FILLED_COLUMNS[table]![name]
+    }
+    const bytesAt = table === 'file_chunks' ? columns.indexOf('bytes') : -1
+    const size = table === 'file_chunks' ? CHUNKS_PER_BATCH : ROWS_PER_BATCH
+    await writer.load(table, columns, fill, reader.batches(table, columns, { size }), (batch) => {
+      rows += batch.length
+      if (bytesAt >= 0) for (const row of batch) bytes += (row[bytesAt] as Uint8Array).byteLength
+      totals.progress?.({ phase: 'copy', rows, totalRows: totals.totalRows, bytes, totalBytes: totals.totalBytes })
+    })
+  }
+}
+
+/**
+ * Before TO is committed: its row counts are FROM's, and every file's bytes
+ * (its chunks in order, hashed) are FROM's. Both sides are read in file id
+ * order (byte order on both stores), a batch at a time.
+ */
+async function check(
+  reader: Side,
+  writer: Side,
+  expected: CopySummary['rows'],
+  context: { totalRows: number; totalBytes: number; progress?: CopyOptions['progress']; from: string; to: string },
+): Promise<void> {
+  for (const table of COPIED_TABLES) {
+    const found = await writer.count(table)
+    if (found !== expected[table]) {
+      throw new CopyFailed(`${context.to} would hold ${found} rows of ${table} where ${context.from} holds ${expected[table]}; nothing was committed`)
+    }
+  }
+  const fromFiles = fileDigests(reader)
+  const toFiles = fileDigests(writer)
+  let bytes = 0
+  const report = () => context.progress?.({ phase: 'check', rows: context.totalRows, totalRows: context.totalRows, bytes, totalBytes: context.totalBytes })
+  report()
+  for (;;) {
+    const [a, b] = await Promise.all([fromFiles.next(), toFiles.next()])
+    if (a.done && b.done) break
+    const fileId = a.done ? b.value!.fileId : a.value.fileId
+    if (a.done || b.done || a.value.fileId !== b.value.fileId || a.value.digest !== b.value.digest) {
+      throw new CopyFailed(`The bytes of file ${fileId} differ between ${context.from} and ${context.to}; nothing was committed`)
+    }
+    bytes += a.value.bytes
+    report()
+  }
+}
+
+/** Each file's id, SHA-256 of its chunks in order, and size: in file id order. */
+async function* fileDigests(side: Side): AsyncGenerator<{ fileId: string; digest: string; bytes: number }> {
+  let current: { fileId: string; hash: ReturnType<typeof createHash>; bytes: number } | undefined
+  for await (const batch of side.batches('file_chunks', ['file_id', 'bytes'], { size: CHUNKS_PER_BATCH, orderBy: 'file_id, seq' })) {
+    for (const [fileId, bytes] of batch as Array<[string, Uint8Array]>) {
+      if (current && current.fileId !== fileId) {
+        yield { fileId: current.fileId, digest: current.hash.digest('hex'), bytes: current.bytes }
+        current = undefined
+      }
+      current ??= { fileId, hash: createHash('sha256'), bytes: 0 }
+      current.hash.update(bytes)
+      current.bytes += bytes.byteLength
+    }
+  }
+  if (current) yield { fileId: current.fileId, digest: current.hash.digest('hex'), bytes: current.bytes }
+}
+
+// ---------------------------------------------------------------------------
+// Reading FROM: one snapshot
+
+/**
+ * Runs `work` on one consistent snapshot of FROM, which must be at this
+ * binary's schema (else exit 2 naming `intake migrate`). Nothing is written to FROM.
+ */
+async function readSnapshot<T>(source: Endpoint, work: (reader: Side) => Promise<T>): Promise<T> {
+  if (source.kind === 'sqlite') {
+    if (!existsSync(source.path)) throw new DatabaseOpenError(`No database at ${source.path} to copy from`)
+    let db: Database
+    try {
+      db = new Database(source.path, { readwrite: true, create: false, strict: true })
+      db.exec('PRAGMA busy_timeout = 5000')
+      db.exec('PRAGMA query_only = ON')
+    } catch (error) {
+      throw new DatabaseOpenError(`Cannot open ${source.path} to copy from: ${reason(error)}`)
+    }
+    try {
+      // In WAL mode a read transaction sees the database as at its first read, whatever a server writes meanwhile.
+      db.exec('BEGIN')
+      const version = sqliteSchemaVersion(db, source.path)
+      requireCurrentSchema(source, version, SCHEMA_VERSION, sqliteTableNames(db).length)
+      return await work(sqliteSide(db))
+    } finally {
+      if (db.inTransaction) db.exec('ROLLBACK')
+      db.close()
+    }
+  }
+  const sql = await connectPostgres(source)
+  try {
+    return (await sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
+      const { version } = await postgresSchema(tx)
+      requireCurrentSchema(source, version, POSTGRES_SCHEMA_VERSION, (await postgresTableNames(tx)).length)
+      return work(postgresSide(tx))
+    })) as T
+  } finally {
+    await sql.close({ timeout: 0 }).catch(() => {})
+  }
+}
+
+function requireCurrentSchema(source: Endpoint, version: number, current: number, tableCount: number): void {
+  if (version === current) return
+  if (version === 0) {
+    throw new DatabaseOpenError(
+      tableCount === 0 ? `${source.location} holds no intake database to copy` : `${source.location} is not an intake database`,
+    )
+  }
+  if (version > current) {
+    throw new DatabaseOpenError(
+      `${source.location} is at schema ${version}, newer than this intake's ${current}: copy it with the intake that wrote it`,
+    )
+  }
+  const migrate = source.kind === 'sqlite' ? `intake migrate --db ${shellWord(source.path)}` : `intake migrate --database-url ${source.location}`
+  throw new DatabaseOpenError(
+    `${source.location} is at schema ${version} and this intake copies schema ${current}: upgrade it first with \`${migrate}\`; nothing was written`,
+  )
+}
+
+// ---------------------------------------------------------------------------
+// Writing TO
+
+/**
+ * Refuses TO, before anything touches it, unless it holds no intake data: a
+ * SQLite file that does not exist yet or is empty, or a database with no
+ * tables, or an intake schema (not newer than this binary's) whose tables
+ * hold no rows.
+ */
+async function refuseUnlessEmpty(target: Endpoint): Promise<void> {
+  const refuse = (why: string) => new DatabaseOpenError(`${target.location} ${why}; TO must be empty. Nothing was written`)
+  if (target.kind === 'sqlite') {
+    if (!existsSync(target.path)) return
+    const stat = statSync(target.path)
+    if (!stat.isFile()) throw refuse('is not a file')
+    if (stat.size === 0) return
+    let db: Database | undefined
+    try {
+      // Read-write but querying only: a read-only connection would leave -wal and -shm files behind.
+      db = new Database(target.path, { readwrite: true, create: false, strict: true })
+      db.exec('PRAGMA query_only = ON')
+      const version = (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
+      describeContents(version, SCHEMA_VERSION, sqliteTableNames(db), (table) => sqliteCount(db!, table), refuse)
+    } catch (error) {
+      if (error instanceof DatabaseOpenError) throw error
+      throw refuse(`exists and is not a SQLite database (${reason(error)})`)
+    } finally {
+      db?.close()
+    }
+    return
+  }
+  const sql = await connectPostgres(target)
+  try {
+    await sql.begin('READ ONLY', async (tx) => {
+      const { version } = await postgresSchema(tx)
+      const tables = await postgresTableNames(tx)
+      const counts = new Map<string, number>()
+      for (const table of tables) counts.set(table, await postgresCount(tx, table))
+      describeContents(version, POSTGRES_SCHEMA_VERSION, tables, (table) => counts.get(table)!, refuse)
+    })
+  } finally {
+    await sql.close({ timeout: 0 }).catch(() => {})
+  }
+}
+
+function describeContents(
+  version: number,
+  current: number,
+  tables: string[],
+  count: (table: string) => number,
+  refuse: (why: string) => Error,
+): void {
+  if (version === 0) {
+    if (tables.length > 0) throw refuse(`holds tables that are not intake's (${listed(tables)})`)
+    return
+  }
+  if (version > current) throw refuse(`is at schema ${version}, newer than this intake's ${current}`)
+  const held = tables.map((table) => [table, count(table)] as const).filter(([, n]) => n > 0)
+  if (held.length > 0) throw refuse(`holds intake data (${held.map(([table, n]) => `${table}: ${n}`).join(', ')})`)
+}
+
+const listed = (names: string[]) => (names.length > 5 ? `${names.slice(0, 5).join(', ')}, ...` : names.join(', '))
+
+/**
+ * Gives TO this binary's schema, committed on its own (an empty schema still
+ * counts as empty). A missing SQLite file is created, readable by its owner
+ * only. Returns whether the file was created.
+ */
+async function prepareSchema(target: Endpoint): Promise<boolean> {
+  if (target.kind === 'sqlite') {
+    const created = !existsSync(target.path)
+    try {
+      openDatabase(target.path).close()
+    } catch (error) {
+      if (created) removeSqliteFiles(target.path)
+      throw error
+    }
+    return created
+  }
+  const sql = await connectPostgres(target)
+  try {
+    await applyMigrations(sql, target.location)
+  } catch (error) {
+    // Not allowed to create tables, say: a setting for the operator to fix, as for intake migrate.
+    if (error instanceof DatabaseOpenError || isConnectionFailure(error)) throw error
+    throw new DatabaseOpenError(`Cannot prepare the PostgreSQL database at ${target.location}: ${reason(error)}`)
+  } finally {
+    await sql.close({ timeout: 0 }).catch(() => {})
+  }
+  return false
+}
+
+/**
+ * Runs `work` in one transaction on TO, which must still be empty and at this
+ * binary's schema; commits when it returns. Nobody else writes to TO meanwhile
+ * (SQLite: the write lock; PostgreSQL: every table locked against writes).
+ */
+async function writeTransaction(target: Endpoint, work: (writer: WritableSide) => Promise<void>): Promise<void> {
+  const changed = (why: string) => new DatabaseOpenError(`${target.location} ${why} while the copy began; nothing was written`)
+  if (target.kind === 'sqlite') {
+    const db = new Database(target.path, { strict: true })
+    try {
+      db.exec('PRAGMA busy_timeout = 5000')
+      db.exec('PRAGMA foreign_keys = ON')
+      db.exec('PRAGMA cache_size = -65536')
+      // A rollback journal for the copy: into a new file it holds almost
+      // nothing (pages past the old end are not journaled), where WAL would
+      // write every page twice. When another connection has the file open
+      // the mode stays WAL, which is as safe.
+      const journal = (db.query('PRAGMA journal_mode = DELETE').get() as { journal_mode: string }).journal_mode
+      try {
+        db.exec('BEGIN IMMEDIATE')
+        if (sqliteSchemaVersion(db, target.path) !== SCHEMA_VERSION) throw changed('changed schema')
+        for (const table of COPIED_TABLES) if (sqliteCount(db, table) > 0) throw changed(`received rows of ${table}`)
+        await work(sqliteSide(db))
+        db.exec('COMMIT')
+      } finally {
+        if (db.inTransaction) db.exec('ROLLBACK')
+        if (journal !== 'wal') db.exec('PRAGMA journal_mode = WAL')
+      }
+    } finally {
+      db.close()
+    }
+    return
+  }
+  const sql = await connectPostgres(target)
+  try {
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`LOCK TABLE ${COPIED_TABLES.map(quote).join(', ')} IN EXCLUSIVE MODE`)
+      if ((await postgresSchema(tx)).version !== POSTGRES_SCHEMA_VERSION) throw changed('changed schema')
+      for (const table of COPIED_TABLES) if ((await postgresCount(tx, table)) > 0) throw changed(`received rows of ${table}`)
+      await work(postgresSide(tx))
+    })
+  } finally {
+    await sql.close({ timeout: 0 }).catch(() => {})
+  }
+}
+
+// ---------------------------------------------------------------------------
+// SQLite
+
+function sqliteSchemaVersion(db: Database, path: string): number {
+  try {
+    return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
+  } catch (error) {
+    throw new DatabaseOpenError(`${path} is not a SQLite database (${reason(error)})`)
+  }
+}
+
+function sqliteTableNames(db: Database): string[] {
+  return (db.query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`).all() as Array<{ name: string }>)
+    .map((row) => row.name)
+    .filter((name) => !SCHEMA_TABLES.sqlite.includes(name))
+}
+
+const sqliteCount = (db: Database, table: string) => (db.query(`SELECT count(*) AS n FROM ${quote(table)}`).get() as { n: number }).n
+
+function sqliteSide(db: Database): WritableSide {
+  return {
+    kind: 'sqlite',
+    async tables() {
+      const tables = new Map<string, TableColumns>()
+      for (const table of sqliteTableNames(db)) {
+        const columns = db.query(`PRAGMA table_info(${quote(table)})`).all() as Array<{ name: string; notnull: number; dflt_value: unknown; pk: number }>
+        tables.set(table, {
+          names: columns.map((column) => column.name),
+          required: columns.filter((column) => column.notnull && column.dflt_value === null).map((column) => column.name),
+        })
+      }
+      return tables
+    },
+    count: async (table) => sqliteCount(db, table),
+    fileBytes: async () => (db.query('SELECT coalesce(sum(length(bytes)), 0) AS n FROM file_chunks').get() as { n: number }).n,
+    async *batches(table, columns, { size, orderBy }) {
+      const select = db.query(`SELECT ${columns.map(quote).join(', ')} FROM ${quote(table)}${orderBy ? ` ORDER BY ${orderBy}` : ''}`)
+      let batch: Row[] = []
+      for (const row of select.iterate() as IterableIterator<Record<string, unknown>>) {
+        batch.push(columns.map((column) => row[column]))
+        if (batch.length === size) {
+          yield batch
+          batch = []
+        }
+      }
+      if (batch.length > 0) yield batch
+    },
+    async load(table, columns, fill, batches, written) {
+      const names = [...columns, ...Object.keys(fill)]
+      const insert = db.query(`INSERT INTO ${quote(table)} (${names.map(quote).join(', ')}) VALUES (${names.map(() => '?').join(', ')})`)
+      const filled = Object.values(fill)
+      for await (const batch of batches) {
+        for (const row of batch) insert.run(...([...row, ...filled] as any[]))
+        written(batch)
+      }
+      insert.finalize()
+    },
+  }
+}
+
+function removeSqliteFiles(path: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${path}${suffix}`, { force: true })
+}
+
+// ---------------------------------------------------------------------------
+// PostgreSQL
+
+/** One connection to the database at `endpoint`, that has answered; PGPASSWORD and the other PG* variables fill in what the URL leaves out. */
+async function connectPostgres(endpoint: Extract<Endpoint, { kind: 'postgres' }>): Promise<SQL> {
+  const secrets = secretsOf(endpoint)
+  let sql: SQL
+  try {
+    const database = decodeURIComponent(new URL(endpoint.url).pathname.slice(1))
+    // The URL's database, explicitly: PGDATABASE would otherwise win over it.
+    sql = new SQL(endpoint.url, { ...(database ? { database } : {}), max: 1, connectionTimeout: 10 })
+  } catch (error) {
+    throw new DatabaseOpenError(`Cannot use the PostgreSQL database at ${endpoint.location}: ${redact(reason(error), secrets)}`)
+  }
+  try {
+    await sql.unsafe('SELECT 1')
+  } catch (error) {
+    await sql.close({ timeout: 0 }).catch(() => {})
+    const why = `Cannot reach the PostgreSQL database at ${endpoint.location}: ${redact(reason(error), secrets)}`
+    throw isConnectionFailure(error) ? new DatabaseUnreachable(why) : new DatabaseOpenError(why)
+  }
+  return sql
+}
+
+async function postgresSchema(tx: SQL): Promise<{ version: number }> {
+  const [table] = await tx.unsafe(`SELECT to_regclass('intake_schema') IS NOT NULL AS present`)
+  if (!table.present) return { version: 0 }
+  const [row] = await tx.unsafe('SELECT version FROM intake_schema')
+  return { version: row ? Number(row.version) : 0 }
+}
+
+async function postgresTableNames(tx: SQL): Promise<string[]> {
+  const rows = await tx.unsafe(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
+  return (rows as Array<{ tablename: string }>).map((row) => row.tablename).filter((name) => !SCHEMA_TABLES.postgres.includes(name))
+}
+
+const postgresCount = async (tx: SQL, table: string) => Number((await tx.unsafe(`SELECT count(*) AS n FROM ${quote(table)}`))[0].n)
+
+/** A value in COPY's text format: \\N for null, bytes as hex, text with its backslashes and control characters escaped. */
+function copyText(value: unknown): string {
+  if (value === null || value === undefined) return '\\N'
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
+  if (value instanceof Uint8Array) return `\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`
+  return String(value).replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!)
+}
+
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+function postgresSide(tx: TransactionSQL): WritableSide {
+  let cursors = 0
+  // Which columns are int8, per table (they arrive as text): read once, on first need.
+  let bigintColumns: Promise<Map<string, Set<string>>> | undefined
+  const bigintsOf = async (table: string) => {
+    bigintColumns ??= (async () => {
+      const rows = (await tx.unsafe(
+        `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND data_type = 'bigint'`,
+      )) as Array<{ table_name: string; column_name: string }>
+      const byTable = new Map<string, Set<string>>()
+      for (const row of rows) byTable.set(row.table_name, (byTable.get(row.table_name) ?? new Set()).add(row.column_name))
+      return byTable
+    })()
+    return (await bigintColumns).get(table) ?? new Set<string>()
+  }
+  return {
+    kind: 'postgres',
+    async tables() {
+      const rows = (await tx.unsafe(
+        `SELECT table_name, column_name, is_nullable, column_default FROM information_schema.columns
+          WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`,
+      )) as Array<{ table_name: string; column_name: string; is_nullable: string; column_default: string | null }>
+      const tables = new Map<string, TableColumns>()
+      for (const table of await postgresTableNames(tx)) {
+        const columns = rows.filter((row) => row.table_name === table)
+        tables.set(table, {
+          names: columns.map((column) => column.column_name),
+          required: columns.filter((column) => column.is_nullable === 'NO' && column.column_default === null).map((column) => column.column_name),
+        })
+      }
+      return tables
+    },
+    count: (table) => postgresCount(tx, table),
+    fileBytes: async () => Number((await tx.unsafe('SELECT coalesce(sum(octet_length(bytes)), 0) AS n FROM file_chunks'))[0].n),
+    async *batches(table, columns, { size, orderBy }) {
+      const bigints = await bigintsOf(table)
+      const converted = columns.map((column) => bigints.has(column))
+      const cursor = `copy_${++cursors}`
+      // A cursor in the snapshot: the server hands the rows over a batch at a time.
+      await tx.unsafe(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${columns.map(quote).join(', ')} FROM ${quote(table)}${orderBy ? ` ORDER BY ${orderBy}` : ''}`)
+      for (;;) {
+        const rows = (await tx.unsafe(`FETCH ${size} FROM ${cursor}`).values()) as Row[]
+        if (rows.length === 0) break
+        for (const row of rows) for (let i = 0; i < row.length; i++) if (converted[i] && row[i] !== null) row[i] = Number(row[i])
+        yield rows
+      }
+      await tx.unsafe(`CLOSE ${cursor}`)
+    },
+    async load(table, columns, fill, batches, written) {
+      const names = [...columns, ...Object.keys(fill)]
+      const filled = Object.values(fill).map(copyText)
+      const copy = `COPY ${quote(table)} (${names.map(quote).join(', ')}) FROM STDIN`
+      // COPY, in PostgreSQL's text format: the fastest way in. One per batch,
+      // as the server checks foreign keys at the end of each statement and
+      // holds those checks in memory until then. The next batch is read
+      // while the server stores this one.
+      const send = async (text: string) => {
+        const stream = tx.unsafe(copy).writable().getWriter()
+        try {
+          await stream.write(text)
+          await stream.close()
+        } catch (error) {
+          await stream.abort(error).catch(() => {})
+          throw error
+        }
+      }
+      let stored: Promise<void> = Promise.resolve()
+      for await (const batch of batches) {
+        let text = ''
+        for (const row of batch) text += `${[...row.map(copyText), ...filled].join('\t')}\n`
+        await stored
+        stored = send(text).then(() => written(batch))
+        // Awaited with the next batch or after the last; a failure of the reader meanwhile ends the transaction.
+        stored.catch(() => {})
+      }
+      await stored
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+/** A table or column name in SQL (both stores quote alike). */
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+
+/** A path as a shell word, for a command to copy from a message. */
+const shellWord = (text: string) => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`)
+
+function sameDatabase(a: Endpoint, b: Endpoint): boolean {
+  if (a.kind === 'sqlite' && b.kind === 'sqlite') {
+    if (a.path === b.path) return true
+    try {
+      const [x, y] = [statSync(a.path), statSync(b.path)]
+      return x.dev === y.dev && x.ino === y.ino
+    } catch {
+      return false
+    }
+  }
+  return a.kind === 'postgres' && b.kind === 'postgres' && a.location === b.location
+}
+
+/** What may not be shown of an endpoint: its URL's password, and PGPASSWORD. */
+function secretsOf(endpoint: Endpoint): string[] {
+  if (endpoint.kind !== 'postgres') return []
+  const secrets: string[] = []
+  const url = URL.parse(endpoint.url)
+  if (url?.password) secrets.push(url.password, decodeURIComponent(url.password))
+  const inQuery = url?.searchParams.get('password')
+  if (inQuery) secrets.push(inQuery)
+  if (process.env.PGPASSWORD) secrets.push(process.env.PGPASSWORD)
+  return secrets.filter((secret) => secret.length > 0)
+}
+
+const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
+
+/** The error to show: intake's own as they are; anything else (a write that failed, a lost connection) as CopyFailed. */
+function explain(error: unknown, target: Endpoint, secrets: string[]): Error {
+  if (error instanceof DatabaseOpenError || error instanceof CopyFailed) {
+    error.message = redact(error.message, secrets)
+    return error
+  }
+  return new CopyFailed(`The copy failed and ${target.location} was left without its rows: ${redact(reason(error), secrets)}`)
+}
+
+function reason(error: unknown): string {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown }
+  const message = error instanceof Error ? error.message : String(error)
+  if (typeof errno === 'string' && errno !== '' && !message.includes(errno)) return `${message} (SQLSTATE ${errno})`
+  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message
+}
