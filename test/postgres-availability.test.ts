@@ -43,7 +43,7 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
     const sql = inspect(database.url)
     const [row] = await sql`SELECT (SELECT count(*) FROM forms)::int AS forms, (SELECT count(*) FROM idempotency_keys)::int AS keys`
     expect(row).toEqual({ forms: 200, keys: 200 })
-  })
+  }, 30_000)
 
   test('backends killed in the middle of a load: failures are DatabaseUnavailable, nothing acknowledged is lost, then it answers again', async () => {
     const database = await freshDatabase()
@@ -118,7 +118,7 @@ describe.skipIf(skipPostgres)('migrations', () => {
     expect(await schemaRow(sql)).toEqual([{ version: POSTGRES_SCHEMA_VERSION, oldest_compatible: 1 }])
     await opened[0]!.transaction((tx) => tx.keys.ensureAccount(newId(), 'default', T0))
     expect(await opened[4]!.keys.listKeys()).toEqual([])
-  })
+  }, 30_000)
 
   test('migrate: false writes nothing, not even the schema table', async () => {
     const database = await freshDatabase(false)
@@ -127,7 +127,7 @@ describe.skipIf(skipPostgres)('migrations', () => {
     const sql = inspect(database.url)
     const [row] = await sql`SELECT to_regclass('intake_schema') IS NULL AS absent`
     expect(row.absent).toBe(true)
-  })
+  }, 30_000)
 
   test('a newer intake\'s database is refused untouched when it needs a newer intake, and runs when it allows this one', async () => {
     const database = await freshDatabase()
@@ -153,7 +153,7 @@ describe.skipIf(skipPostgres)('migrations', () => {
     expect(upgrades).toEqual([])
     expect(await schemaRow(sql)).toEqual([{ version: newer + 1, oldest_compatible: POSTGRES_SCHEMA_VERSION }])
     await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'default', T0))
-  })
+  }, 30_000)
 })
 
 describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
@@ -178,7 +178,7 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
     expect(lines.length).toBeLessThanOrEqual(3)
     expect(lines[0]).toStartWith(`Cannot reach the PostgreSQL database at postgres://intake@127.0.0.1:${port}/intake yet (try 1): `)
     for (const text of [error.message, String(error.stack), ...lines]) expect(text).not.toContain('Sup3r-s3cret')
-  })
+  }, 30_000)
 
   describe('on a server of its own', () => {
     let cluster: Awaited<ReturnType<typeof startThrowawayCluster>>

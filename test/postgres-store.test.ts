@@ -38,7 +38,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
   test('is at this build\'s schema, and says where it is without a password', async () => {
     expect(store.kind).toBe('postgres')
     expect(store.schemaVersion).toBe(POSTGRES_SCHEMA_VERSION)
-    expect(store.location).toMatch(/^postgres:\/\/[^:@/]+@127\.0\.0\.1:\d+\/intake_t_[0-9a-f]+$/)
+    expect(store.location).toMatch(/^postgres:\/\/[^:@/]+@127\.0\.0\.1:\d+\/intake_pool_[0-9a-f]+_[0-9a-f]+$/)
     expect(describeDatabaseUrl('postgresql://alice:s3cret@db.example.com:6543/forms?sslmode=require&password=other')).toBe('postgres://alice@db.example.com:6543/forms')
     expect(describeDatabaseUrl('postgres://db.example.com/forms')).toBe('postgres://db.example.com/forms')
     expect(describeDatabaseUrl('postgres://al%40ice:p%40ss@[::1]:5432/x')).toBe('postgres://al%40ice@[::1]:5432/x')

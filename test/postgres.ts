@@ -1,13 +1,26 @@
 /**
- * Fresh PostgreSQL databases for tests, on the server of a base URL (for
- * INTAKE_TEST_DATABASE_URL, an empty database whose user may create
- * databases). A migrated one is a copy of a template database that holds
- * intake's schema, made once per schema (its name carries a hash of the
- * migrations) and kept on the server for the next run: a copy costs tens of
- * milliseconds where applying the migrations costs hundreds.
+ * PostgreSQL databases for tests, on the server of a base URL (for
+ * INTAKE_TEST_DATABASE_URL, a database whose user may create databases).
+ *
+ * A migrated database is a copy of a template that holds intake's schema,
+ * made once per schema (its name carries a hash of the migrations) and kept
+ * on the server: a copy costs tens of milliseconds where applying the
+ * migrations costs hundreds. And the copy is used again: PostgreSQL 15 makes
+ * every DROP DATABASE wait for a checkpoint of the whole server (0.1 s on an
+ * idle machine, a second on a busy one, slowing every other test too), and a
+ * connection to a new database costs more than to one that served before. So
+ * `drop()` waits for the test's connections to go (a store left open: the
+ * database is dropped after all), deletes its rows, checks that nothing but
+ * rows changed, and keeps it for the next test of the process.
+ *
+ * Such databases (`intake_pool_<schema hash>_<random>`) are held by an
+ * advisory lock on their OID for as long as their process runs, each with an
+ * idle connection of its own (application_name intake-test-pool) that
+ * empties it. A later run takes over those an earlier one left, and drops
+ * those of other schemas.
  */
 import { afterAll, afterEach, beforeAll } from 'bun:test'
-import { SQL } from 'bun'
+import { SQL, type ReservedSQL } from 'bun'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { migrations } from '../src/db/postgres/migrations.ts'
@@ -17,10 +30,10 @@ import { newId } from '../src/lib/ids.ts'
 import type { NewForm } from '../src/modules/forms/store/index.ts'
 
 export interface FreshDatabase {
-  /** The base URL with the new database's name. */
+  /** The base URL with the database's name. */
   url: string
   name: string
-  /** Drops the database, with whatever is still connected to it. */
+  /** Lets the database go: dropped, or (migrated ones, soon after this resolves) emptied and kept for another test. */
   drop(): Promise<void>
 }
 
@@ -31,40 +44,82 @@ export function databaseUrl(url: string, name: string): string {
   return parsed.toString()
 }
 
+const SCHEMA_HASH = createHash('sha256').update(JSON.stringify(migrations)).digest('hex').slice(0, 16)
+const TEMPLATE = `intake_template_${SCHEMA_HASH}`
+const POOLED = `intake_pool_${SCHEMA_HASH}_`
+const CLEANER = 'intake-test-pool'
+
 /** Held while a template is made, so processes starting together make it once: "tpl" in ASCII. */
 const TEMPLATE_LOCK = 0x74706c
+/** The lock on a pooled database: "poo" in ASCII in the high bits, its OID in the low 32. */
+const poolLock = (oid: number) => `(${0x706f6f}::bigint << 32) | ${oid}`
 
-const TEMPLATE = `intake_template_${createHash('sha256').update(JSON.stringify(migrations)).digest('hex').slice(0, 16)}`
+/**
+ * What a database looks like but for its rows: its schemas, relations and
+ * their columns, triggers, functions and intake_schema's row. A test that
+ * changed any of it leaves a database that is dropped, not used again.
+ */
+const FINGERPRINT = `SELECT md5(concat_ws('|',
+    (SELECT string_agg(nspname, ',' ORDER BY nspname) FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'),
+    (SELECT string_agg(c.relname || '/' || c.relkind::text || '/' || coalesce(a.attname, '') || '/' || coalesce(a.atttypid::text, ''), ',' ORDER BY c.relname, a.attnum)
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+      WHERE n.nspname = 'public'),
+    (SELECT string_agg(tgname, ',' ORDER BY tgname) FROM pg_trigger WHERE NOT tgisinternal),
+    (SELECT string_agg(p.proname || md5(p.prosrc), ',' ORDER BY p.proname) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public'),
+    (SELECT string_agg(version || '/' || oldest_compatible, ',') FROM intake_schema)
+  )) AS fingerprint`
 
-const admins = new Map<string, SQL>()
-const templates = new Map<string, Promise<void>>()
+/** A pooled database this process holds, with the connection that empties it. */
+interface Pooled {
+  oid: number
+  name: string
+  cleaner: SQL
+}
 
-/** A small pool on the base database, for CREATE and DROP DATABASE; it lets its connections go when idle. */
-function admin(baseUrl: string): SQL {
-  let sql = admins.get(baseUrl)
-  if (!sql) {
-    sql = new SQL(baseUrl, { max: 4, idleTimeout: 2 })
-    admins.set(baseUrl, sql)
+/** One server's pieces: a pool for CREATE and DROP DATABASE, and what this process holds there. */
+interface Server {
+  baseUrl: string
+  admin: SQL
+  template?: Promise<void>
+  /** The connection that holds this process's locks on pooled databases, for as long as it runs. */
+  locks?: Promise<ReservedSQL>
+  /** OIDs of the pooled databases this process holds, lent or free. */
+  held: Set<number>
+  /** Those of them empty and unused. */
+  free: Pooled[]
+  /** The template's (the comment on it says). */
+  fingerprint?: string
+  /** Whether those earlier runs left were looked for. */
+  adopted: boolean
+}
+
+const servers = new Map<string, Server>()
+
+function server(baseUrl: string): Server {
+  let found = servers.get(baseUrl)
+  if (!found) {
+    // Its connections are let go when idle; the reserved one (the locks) stays.
+    found = { baseUrl, admin: new SQL(baseUrl, { max: 4, idleTimeout: 2 }), held: new Set(), free: [], adopted: false }
+    servers.set(baseUrl, found)
   }
-  return sql
+  return found
 }
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /** Makes the template database for this schema unless the server has it. */
-function template(baseUrl: string): Promise<void> {
-  let made = templates.get(baseUrl)
-  if (!made) {
-    made = makeTemplate(baseUrl)
-    made.catch(() => templates.delete(baseUrl))
-    templates.set(baseUrl, made)
+function template(at: Server): Promise<void> {
+  if (!at.template) {
+    at.template = makeTemplate(at)
+    at.template.catch(() => (at.template = undefined))
   }
-  return made
+  return at.template
 }
 
-async function makeTemplate(baseUrl: string): Promise<void> {
+async function makeTemplate(at: Server): Promise<void> {
   // A session lock needs one connection throughout: a reserved one.
-  const conn = await admin(baseUrl).reserve()
+  const conn = await at.admin.reserve()
   try {
     await conn.unsafe(`SELECT pg_advisory_lock(${TEMPLATE_LOCK})`)
     try {
@@ -74,7 +129,11 @@ async function makeTemplate(baseUrl: string): Promise<void> {
       const building = `${TEMPLATE}_${randomBytes(4).toString('hex')}`
       await conn.unsafe(`CREATE DATABASE ${quote(building)} TEMPLATE template0`)
       try {
-        await migratePostgres(databaseUrl(baseUrl, building), { connectTimeoutMs: 10_000 })
+        const url = databaseUrl(at.baseUrl, building)
+        await migratePostgres(url, { connectTimeoutMs: 10_000 })
+        const sql = new SQL(url, { max: 1 })
+        const [{ fingerprint }] = await sql.unsafe(FINGERPRINT).finally(() => sql.close())
+        await conn.unsafe(`COMMENT ON DATABASE ${quote(building)} IS 'intake test template ${fingerprint}'`)
         await conn.unsafe(`ALTER DATABASE ${quote(building)} RENAME TO ${quote(TEMPLATE)}`)
       } catch (error) {
         await conn.unsafe(`DROP DATABASE IF EXISTS ${quote(building)} WITH (FORCE)`).catch(() => {})
@@ -90,21 +149,132 @@ async function makeTemplate(baseUrl: string): Promise<void> {
   }
 }
 
+/** Takes database `oid` for this process: false when this or another live process holds it. */
+async function lock(at: Server, oid: number): Promise<boolean> {
+  // A session takes a lock it holds again: what this process holds is known here.
+  if (at.held.has(oid)) return false
+  at.locks ??= at.admin.reserve()
+  const [row] = await (await at.locks).unsafe(`SELECT pg_try_advisory_lock(${poolLock(oid)}) AS taken`)
+  if (row.taken) at.held.add(oid)
+  return row.taken
+}
+
+function pooled(at: Server, oid: number, name: string): Pooled {
+  // lock_timeout: a transaction a test left open fails the emptying rather than holding it up.
+  const cleaner = new SQL(databaseUrl(at.baseUrl, name), { max: 1, connection: { application_name: CLEANER, lock_timeout: '2s' } })
+  return { oid, name, cleaner }
+}
+
+/** Drops a pooled database for good, with whatever is connected to it, and lets its lock go. */
+async function dropPooled(at: Server, db: Pooled): Promise<void> {
+  await db.cleaner.close({ timeout: 0 }).catch(() => {})
+  await at.admin.unsafe(`DROP DATABASE IF EXISTS ${quote(db.name)} WITH (FORCE)`)
+  await (await at.locks!).unsafe(`SELECT pg_advisory_unlock(${poolLock(db.oid)})`)
+  at.held.delete(db.oid)
+}
+
 /**
- * A new database on the server of `baseUrl`, named `intake_t_<random>`:
- * holding intake's schema (a copy of the template), or empty with
- * `migrated: false` (for tests of opening and migrating).
+ * Puts a pooled database back among the free ones once nothing but its
+ * cleaner is connected: its rows deleted (but intake_schema's), the rest
+ * checked. Dropped when something stays connected, or the test changed more
+ * than rows.
+ */
+async function giveBack(at: Server, db: Pooled): Promise<void> {
+  let connected = 0
+  for (let waited = 0; waited < 2000; waited += 5) {
+    const [row] = await at.admin.unsafe('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2', [db.name, CLEANER])
+    connected = row.n
+    // A store just closed leaves its server processes a moment to exit.
+    if (connected === 0) break
+    await Bun.sleep(5)
+  }
+  if (connected === 0 && (await empty(at, db))) at.free.push(db)
+  else await dropPooled(at, db)
+}
+
+/**
+ * Deletes every row but intake_schema's; true when the database is then as
+ * the template made it. Tried twice: a test may have cut the cleaner's
+ * connection off (pg_terminate_backend), and the second try opens another.
+ */
+async function empty(at: Server, db: Pooled, tries = 2): Promise<boolean> {
+  try {
+    const tables = await db.cleaner<Array<{ name: string }>>`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'intake_schema'`
+    // Twice: a trigger writes rows while the first round deletes (response_files' into unclaimed_files).
+    const deletes = tables.map((table) => `DELETE FROM ${quote(table.name)}`).join('; ')
+    if (deletes) for (let round = 0; round < 2; round++) await db.cleaner.unsafe(deletes)
+    const [{ fingerprint }] = await db.cleaner.unsafe(FINGERPRINT)
+    return fingerprint === at.fingerprint
+  } catch {
+    return tries > 1 && empty(at, db, tries - 1)
+  }
+}
+
+/** A new copy of the template, held by this process. */
+async function copyTemplate(at: Server): Promise<Pooled> {
+  const name = `${POOLED}${randomBytes(6).toString('hex')}`
+  await at.admin.unsafe(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(TEMPLATE)}`)
+  const [{ oid }] = await at.admin.unsafe('SELECT oid::int8 AS oid FROM pg_database WHERE datname = $1', [name])
+  await lock(at, Number(oid))
+  return pooled(at, Number(oid), name)
+}
+
+/**
+ * The template's fingerprint, and the pooled databases earlier runs left:
+ * those of this schema taken over (emptied and checked), those of other
+ * schemas dropped; any a live process holds are left alone.
+ */
+async function adoptLeftovers(at: Server): Promise<void> {
+  const [row] = await at.admin.unsafe(`SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [TEMPLATE])
+  at.fingerprint = /^intake test template ([0-9a-f]{32})$/.exec(row?.comment ?? '')?.[1]
+  if (at.fingerprint === undefined) {
+    // A template without its fingerprint: a copy of it says what it is.
+    const copy = await copyTemplate(at)
+    at.fingerprint = (await copy.cleaner.unsafe(FINGERPRINT))[0].fingerprint
+    at.free.push(copy)
+    await at.admin.unsafe(`COMMENT ON DATABASE ${quote(TEMPLATE)} IS 'intake test template ${at.fingerprint}'`)
+  }
+  const found = await at.admin.unsafe(`SELECT oid::int8 AS oid, datname AS name FROM pg_database WHERE datname LIKE 'intake\\_pool\\_%'`)
+  for (const { oid, name } of found as Array<{ oid: string; name: string }>) {
+    if (!(await lock(at, Number(oid)))) continue
+    const db = pooled(at, Number(oid), name)
+    await (name.startsWith(POOLED) ? giveBack(at, db) : dropPooled(at, db)).catch(() => {})
+  }
+}
+
+/**
+ * A database on the server of `baseUrl` for one test: holding intake's
+ * schema and no rows (a pooled copy of the template), or, with
+ * `migrated: false`, a new empty one named `intake_t_<random>` (for tests of
+ * opening and migrating), which `drop()` drops.
  */
 export async function freshPostgresDatabase(baseUrl: string, options: { migrated?: boolean } = {}): Promise<FreshDatabase> {
-  const migrated = options.migrated ?? true
-  if (migrated) await template(baseUrl)
-  const name = `intake_t_${randomBytes(6).toString('hex')}`
-  const sql = admin(baseUrl)
-  await sql.unsafe(`CREATE DATABASE ${quote(name)} TEMPLATE ${migrated ? quote(TEMPLATE) : 'template0'}`)
+  const at = server(baseUrl)
+  if (options.migrated === false) {
+    const name = `intake_t_${randomBytes(6).toString('hex')}`
+    await at.admin.unsafe(`CREATE DATABASE ${quote(name)} TEMPLATE template0`)
+    return {
+      url: databaseUrl(baseUrl, name),
+      name,
+      drop: async () => void (await at.admin.unsafe(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`)),
+    }
+  }
+  await template(at)
+  if (!at.adopted) {
+    at.adopted = true
+    await adoptLeftovers(at)
+  }
+  const db = at.free.pop() ?? (await copyTemplate(at))
+  let given: Promise<void> | undefined
   return {
-    url: databaseUrl(baseUrl, name),
-    name,
-    drop: async () => void (await sql.unsafe(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`)),
+    url: databaseUrl(baseUrl, db.name),
+    name: db.name,
+    // Emptied while the next test starts (on another free database, or a new copy when there is none).
+    // A run that ends first leaves it to the next run to empty.
+    drop() {
+      given ??= giveBack(at, db).catch(() => {})
+      return Promise.resolve()
+    },
   }
 }
 
@@ -212,7 +382,7 @@ export function postgresFixtures(baseUrl: string) {
         if (!/^postgres(ql)?:\/\//.test(baseUrl)) return
         url = (await freshDatabase()).url
         store = await createPostgresStore(url, { connectTimeoutMs: 5000 })
-      })
+      }, 30_000)
       afterAll(async () => {
         await store?.close()
       })

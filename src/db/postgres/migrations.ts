@@ -191,6 +191,17 @@ export async function checkSchema(sql: SQL, location: string): Promise<SchemaSta
   return schema
 }
 
+/** The schema row read at once, without a transaction; undefined when there is none (or no table) yet. */
+async function recordedSchema(sql: SQL): Promise<SchemaState | undefined> {
+  try {
+    const [row] = await sql.unsafe('SELECT version, oldest_compatible FROM intake_schema')
+    return row ? { version: row.version, oldestCompatible: row.oldest_compatible } : undefined
+  } catch (error) {
+    if ((error as { errno?: string }).errno === '42P01') return undefined
+    throw error
+  }
+}
+
 /**
  * Brings the schema up to date in one transaction under the schema lock: a
  * second instance starting at the same moment waits, then finds the work
@@ -199,6 +210,12 @@ export async function checkSchema(sql: SQL, location: string): Promise<SchemaSta
  * this build, refused untouched when it does not.
  */
 export async function applyMigrations(sql: SQL, location: string): Promise<{ from: number; to: number }> {
+  // Most starts find the schema as this build wants it: one read, no lock, no transaction.
+  const recorded = await recordedSchema(sql)
+  if (recorded && recorded.version >= POSTGRES_SCHEMA_VERSION) {
+    refuseIncompatible(recorded, location)
+    return { from: recorded.version, to: recorded.version }
+  }
   return sql.begin(async (tx) => {
     const schema = await readSchema(tx)
     refuseIncompatible(schema, location)
