@@ -235,11 +235,11 @@ async function adoptLeftovers(at: Server): Promise<void> {
     await at.admin.unsafe(`COMMENT ON DATABASE ${quote(TEMPLATE)} IS 'intake test template ${at.fingerprint}'`)
   }
   const found = await at.admin.unsafe(`SELECT oid::int8 AS oid, datname AS name FROM pg_database WHERE datname LIKE 'intake\\_pool\\_%'`)
+  const taken: Pooled[] = []
   for (const { oid, name } of found as Array<{ oid: string; name: string }>) {
-    if (!(await lock(at, Number(oid)))) continue
-    const db = pooled(at, Number(oid), name)
-    await (name.startsWith(POOLED) ? giveBack(at, db) : dropPooled(at, db)).catch(() => {})
+    if (await lock(at, Number(oid))) taken.push(pooled(at, Number(oid), name))
   }
+  await Promise.all(taken.map((db) => (db.name.startsWith(POOLED) ? giveBack(at, db) : dropPooled(at, db)).catch(() => {})))
 }
 
 /**
