@@ -424,14 +424,18 @@ async function writeTransaction(target: Endpoint, work: (writer: WritableSide) =
   if (target.kind === 'sqlite') {
     const db = new Database(target.path, { strict: true })
     try {
-      db.exec('PRAGMA busy_timeout = 5000')
-      db.exec('PRAGMA foreign_keys = ON')
-      db.exec('PRAGMA cache_size = -65536')
       // A rollback journal for the copy: into a new file it holds almost
       // nothing (pages past the old end are not journaled), where WAL would
       // write every page twice. When another connection has the file open
-      // the mode stays WAL, which is as safe.
-      const journal = (db.query('PRAGMA journal_mode = DELETE').get() as { journal_mode: string }).journal_mode
+      // (a server on an empty database) the switch fails at once and the
+      // mode stays WAL, which is as safe.
+      let journal = 'wal'
+      try {
+        journal = (db.query('PRAGMA journal_mode = DELETE').get() as { journal_mode: string }).journal_mode
+      } catch {}
+      db.exec('PRAGMA busy_timeout = 5000')
+      db.exec('PRAGMA foreign_keys = ON')
+      db.exec('PRAGMA cache_size = -65536')
       try {
         db.exec('BEGIN IMMEDIATE')
         if (sqliteSchemaVersion(db, target.path) !== SCHEMA_VERSION) throw changed('changed schema')
