@@ -854,6 +854,29 @@ describe('exactly one response under concurrency', () => {
   })
 })
 
+describe('an answer racing a cancellation', () => {
+  test('each of 30 forms ends one way: answered (201, completed, its response) or cancelled (200, no response), never both', async () => {
+    const forms = await Promise.all(Array.from({ length: 30 }, () => t.api.createForm()))
+    const outcomes = await Promise.all(
+      forms.map(async (form) => {
+        const [answer, cancel] = await Promise.all([
+          submit(t.app, form.id, { name: 'Ada' }),
+          t.api.patch(`/forms/${form.id}`, { status: 'cancelled' }),
+        ])
+        const status = await formStatus(form.id)
+        const responses = (await t.api.get(`/forms/${form.id}/responses`)).body as unknown[]
+        return { answer: answer.status, cancel: cancel.status, status, responses: responses.length }
+      }),
+    )
+    for (const outcome of outcomes) {
+      expect([
+        { answer: 201, cancel: 409, status: 'completed', responses: 1 },
+        { answer: 410, cancel: 200, status: 'cancelled', responses: 0 },
+      ]).toContainEqual(outcome)
+    }
+  })
+})
+
 // ------------------------------------------------------------ webhook outbox
 
 describe('the webhook delivery written with the response', () => {

@@ -12,8 +12,10 @@ import type { DeliveryReads, DeliveryWrites } from '../modules/webhooks/store/in
  *
  * Reads may run anywhere; writes run only inside `transaction`, which hands
  * the unit of work its transaction: nothing depends on which connection is
- * current. Work inside a transaction awaits only the transaction's own
- * methods (anything slower holds the database's writer).
+ * current. What a transaction reads holds until it commits (SQLite runs one
+ * unit at a time; PostgreSQL locks the rows it reads, FOR UPDATE), so a
+ * decision made on a read stands. Work inside a transaction awaits only the
+ * transaction's own methods (anything slower holds the database's writer).
  */
 export interface Reads {
   forms: FormReads

@@ -127,21 +127,32 @@ const WEBHOOK_TARGETS = 'SELECT id, account_id, webhook_secret FROM forms WHERE 
 
 /** The forms module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresFormStore(query: Query, scope: Scope): FormWrites {
+  /**
+   * Inside a transaction a form is read with its row locked until the commit:
+   * a decision made on its state (cancel an active form) cannot be overtaken by
+   * another transaction's change (an answer completing it), as SQLite's single
+   * writer guarantees by running one unit at a time.
+   */
+  const locked = (sql: string) => (scope === 'transaction' ? `${sql} FOR UPDATE` : sql)
+  const byId = locked(BY_ID)
+  const byIdForAccount = locked(BY_ID_FOR_ACCOUNT)
+  const publicState = locked(PUBLIC_STATE)
+  const stateForAccount = locked(STATE_FOR_ACCOUNT)
   const reads: FormReads = {
     async find(id, now) {
-      const [row] = await query<FormRow>(BY_ID, [id, now])
+      const [row] = await query<FormRow>(byId, [id, now])
       return row ? toStoredForm(row) : undefined
     },
     async findForAccount(accountId, id, now) {
-      const [row] = await query<FormRow>(BY_ID_FOR_ACCOUNT, [id, accountId, now])
+      const [row] = await query<FormRow>(byIdForAccount, [id, accountId, now])
       return row ? toStoredForm(row) : undefined
     },
     async findPublicState(id, now): Promise<FormPublicState | undefined> {
-      const [row] = await query<FormPublicState>(PUBLIC_STATE, [id, now])
+      const [row] = await query<FormPublicState>(publicState, [id, now])
       return row ? { id: row.id, title: row.title, status: row.status } : undefined
     },
     async findStateForAccount(accountId, id, now): Promise<FormState | undefined> {
-      const [row] = await query<Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>>(STATE_FOR_ACCOUNT, [id, accountId, now])
+      const [row] = await query<Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>>(stateForAccount, [id, accountId, now])
       return row ? { id: row.id, status: row.status, expiresAt: time(row.expires_at), context: row.context } : undefined
     },
     async list(params) {
