@@ -631,6 +631,8 @@ interface Tracked {
   deleted: boolean
   /** Status last read through the API, for the transition check. */
   seen: Status
+  /** The 201 that created it (not a replay) has been seen. */
+  original: boolean
 }
 
 interface World {
@@ -808,12 +810,15 @@ function track(w: World, request: Request, res: Answer) {
     must(typeof id === 'string' && CANONICAL_ULID.test(id), `${res.where}: created form id ${show(id)}`)
     must(account, `${res.where}: a form created without a valid key`)
     const known = w.forms.get(id)
+    const replayed = res.headers.get('idempotent-replayed') === 'true'
+    must(replayed || res.headers.get('idempotent-replayed') === null, `${res.where}: Idempotent-Replayed ${res.headers.get('idempotent-replayed')}`)
     if (known) {
-      must(res.headers.get('idempotent-replayed') === 'true' && known.account === account, `${res.where}: a second 201 for ${id} that is not a replay`)
+      must(known.account === account && (replayed || !known.original), `${res.where}: a second 201 for ${id} that is not a replay`)
+      if (!replayed) known.original = true
     } else {
-      must(res.headers.get('idempotent-replayed') === null, `${res.where}: a new form marked as replayed`)
-      must(res.body.status === 'active', `${res.where}: a new form that is not active`)
-      w.forms.set(id, { id, account, status: 'active', expiresAt: parseApiTime(res.body.expires_at), deleted: false, seen: 'active' })
+      // A replay may be answered before the request that created the form: it waited for that one's commit, not its answer.
+      must(replayed || res.body.status === 'active', `${res.where}: a new form that is not active`)
+      w.forms.set(id, { id, account, status: 'active', expiresAt: parseApiTime(res.body.expires_at), deleted: false, seen: 'active', original: !replayed })
     }
   }
   if (request.method === 'PATCH' && res.status === 200 && /^\/api\/v1\/forms\/[^/]+\/?$/.test(path)) {

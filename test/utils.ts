@@ -10,6 +10,7 @@ import { createIntake, type Intake } from '../src/app.tsx'
 import { loadConfig } from '../src/config.ts'
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
+import { freshPostgresDatabase } from './postgres.ts'
 import { openStore, type Store } from '../src/db/index.ts'
 import type { StoreKind } from '../src/db/store.ts'
 import { createLogger } from '../src/lib/log.ts'
@@ -107,7 +108,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
   if (TEST_STORE === 'postgres') {
     const baseUrl = process.env.INTAKE_TEST_DATABASE_URL
     if (!baseUrl) throw new Error('INTAKE_TEST_STORE=postgres needs INTAKE_TEST_DATABASE_URL (scripts/postgres-cluster.sh start prints one)')
-    const { freshPostgresDatabase } = await import('./postgres.ts')
+    // Pooled: a closed context's database is emptied and given to the next (test/postgres.ts).
     database = await freshPostgresDatabase(baseUrl)
     storeSettings = { SERVICE_DATABASE_URL: database!.url }
   } else {
