@@ -33,11 +33,11 @@ const SETTINGS = `Settings (environment; flags override):
 const HELP = `intake ${VERSION}: put a typed form in front of a human and get the single answer back.
 
 Usage:
-  intake [serve] [--host HOST] [--port PORT] [--base-url URL] [--db PATH]
+  intake [serve] [--host HOST] [--port PORT] [--base-url URL] [--db PATH | --database-url URL]
       Start the server (the default command).
-  intake keys create [--account NAME] [--db PATH]
-  intake keys list [--json] [--db PATH]
-  intake keys revoke KEY_ID [--db PATH]
+  intake keys create [--account NAME] [--db PATH | --database-url URL]
+  intake keys list [--json] [--db PATH | --database-url URL]
+  intake keys revoke KEY_ID [--db PATH | --database-url URL]
       Create, list and revoke API keys, also while the server runs.
   intake backup FILE [--db PATH | --database-url URL]
       Write a consistent copy of the database to FILE, a new SQLite file (safe while serving).
@@ -66,7 +66,7 @@ const COMMAND_HELP: Record<string, string> = {
   serve: `intake serve: start the server (also what plain \`intake\` does).
 
 Usage:
-  intake [serve] [--host HOST] [--port PORT] [--base-url URL] [--db PATH]
+  intake [serve] [--host HOST] [--port PORT] [--base-url URL] [--db PATH | --database-url URL]
 
 The first start on an empty database creates the account "default" and one API
 key, and prints it once with where everything is and a first command to try.
@@ -85,12 +85,12 @@ Examples:
 (they share the database file); a revoked key is refused from the next request.
 
 Usage:
-  intake keys create [--account NAME] [--db PATH]
+  intake keys create [--account NAME] [--db PATH | --database-url URL]
       A new key for the account (created when new; default "default"),
       printed once: only its SHA-256 is stored.
-  intake keys list [--json] [--db PATH]
+  intake keys list [--json] [--db PATH | --database-url URL]
       Every key: id, account, last four characters, created, last used, revoked.
-  intake keys revoke KEY_ID [--db PATH]
+  intake keys revoke KEY_ID [--db PATH | --database-url URL]
       Refuse the key from now on (KEY_ID from keys list).
 
 Examples:
@@ -514,5 +514,7 @@ run(process.argv.slice(2)).catch((error) => {
     printError(`intake: ${error.message}`)
     process.exit(1)
   }
-  throw error
+  // Anything else (a database that fails mid-start, a fault of intake's): one line, exit 1.
+  printError(`intake: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(1)
 })

@@ -3,7 +3,7 @@ import { createPostgresKeyStore } from '../../modules/auth/store/postgres.ts'
 import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
 import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
 import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
-import { DatabaseOpenError, DatabaseUnavailable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
+import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
 
 /**
@@ -188,7 +188,7 @@ function storesOn(query: Query, scope: Scope): Transaction {
  * A pool on `url` that has answered once: tried every second for up to
  * `connectTimeoutMs` (one line to `log` per failed try), whatever the failure
  * (refused, unknown host, credentials, TLS, no such database yet: the
- * operator may be fixing it), then DatabaseOpenError.
+ * operator may be fixing it), then DatabaseUnreachable (exit code 1: it may answer later).
  */
 async function connect(url: string, options: PostgresStoreOptions): Promise<{ sql: SQL; location: string }> {
   const location = describeDatabaseUrl(url)
@@ -237,7 +237,7 @@ async function connect(url: string, options: PostgresStoreOptions): Promise<{ sq
     const elapsedMs = performance.now() - started
     if (elapsedMs + RETRY_EVERY_MS > budgetMs) {
       await sql.close({ timeout: 0 }).catch(() => {})
-      throw new DatabaseOpenError(`Cannot reach the PostgreSQL database at ${location} after ${Math.round(budgetMs / 1000)} s: ${reason(failure)}`)
+      throw new DatabaseUnreachable(`Cannot reach the PostgreSQL database at ${location} after ${Math.round(budgetMs / 1000)} s: ${reason(failure)}`)
     }
     options.log?.(`Cannot reach the PostgreSQL database at ${location} yet (try ${attempt}): ${reason(failure)}; trying again in 1 s`)
     await Bun.sleep(RETRY_EVERY_MS)
