@@ -12,6 +12,9 @@
 #       removes its folder. Without an argument, the last one started; "all",
 #       every one in the state file.
 #
+# INTAKE_PG_OPTIONS adds server settings (e.g. "-c synchronous_commit=off"
+# for a test run that does not measure durability).
+#
 # The state file (INTAKE_PG_STATE, default /var/tmp/intake-pg-clusters.UID)
 # has one line per running cluster: its folder, a tab, its URL. It stays,
 # empty, when none is left: it is also the lock for concurrent starts and stops.
@@ -136,7 +139,7 @@ start() {
     # -k: the unix socket lives in the cluster's own folder, so clusters never share one.
     rm -f "$dir/log"
     if as_owner "$bindir/pg_ctl" -D "$dir/data" -w -t 60 -l "$dir/log" \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k '$dir' -c max_connections=300 -c fsync=on" start >&2; then
+      -o "-c listen_addresses=127.0.0.1 -p $port -k '$dir' -c max_connections=300 -c fsync=on ${INTAKE_PG_OPTIONS:-}" start >&2; then
       started=1
       break
     fi
