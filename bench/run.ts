@@ -1079,6 +1079,13 @@ async function measurePostgres(state: BenchState, server: string): Promise<Postg
   log(`PostgreSQL on ${redactUrl(server)}: fresh databases ${dbs.name} (intake's), ${dbs.name}_limit (the write limit's), ${dbs.name}_list_small and _list_large (the list pages')`)
   try {
     const before = await measurePgWriteLimit(state, urls.limit!, 'before the HTTP runs')
+    // The write limit commits with synchronous_commit on; intake's sessions take the server's setting.
+    if (before.settings.synchronous_commit !== 'on' || before.settings.fsync !== 'on') {
+      problems.push(
+        `PostgreSQL at ${redactUrl(server)} runs with synchronous_commit ${before.settings.synchronous_commit}, fsync ${before.settings.fsync}: ` +
+          'intake commits there without waiting for the disk, the write limit waits for it; the write figures are not comparable (use a cluster with both on)',
+      )
+    }
     const main = await measureMain(state, [{ label: 'postgres', tag: 'pg', binary: intakeBinary, databaseUrl: urls.intake!, noRssTopUp: true }])
     const after = await measurePgWriteLimit(state, urls.limit!, 'after them')
     const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL, urls.list_small!), await measureList(state, LIST_LARGE, urls.list_large!)]
