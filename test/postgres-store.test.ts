@@ -254,35 +254,38 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     return ids
   }
 
-  test('two concurrent claims never take the same delivery: rows one holds, the other skips', async () => {
+  test('two concurrent claims never take the same delivery: rows one is taking, the other skips without waiting', async () => {
     const ids = await queue(30)
     const now = T0 + 10
     let release!: () => void
     const held = new Promise<void>((resolve) => (release = resolve))
-    let claimedFirst!: (ids: string[]) => void
-    const firstClaimed = new Promise<string[]>((resolve) => (claimedFirst = resolve))
-    // The first claim looks at the 10 newest and holds them until told to commit.
+    let tookFirst!: (ids: string[]) => void
+    const firstTook = new Promise<string[]>((resolve) => (tookFirst = resolve))
+    // The first claim takes the 10 newest and holds them, uncommitted, until told to commit.
     const first = store.transaction(async (tx) => {
       const due = await tx.deliveries.dueNewest(now, 10)
-      claimedFirst(due.map((d) => d.id))
+      const leased = await tx.deliveries.lease(due.map((d) => d.id), now + 30_000, now)
+      tookFirst(leased.map((d) => d.id))
       await held
-      return tx.deliveries.lease(due.map((d) => d.id), now + 30_000)
+      return leased
     })
-    const firstIds = await firstClaimed
+    const firstIds = await firstTook
     expect(firstIds).toEqual(ids.slice(-10).reverse())
-    const second = await within(5000, store.transaction(async (tx) => {
-      const newest = await tx.deliveries.dueNewest(now, 5)
-      const scan = await tx.deliveries.dueAfter(now, null, 100)
-      return { newest: newest.map((d) => d.id), scan: scan.map((d) => d.id) }
-    }))
-    expect(second.newest).toEqual(ids.slice(15, 20).reverse())
-    expect(second.scan).toEqual(ids.slice(0, 20))
+    // A second claim of every due delivery meanwhile takes the other 20, at once.
+    const second = await within(
+      5000,
+      store.transaction(async (tx) => {
+        const due = await tx.deliveries.dueNewest(now, 100)
+        return (await tx.deliveries.lease(due.map((d) => d.id), now + 30_000, now)).map((d) => d.id)
+      }),
+    )
+    expect(second.toSorted()).toEqual(ids.slice(0, 20).toSorted())
     release()
     const leased = await first
-    expect(leased.map((d) => d.id)).toEqual(firstIds)
     expect(leased[0]).toMatchObject({ roundAttempts: 1, leaseUntil: now + 30_000, payload: `{"id":"${firstIds[0]}"}` })
-    // Leased ones are not due again until the lease runs out.
-    expect((await store.transaction((tx) => tx.deliveries.dueNewest(now, 100))).map((d) => d.id)).toEqual(ids.slice(0, 20).reverse())
+    // Once both committed, a claim of them all takes none until the leases run out.
+    expect(await store.transaction((tx) => tx.deliveries.lease(ids, now + 60_000, now))).toEqual([])
+    expect((await store.transaction((tx) => tx.deliveries.dueNewest(now, 100))).length).toBe(0)
     expect((await store.transaction((tx) => tx.deliveries.dueNewest(now + 30_000, 100))).length).toBe(30)
   })
 
@@ -306,7 +309,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     const queued = await queue(3)
     const [a, b, c] = queued
     const now = T0 + 50
-    const leased = await store.transaction((tx) => tx.deliveries.lease([a!, b!, c!], now + 1000))
+    const leased = await store.transaction((tx) => tx.deliveries.lease([a!, b!, c!], now + 1000, now))
     expect(leased.map((d) => d.id)).toEqual(queued)
     await store.transaction((tx) =>
       tx.deliveries.recordAttempts([
@@ -322,7 +325,9 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     // Its claim was not this one: nothing recorded, the lease stays.
     expect(records.get(c!)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, nextAttemptAt: T0 })
 
-    await store.transaction((tx) => tx.deliveries.lease([b!], now + 5000))
+    // b is due again 1 s after its failed attempt.
+    expect(await store.transaction((tx) => tx.deliveries.lease([b!], now + 5000, now + 500))).toEqual([])
+    await store.transaction((tx) => tx.deliveries.lease([b!], now + 5000, now + 1010))
     await store.transaction((tx) =>
       tx.deliveries.recordAttempts([{ id: b!, lease: now + 5000, roundAttempt: 2, now: now + 2000, delivered: false, statusCode: null, error: 'timeout', attemptsPerRound: 2 }]),
     )
@@ -330,7 +335,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     expect(await store.transaction((tx) => tx.deliveries.redeliver(formId, b!, now + 3000))).toBe(true)
     expect(await store.transaction((tx) => tx.deliveries.redeliver(formId, b!, now + 3000))).toBe(false)
     expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({ status: 'pending', nextAttemptAt: now + 3000 })
-    expect(await store.transaction((tx) => tx.deliveries.lease([], now))).toEqual([])
+    expect(await store.transaction((tx) => tx.deliveries.lease([], now, now))).toEqual([])
   })
 })
 

@@ -33,16 +33,21 @@ const toDue = (row: DueRow): DueDelivery => ({ id: row.id, formId: row.form_id, 
 
 const INSERT = `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
   VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)`
-// Due and held by no attempt. Rows another transaction holds (another instance
-// claiming them now) are skipped, never waited for; those returned stay locked
-// by this transaction until it commits, so two claims never take the same one.
+// Due and held by no attempt: a look, which locks nothing (a scan of a backlog
+// reads a thousand rows a step; locking them all would cost more than the read).
 const DUE = `SELECT next_attempt_at AS due_at, id, form_id, url FROM deliveries
   WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)`
-const DUE_NEWEST = `${DUE} ORDER BY next_attempt_at DESC, id DESC LIMIT $2 FOR UPDATE SKIP LOCKED`
-const DUE_FROM_START = `${DUE} ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
-const DUE_AFTER = `${DUE} AND (next_attempt_at, id) > ($3::bigint, $4::text) ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`
+const DUE_NEWEST = `${DUE} ORDER BY next_attempt_at DESC, id DESC LIMIT $2`
+const DUE_FROM_START = `${DUE} ORDER BY next_attempt_at, id LIMIT $2`
+const DUE_AFTER = `${DUE} AND (next_attempt_at, id) > ($3::bigint, $4::text) ORDER BY next_attempt_at, id LIMIT $2`
+// The claim: of the deliveries chosen, those still due and held by no attempt,
+// skipping rows another transaction holds (another instance claiming them this
+// moment), never waiting for them. A row claimed and committed by another is
+// no longer free when this statement looks: two claims never take the same one.
 const LEASE = `UPDATE deliveries SET lease_until = $2, attempts = attempts + 1, round_attempts = round_attempts + 1
-  WHERE id = ANY($1::text[])
+  WHERE id IN (SELECT id FROM deliveries
+                WHERE id = ANY($1::text[]) AND status = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+                FOR UPDATE SKIP LOCKED)
   RETURNING id, form_id, url, payload, round_attempts, lease_until`
 // All the outcomes in one statement; each counts only while its claim holds.
 const RECORD = `UPDATE deliveries d SET
@@ -71,11 +76,12 @@ export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
       const rows = from === null ? await query<DueRow>(DUE_FROM_START, [now, look]) : await query<DueRow>(DUE_AFTER, [now, look, bounded(from.dueAt), String(from.after)])
       return rows.map(toDue)
     },
-    async lease(ids, leaseUntil) {
+    async lease(ids, leaseUntil, now) {
       if (ids.length === 0) return []
       const rows = await query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: string }>(LEASE, [
         [...new Set(ids)],
         leaseUntil,
+        now,
       ])
       // In the order asked for, as one statement returns rows in no order of its own.
       const byId = new Map(rows.map((row) => [row.id, row]))

@@ -23,9 +23,9 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   const dueAfter = db.query<DueRow, { now: number; look: number; due_at: number; rowid: number }>(
     `${DUE} AND (next_attempt_at, rowid) > ($due_at, $rowid) ORDER BY next_attempt_at, rowid LIMIT $look`,
   )
-  const lease = db.query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: number }, { id: string; lease_until: number }>(
+  const lease = db.query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: number }, { id: string; lease_until: number; now: number }>(
     `UPDATE deliveries SET lease_until = $lease_until, attempts = attempts + 1, round_attempts = round_attempts + 1
-      WHERE id = $id
+      WHERE id = $id AND status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
      RETURNING id, form_id, url, payload, round_attempts, lease_until`,
   )
   const record = db.query(
@@ -79,10 +79,10 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
     dueNewest: async (now, look) => newestDue.all({ now, look }).map(toDue),
     dueAfter: async (now, from, look) =>
       dueAfter.all({ now, look, due_at: from?.dueAt ?? -Infinity, rowid: (from?.after as number | undefined) ?? -Infinity }).map(toDue),
-    async lease(ids, leaseUntil) {
+    async lease(ids, leaseUntil, now) {
       const leased: LeasedDelivery[] = []
       for (const id of ids) {
-        const row = lease.get({ id, lease_until: leaseUntil })
+        const row = lease.get({ id, lease_until: leaseUntil, now })
         if (row) {
           leased.push({ id: row.id, formId: row.form_id, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: row.lease_until })
         }
