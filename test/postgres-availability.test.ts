@@ -3,7 +3,7 @@
  * hundreds of concurrent transactions and under killed backends (failures
  * are DatabaseUnavailable, nothing acknowledged is lost, never a hang), the
  * migrations (once, under a lock; a newer intake's database refused
- * untouched), and a server that cannot be reached or stops (DatabaseOpenError
+ * untouched), and a server that cannot be reached or stops (DatabaseUnreachable
  * after the wait, DatabaseUnavailable while running, never a password). The
  * tests that stop a server start a cluster of their own.
  */
@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import type { SQL } from 'bun'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
 import { createPostgresStore, describeDatabaseUrl } from '../src/db/postgres/store.ts'
-import { DatabaseOpenError, DatabaseUnavailable, type Upgrade } from '../src/db/store.ts'
+import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Upgrade } from '../src/db/store.ts'
 import { newId } from '../src/lib/ids.ts'
 import { formRecord, postgresFixtures, settle, startThrowawayCluster, T0, within } from './postgres.ts'
 import { POSTGRES, TEST_DATABASE_URL, skipWithout } from './prerequisites.ts'
@@ -157,7 +157,7 @@ describe.skipIf(skipPostgres)('migrations', () => {
 })
 
 describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
-  test('a closed port: DatabaseOpenError after the wait, one log line per try, the password nowhere', async () => {
+  test('a closed port: DatabaseUnreachable (exit code 1) after the wait, one log line per try, the password nowhere', async () => {
     // A port nothing listens on: one a server had a moment ago.
     const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
     const port = server.port
@@ -169,7 +169,7 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
     const elapsed = performance.now() - started
     expect(outcome.ok).toBe(false)
     const error = (outcome as { error: Error }).error
-    expect(error).toBeInstanceOf(DatabaseOpenError)
+    expect(error).toBeInstanceOf(DatabaseUnreachable)
     expect(error.message).toStartWith(`Cannot reach the PostgreSQL database at postgres://intake@127.0.0.1:${port}/intake after 3 s: `)
     expect(error.message.split('\n')).toHaveLength(1)
     expect(elapsed).toBeGreaterThan(1500)
@@ -249,11 +249,11 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
       // PGDATABASE does not take the URL's database away.
       expect(await open({ PGPASSWORD: password, PGDATABASE: 'intake' })).toBe(`opened postgres://alice@127.0.0.1:${port}/alices\n`)
       const wrong = await open({ PGPASSWORD: `${password}-wrong` })
-      expect(wrong).toContain(`failed: DatabaseOpenError Cannot reach the PostgreSQL database at postgres://alice@127.0.0.1:${port}/alices after 2 s: `)
+      expect(wrong).toContain(`failed: DatabaseUnreachable Cannot reach the PostgreSQL database at postgres://alice@127.0.0.1:${port}/alices after 2 s: `)
       expect(wrong).toContain('28P01')
       expect(wrong).not.toContain(password)
       const inUrl = await open({}, `postgres://alice:${password}-wrong@127.0.0.1:${port}/alices`)
-      expect(inUrl).toContain('failed: DatabaseOpenError')
+      expect(inUrl).toContain('failed: DatabaseUnreachable')
       expect(inUrl).not.toContain(password)
     }, 30_000)
   })
