@@ -115,7 +115,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
     storeSettings = { SERVICE_DB_PATH: join(dir, 'intake.db') }
   }
   const config = loadConfig({ ...storeSettings, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', ...env })
-  const store = await openStore(config)
+  // Two connections: Bun opens a pool's every connection at its first query, and a context needs few.
+  const store = await openStore(config, { poolSize: 2 })
   const sqlite = TEST_STORE === 'sqlite' ? new Database(config.dbPath, { strict: true }) : undefined
   sqlite?.exec('PRAGMA busy_timeout = 5000')
   const postgres = database ? new SQL(database.url) : undefined
@@ -131,7 +132,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const { background } = intake
   const app = { handle: intake.handle, routes: intake.app.routes }
   // Keys are managed over a store of their own, as `intake keys` does from another process.
-  const keysStore = await openStore(config)
+  const keysStore = await openStore(config, { poolSize: 1 })
   const auth = createAuthService(keysStore, clock)
   const keys: string[] = []
   seen.contexts.push({ keys, lines })

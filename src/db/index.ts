@@ -9,6 +9,8 @@ export interface OpenStoreOptions {
   onUpgrade?: (upgrade: Upgrade) => void
   /** Hears of each try to reach a database that does not answer yet (PostgreSQL at start). */
   log?: (line: string) => void
+  /** PostgreSQL: connections in the pool (Bun opens them all at the first query). */
+  poolSize?: number
 }
 
 /** The store the settings name: PostgreSQL when SERVICE_DATABASE_URL is set, else the SQLite file. */
