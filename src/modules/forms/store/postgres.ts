@@ -1,57 +1,7 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
-import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormStatus } from '../model.ts'
-import type { FormPublicState, FormReads, FormState, FormSummaryRecord, FormWrites, IdempotencyRecord, NewForm, StoredForm, WebhookTarget } from './index.ts'
-
-/**
- * A form as PostgreSQL holds it: fields and free-form JSON as text, times as
- * int8, which Bun's client returns as strings (Number() them here).
- */
-interface FormRow {
-  id: string
-  account_id: string
-  title: string
-  description: string | null
-  fields: string
-  fields_count: number
-  callback_url: string | null
-  callback_metadata: string
-  webhook_secret: string | null
-  context: string | null
-  settings: string
-  status: FormStatus
-  expires_at: string | null
-  created_at: string
-}
-type SummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
-
-const time = (value: string | null) => (value === null ? null : Number(value))
-
-const toStoredForm = (row: FormRow): StoredForm => ({
-  id: row.id,
-  accountId: row.account_id,
-  title: row.title,
-  description: row.description,
-  fields: JSON.parse(row.fields) as FieldDefinition[],
-  fieldsCount: row.fields_count,
-  callbackUrl: row.callback_url,
-  callbackMetadata: row.callback_metadata,
-  webhookSecret: row.webhook_secret,
-  context: row.context,
-  settings: row.settings,
-  status: row.status,
-  expiresAt: time(row.expires_at),
-  createdAt: Number(row.created_at),
-})
-const toSummary = (row: SummaryRow): FormSummaryRecord => ({
-  id: row.id,
-  title: row.title,
-  description: row.description,
-  fieldsCount: row.fields_count,
-  status: row.status,
-  expiresAt: time(row.expires_at),
-  createdAt: Number(row.created_at),
-})
+import { optionalTimeOf } from '../../../db/rows.ts'
+import { toStoredForm, toSummary, type FormRow, type SummaryRow } from './rows.ts'
+import type { FormPublicState, FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 
 // Every read computes expiry with the time it is given (`now`, the parameter named here).
 const pastExpiry = (now: string) => `(status = 'active' AND expires_at <= ${now})`
@@ -153,7 +103,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     },
     async findStateForAccount(accountId, id, now): Promise<FormState | undefined> {
       const [row] = await query<Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>>(stateForAccount, [id, accountId, now])
-      return row ? { id: row.id, status: row.status, expiresAt: time(row.expires_at), context: row.context } : undefined
+      return row ? { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context } : undefined
     },
     async list(params) {
       const args = [params.accountId, params.before ?? BEFORE_EVERY_FORM, params.limit, params.now]
@@ -181,7 +131,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     },
     async nextExpiryAt() {
       const [row] = await query<{ at: string | null }>(NEXT_EXPIRY)
-      return time(row!.at)
+      return optionalTimeOf(row!.at)
     },
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()

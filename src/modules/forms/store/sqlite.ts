@@ -1,52 +1,7 @@
 import type { Database } from 'bun:sqlite'
-import type { FieldDefinition } from '../../../fields/index.ts'
 import type { FormStatus } from '../model.ts'
-import type { FormPublicState, FormState, FormSummaryRecord, FormWrites, IdempotencyRecord, ListParams, NewForm, StoredForm, WebhookTarget } from './index.ts'
-
-/** A form as SQLite holds it: fields and free-form JSON as text. */
-interface FormRow {
-  id: string
-  account_id: string
-  title: string
-  description: string | null
-  fields: string
-  fields_count: number
-  callback_url: string | null
-  callback_metadata: string
-  webhook_secret: string | null
-  context: string | null
-  settings: string
-  status: FormStatus
-  expires_at: number | null
-  created_at: number
-}
-type SummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
-
-const toStoredForm = (row: FormRow): StoredForm => ({
-  id: row.id,
-  accountId: row.account_id,
-  title: row.title,
-  description: row.description,
-  fields: JSON.parse(row.fields) as FieldDefinition[],
-  fieldsCount: row.fields_count,
-  callbackUrl: row.callback_url,
-  callbackMetadata: row.callback_metadata,
-  webhookSecret: row.webhook_secret,
-  context: row.context,
-  settings: row.settings,
-  status: row.status,
-  expiresAt: row.expires_at,
-  createdAt: row.created_at,
-})
-const toSummary = (row: SummaryRow): FormSummaryRecord => ({
-  id: row.id,
-  title: row.title,
-  description: row.description,
-  fieldsCount: row.fields_count,
-  status: row.status,
-  expiresAt: row.expires_at,
-  createdAt: row.created_at,
-})
+import { toStoredForm, toSummary, type FormRow, type SummaryRow } from './rows.ts'
+import type { FormPublicState, FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
 
 const PAST_EXPIRY = `(status = 'active' AND expires_at <= $now)`
 const EFFECTIVE_STATUS = `CASE WHEN ${PAST_EXPIRY} THEN 'expired' ELSE status END AS status`

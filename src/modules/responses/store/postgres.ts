@@ -1,28 +1,9 @@
 import type { Query } from '../../../db/postgres/store.ts'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
+import { RESPONSE_COLUMNS, toStoredResponse, type ResponseRow } from './rows.ts'
 
-/** A response as PostgreSQL holds it: data as JSON text, submitted_at as int8 (a string from Bun's client). */
-interface ResponseRow {
-  id: string
-  form_id: string
-  data: string
-  ip: string | null
-  user_agent: string | null
-  submitted_at: string
-}
-
-const toStoredResponse = (row: ResponseRow): StoredResponse => ({
-  id: row.id,
-  formId: row.form_id,
-  data: JSON.parse(row.data),
-  ip: row.ip,
-  userAgent: row.user_agent,
-  submittedAt: Number(row.submitted_at),
-})
-
-const COLUMNS = 'id, form_id, data, ip, user_agent, submitted_at'
-const FOR_FORM = `SELECT ${COLUMNS} FROM responses WHERE form_id = $1 ORDER BY submitted_at DESC, id DESC`
-const BY_ID = `SELECT ${COLUMNS} FROM responses WHERE form_id = $1 AND id = $2`
+const FOR_FORM = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 ORDER BY submitted_at DESC, id DESC`
+const BY_ID = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 AND id = $2`
 const FILE = `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
   WHERE r.form_id = $1 AND r.id = $2 AND f.field_key = $3`
 const CHUNK = 'SELECT bytes FROM file_chunks WHERE file_id = $1 AND seq = $2'

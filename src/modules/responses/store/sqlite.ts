@@ -1,29 +1,11 @@
 import type { Database } from 'bun:sqlite'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
-
-interface ResponseRow {
-  id: string
-  form_id: string
-  data: string
-  ip: string | null
-  user_agent: string | null
-  submitted_at: number
-}
-
-const toStoredResponse = (row: ResponseRow): StoredResponse => ({
-  id: row.id,
-  formId: row.form_id,
-  data: JSON.parse(row.data),
-  ip: row.ip,
-  userAgent: row.user_agent,
-  submittedAt: row.submitted_at,
-})
+import { RESPONSE_COLUMNS, toStoredResponse, type ResponseRow } from './rows.ts'
 
 /** The responses module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteResponseStore(db: Database): ResponseWrites {
-  const columns = 'id, form_id, data, ip, user_agent, submitted_at'
-  const forForm = db.query<ResponseRow, [string]>(`SELECT ${columns} FROM responses WHERE form_id = ? ORDER BY submitted_at DESC, id DESC`)
-  const byId = db.query<ResponseRow, [string, string]>(`SELECT ${columns} FROM responses WHERE form_id = ? AND id = ?`)
+  const forForm = db.query<ResponseRow, [string]>(`SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? ORDER BY submitted_at DESC, id DESC`)
+  const byId = db.query<ResponseRow, [string, string]>(`SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? AND id = ?`)
   const file = db.query<{ name: string; content_type: string; size: number; file_id: string }, [string, string, string]>(
     `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
       WHERE r.form_id = ? AND r.id = ? AND f.field_key = ?`,

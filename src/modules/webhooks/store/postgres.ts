@@ -1,5 +1,7 @@
 import type { Query } from '../../../db/postgres/store.ts'
-import { retryDelayMs, type DeliveryRecord, type DeliveryStatus, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
+import { optionalTimeOf } from '../../../db/rows.ts'
+import { retryDelayMs, type DeliveryRecord, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
+import { DELIVERY_COLUMNS, toDeliveryRecord, type DeliveryRow } from './rows.ts'
 
 /** Times are int8, which Bun's client returns as strings (Number() them here). */
 interface DueRow {
@@ -8,22 +10,6 @@ interface DueRow {
   form_id: string
   url: string
 }
-
-interface DeliveryRow {
-  id: string
-  form_id: string
-  url: string
-  event: string
-  status: DeliveryStatus
-  attempts: number
-  last_status_code: number | null
-  last_error: string | null
-  next_attempt_at: string | null
-  delivered_at: string | null
-  created_at: string
-}
-
-const time = (value: string | null) => (value === null ? null : Number(value))
 
 /** A time as int8 can hold it: callers look from -Infinity ("from the start"), which is no bigint. */
 const bounded = (ms: number) => Math.min(Number.MAX_SAFE_INTEGER, Math.max(Number.MIN_SAFE_INTEGER, ms))
@@ -61,8 +47,7 @@ const RECORD = `UPDATE deliveries d SET
     AS a(id, lease, now, delivered, status_code, error, per_round, retry_delay)
   WHERE d.id = a.id AND d.lease_until = a.lease`
 const EARLIEST_DUE = `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $1`
-const FOR_FORM = `SELECT id, form_id, url, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at
-  FROM deliveries WHERE form_id = $1 ORDER BY id`
+const FOR_FORM = `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = $1 ORDER BY id`
 const REDELIVER = `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $3, delivered_at = NULL, lease_until = NULL
   WHERE id = $1 AND form_id = $2 AND status IN ('delivered', 'failed')`
 
@@ -108,21 +93,9 @@ export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
         attempts.map((a) => retryDelayMs(a.roundAttempt)),
       ])
     },
-    earliestDueAfter: async (after) => time((await query<{ at: string | null }>(EARLIEST_DUE, [bounded(after)]))[0]!.at),
+    earliestDueAfter: async (after) => optionalTimeOf((await query<{ at: string | null }>(EARLIEST_DUE, [bounded(after)]))[0]!.at),
     listForForm: async (formId): Promise<DeliveryRecord[]> =>
-      (await query<DeliveryRow>(FOR_FORM, [formId])).map((row) => ({
-        id: row.id,
-        formId: row.form_id,
-        url: row.url,
-        event: row.event,
-        status: row.status,
-        attempts: row.attempts,
-        lastStatusCode: row.last_status_code,
-        lastError: row.last_error,
-        nextAttemptAt: time(row.next_attempt_at),
-        deliveredAt: time(row.delivered_at),
-        createdAt: Number(row.created_at),
-      })),
+      (await query<DeliveryRow>(FOR_FORM, [formId])).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => (await query(REDELIVER, [id, formId, now])).count === 1,
   }
 }

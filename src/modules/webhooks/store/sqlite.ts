@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import { retryDelayMs, type DeliveryRecord, type DeliveryStatus, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
+import { retryDelayMs, type DeliveryRecord, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
+import { DELIVERY_COLUMNS, toDeliveryRecord, type DeliveryRow } from './rows.ts'
 
 interface DueRow {
   rowid: number
@@ -41,25 +42,7 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   const earliestDue = db.query<{ at: number | null }, { after: number }>(
     `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $after`,
   )
-  const forForm = db.query<
-    {
-      id: string
-      form_id: string
-      url: string
-      event: string
-      status: DeliveryStatus
-      attempts: number
-      last_status_code: number | null
-      last_error: string | null
-      next_attempt_at: number | null
-      delivered_at: number | null
-      created_at: number
-    },
-    [string]
-  >(
-    `SELECT id, form_id, url, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at
-       FROM deliveries WHERE form_id = ? ORDER BY id`,
-  )
+  const forForm = db.query<DeliveryRow, [string]>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = ? ORDER BY id`)
   const redeliver = db.query(
     `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $now, delivered_at = NULL, lease_until = NULL
       WHERE id = $id AND form_id = $form_id AND status IN ('delivered', 'failed')`,
@@ -106,19 +89,7 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
     },
     earliestDueAfter: async (after) => earliestDue.get({ after })!.at,
     listForForm: async (formId): Promise<DeliveryRecord[]> =>
-      forForm.all(formId).map((row) => ({
-        id: row.id,
-        formId: row.form_id,
-        url: row.url,
-        event: row.event,
-        status: row.status,
-        attempts: row.attempts,
-        lastStatusCode: row.last_status_code,
-        lastError: row.last_error,
-        nextAttemptAt: row.next_attempt_at,
-        deliveredAt: row.delivered_at,
-        createdAt: row.created_at,
-      })),
+      forForm.all(formId).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => redeliver.run({ id, form_id: formId, now }).changes === 1,
   }
 }

@@ -1,0 +1,51 @@
+import type { RowTime } from '../../../db/rows.ts'
+import { optionalTimeOf, timeOf } from '../../../db/rows.ts'
+import type { FieldDefinition } from '../../../fields/index.ts'
+import type { FormStatus } from '../model.ts'
+import type { FormSummaryRecord, StoredForm } from './index.ts'
+
+/** A form as both databases hold it: fields and free-form JSON as text, times as integer milliseconds. */
+export interface FormRow {
+  id: string
+  account_id: string
+  title: string
+  description: string | null
+  fields: string
+  fields_count: number
+  callback_url: string | null
+  callback_metadata: string
+  webhook_secret: string | null
+  context: string | null
+  settings: string
+  status: FormStatus
+  expires_at: RowTime | null
+  created_at: RowTime
+}
+export type SummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
+
+export const toStoredForm = (row: FormRow): StoredForm => ({
+  id: row.id,
+  accountId: row.account_id,
+  title: row.title,
+  description: row.description,
+  fields: JSON.parse(row.fields) as FieldDefinition[],
+  fieldsCount: row.fields_count,
+  callbackUrl: row.callback_url,
+  callbackMetadata: row.callback_metadata,
+  webhookSecret: row.webhook_secret,
+  context: row.context,
+  settings: row.settings,
+  status: row.status,
+  expiresAt: optionalTimeOf(row.expires_at),
+  createdAt: timeOf(row.created_at),
+})
+
+export const toSummary = (row: SummaryRow): FormSummaryRecord => ({
+  id: row.id,
+  title: row.title,
+  description: row.description,
+  fieldsCount: row.fields_count,
+  status: row.status,
+  expiresAt: optionalTimeOf(row.expires_at),
+  createdAt: timeOf(row.created_at),
+})

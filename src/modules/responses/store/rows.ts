@@ -1,0 +1,23 @@
+import { timeOf, type RowTime } from '../../../db/rows.ts'
+import type { StoredResponse } from './index.ts'
+
+/** A response as both databases hold it: data as JSON text, submitted_at as integer milliseconds. */
+export interface ResponseRow {
+  id: string
+  form_id: string
+  data: string
+  ip: string | null
+  user_agent: string | null
+  submitted_at: RowTime
+}
+
+export const RESPONSE_COLUMNS = 'id, form_id, data, ip, user_agent, submitted_at'
+
+export const toStoredResponse = (row: ResponseRow): StoredResponse => ({
+  id: row.id,
+  formId: row.form_id,
+  data: JSON.parse(row.data),
+  ip: row.ip,
+  userAgent: row.user_agent,
+  submittedAt: timeOf(row.submitted_at),
+})
