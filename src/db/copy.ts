@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite'
-import { SQL, type TransactionSQL } from 'bun'
+// Types only: `Bun.SQL` is read when a PostgreSQL end is opened (see db/postgres/store.ts).
+import type { SQL, TransactionSQL } from 'bun'
 import { createHash } from 'node:crypto'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -538,7 +539,7 @@ async function connectPostgres(endpoint: Extract<Endpoint, { kind: 'postgres' }>
   try {
     const database = decodeURIComponent(new URL(endpoint.url).pathname.slice(1))
     // The URL's database, explicitly: PGDATABASE would otherwise win over it.
-    sql = new SQL(endpoint.url, { ...(database ? { database } : {}), max: 1, connectionTimeout: 10 })
+    sql = new Bun.SQL(endpoint.url, { ...(database ? { database } : {}), max: 1, connectionTimeout: 10 })
   } catch (error) {
     throw new DatabaseOpenError(`Cannot use the PostgreSQL database at ${endpoint.location}: ${redact(reason(error), secrets)}`)
   }

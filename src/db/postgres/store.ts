@@ -1,4 +1,6 @@
-import { SQL } from 'bun'
+// Types only: `Bun.SQL` is read where a pool is made, since reading it loads Bun's SQL
+// client (about 4 MiB of resident memory), which a server on SQLite never needs.
+import type { SQL } from 'bun'
 import { createPostgresKeyStore } from '../../modules/auth/store/postgres.ts'
 import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
 import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
@@ -199,7 +201,7 @@ async function connect(url: string, options: PostgresStoreOptions): Promise<{ sq
   try {
     const parsed = new URL(url)
     const database = decodeURIComponent(parsed.pathname.slice(1))
-    sql = new SQL(url, {
+    sql = new Bun.SQL(url, {
       ...(database ? { database } : {}),
       max: options.poolSize ?? DEFAULT_POOL_SIZE,
       // Seconds. Idle connections are let go after a minute, and every
