@@ -119,7 +119,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const store = await openStore(config, { poolSize: 2 })
   const sqlite = TEST_STORE === 'sqlite' ? new Database(config.dbPath, { strict: true }) : undefined
   sqlite?.exec('PRAGMA busy_timeout = 5000')
-  const postgres = database ? new SQL(database.url) : undefined
+  // One connection: Bun opens a pool's every connection at its first query (ten by default, 50 ms).
+  const postgres = database ? new SQL(database.url, { max: 1 }) : undefined
   const sql = async (text: string, ...params: unknown[]) => {
     if (sqlite) return sqlite.query(text).all(...(params as any[])) as Array<Record<string, any>>
     let n = 0
