@@ -132,17 +132,20 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const intake = createIntake({ config, store, baseUrl: BASE_URL, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
   const { background } = intake
   const app = { handle: intake.handle, routes: intake.app.routes }
-  // Keys are managed over a store of their own, as `intake keys` does from another process.
-  const keysStore = await openStore(config, { poolSize: 1 })
-  const auth = createAuthService(keysStore, clock)
+  // Keys a test makes or revokes go over a store of their own, as `intake keys` does from another process,
+  // opened when a test first asks (most never do: a connection costs 20 ms on PostgreSQL). The first key
+  // is made before the app has seen any, over the app's own store.
+  let keysStore: Promise<Store> | undefined
+  let otherProcess: ReturnType<typeof createAuthService> | undefined
+  const asAnotherProcess = async () => (otherProcess ??= createAuthService(await (keysStore ??= openStore(config, { poolSize: 1 })), clock))
   const keys: string[] = []
   seen.contexts.push({ keys, lines })
-  const createKey = async (account = 'default') => {
-    const created = await auth.createKey(account)
+  const remember = (created: { id: string; key: string }) => {
     keys.push(created.key)
     return { id: created.id, key: created.key }
   }
-  const { key } = await createKey()
+  const createKey = async (account = 'default') => remember(await (await asAnotherProcess()).createKey(account))
+  const { key } = remember(await createAuthService(store, clock).createKey())
   return {
     app,
     background,
@@ -156,11 +159,11 @@ export async function createTestContext(env: Record<string, string> = {}, option
     },
     logText: () => lines.join('\n'),
     createKey,
-    revokeKey: async (id) => void (await auth.revokeKey(id)),
+    revokeKey: async (id) => void (await (await asAnotherProcess()).revokeKey(id)),
     api: apiClient(app, key),
     async close() {
       await background.stop()
-      await keysStore.close()
+      await (await keysStore)?.close()
       sqlite?.close()
       await postgres?.close()
       await store.close()
