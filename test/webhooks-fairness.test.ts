@@ -31,9 +31,10 @@ const EVENT_LOOP_BOUND_MS = 50
  */
 const BACKLOG_ROOM = 2
 /**
- * Of one core, what the process may use while nothing but refused deliveries
- * wait: not a contract figure but a loose bound, far above an idle loop's
- * (about 2 %) and far below a loop that keeps looking at them (about 25 %).
+ * Of one core, what the loop may add to the process's use while nothing but
+ * refused deliveries wait: not a contract figure but a loose bound, far above
+ * an idle loop's (under 1 %) and far below a loop that keeps looking at them
+ * (about 25 %).
  */
 const RESTING_CPU_SHARE = 0.1
 
@@ -189,14 +190,19 @@ describe('a slow or hanging receiver delays no other account', () => {
     const healthy = healthyReceiver()
     const mallory = await account(t, 'mallory')
     await answeredForms(t, mallory, spread([hanging], 400))
+    // What this process uses with the loop not started: whatever else runs in it (a suite's earlier files) is not the loop's.
+    await sleep(200)
+    const before = await restingCpuShare()
     t.background.start()
     await until(() => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST, 5000, 'the hanging host to hold its share', () => hanging.state)
 
     // Nearly 400 deliveries are due and refused by the host's cap: the loop must not keep looking at them.
     await sleep(200)
     const busy = await restingCpuShare()
-    console.log(`CPU used while ${400 - PARALLEL_ATTEMPTS_PER_HOST} refused deliveries wait: ${(busy * 100).toFixed(1)} % of one core`)
-    expect(busy).toBeLessThan(RESTING_CPU_SHARE)
+    console.log(
+      `CPU used while ${400 - PARALLEL_ATTEMPTS_PER_HOST} refused deliveries wait: ${(busy * 100).toFixed(1)} % of one core (${(before * 100).toFixed(1)} % before the loop started)`,
+    )
+    expect(busy - before).toBeLessThan(RESTING_CPU_SHARE)
 
     const latencies = await firstAttemptLatencies(t, await account(t, 'bob'), healthy, 5)
     console.log(`first attempt behind one account's 400 deliveries to one hanging host: ${figures(latencies)} ms`)
