@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { apiClient, createTestContext, send, TEST_STORE, validForm, type TestContext } from './utils.ts'
+import { apiClient, createTestContext, revocationHeard, send, TEST_STORE, validForm, type TestContext } from './utils.ts'
 
 let t: TestContext
 beforeEach(async () => {
@@ -69,8 +69,9 @@ describe('bearer authentication', () => {
     const client = apiClient(t.app, second.key)
     expect((await client.get('/forms')).status).toBe(200)
     await t.revokeKey(second.id)
-    // A request sent after the revocation reaches the server on a later turn of its event loop.
-    await new Promise((resolve) => setImmediate(resolve))
+    // A request sent after the revocation reaches the server on a later turn of its event loop
+    // (on PostgreSQL, where another process's revocation is heard by notification, within a second).
+    await revocationHeard(async () => (await client.get('/forms')).status === 401)
     const res = await client.get('/forms')
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ detail: 'Invalid API key' })

@@ -213,7 +213,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect(new Set(ids).size).toBe(1)
   })
 
-  test('keys: found by hash, listed, touched, revoked once; keysVersion never repeats', async () => {
+  test('keys: found by hash, listed, touched, revoked once; keysVersion holds while its channel is heard and no key changes', async () => {
     const id = newId()
     await store.transaction((tx) => tx.keys.insertKey({ id, accountId: account, hash: 'f'.repeat(64), hint: 'wxyz', createdAt: T0 }))
     expect(await store.keys.keyByHash('f'.repeat(64))).toEqual({ id, accountId: account, lastUsedAt: null, revokedAt: null })
@@ -225,7 +225,24 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect((await store.keys.keyByHash('f'.repeat(64)))!.revokedAt).toBe(T0 + 8)
     expect(await store.keys.keyExists(id)).toBe(true)
     expect(await store.keys.keyExists(newId())).toBe(false)
+    // Until the store hears its notification channel, nothing may be remembered: a new value every call.
     expect(await store.keys.keysVersion()).not.toBe(await store.keys.keysVersion())
+    const heldFor = async (ms: number) => {
+      const version = await store.keys.keysVersion()
+      await Bun.sleep(ms)
+      return (await store.keys.keysVersion()) === version
+    }
+    const startedAt = performance.now()
+    while (!(await heldFor(50))) expect(performance.now() - startedAt).toBeLessThan(2000)
+    // Held across heartbeats (every 250 ms) while no key changes; a key written (here, by this store) changes it.
+    expect(await heldFor(600)).toBe(true)
+    const before = await store.keys.keysVersion()
+    await store.transaction((tx) => tx.keys.insertKey({ id: newId(), accountId: account, hash: 'e'.repeat(64), hint: 'abcd', createdAt: T0 }))
+    const changedAt = performance.now()
+    while ((await store.keys.keysVersion()) === before) {
+      expect(performance.now() - changedAt).toBeLessThan(1000)
+      await Bun.sleep(5)
+    }
   })
 })
 

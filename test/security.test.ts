@@ -16,6 +16,7 @@
  * time: waits poll for an outcome and fail with what they last saw.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { SQL } from 'bun'
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -28,9 +29,12 @@ import {
   createTestContext,
   postForm,
   readResponse,
+  REVOCATION_HEARD_MS,
+  revocationHeard,
   send,
   stubResolver,
   submit,
+  TEST_STORE,
   until,
   validForm,
   type Resolver,
@@ -440,7 +444,7 @@ describe('a revoked key is refused at once', () => {
     const before = await send(t.app, 'GET', '/api/v1/forms', { key: second.key })
     expect(before.status).toBe(200)
     await t.revokeKey(second.id)
-    await nextTurn()
+    await revocationHeard(async () => (await send(t.app, 'GET', '/api/v1/forms', { key: second.key })).status === 401)
     return { fx, second }
   }
 
@@ -497,7 +501,7 @@ describe('a revoked key is refused at once', () => {
     await nextTurn()
     expect(settled).toBe(false)
     await t.revokeKey(second.id)
-    await nextTurn()
+    await revocationHeard(async () => (await send(t.app, 'GET', '/api/v1/forms', { key: second.key })).status === 401)
     // While the poll (admitted before the revocation) still waits: every new request is refused.
     expectRefused(await send(t.app, 'GET', '/api/v1/forms', { key: second.key }), 'GET /api/v1/forms during the poll')
     expectRefused(await send(t.app, 'GET', `/api/v1/forms/${form.id}/responses?wait=1`, { key: second.key }), 'a second long-poll')
@@ -511,6 +515,83 @@ describe('a revoked key is refused at once', () => {
     await nextTurn()
     expectRefused(await send(t.app, 'GET', '/api/v1/forms', { key: second.key }), 'GET /api/v1/forms a turn later')
     expect((await t.api.get('/forms')).status).toBe(200)
+  })
+})
+
+describe('keys remembered, and forgotten when another process changes them', () => {
+  /** Counts the app's key lookups: the auth service asks its store for each key it does not remember. */
+  function countLookups(context: TestContext) {
+    const counted = { lookups: 0 }
+    const keyByHash = context.store.keys.keyByHash.bind(context.store.keys)
+    context.store.keys.keyByHash = (hash) => {
+      counted.lookups++
+      return keyByHash(hash)
+    }
+    return counted
+  }
+
+  const usable = async (key: string) => (await send(t.app, 'GET', '/api/v1/forms', { key })).status === 200
+
+  test('while no key changes, 50 requests with one key look it up once', async () => {
+    await setup()
+    const counted = countLookups(t)
+    // On PostgreSQL, keys are remembered once the notification channel is heard from (a moment after the first request).
+    await until(async () => {
+      counted.lookups = 0
+      await usable(t.key)
+      await Bun.sleep(20)
+      await usable(t.key)
+      return counted.lookups <= 1
+    }, 2000, 'the key to be remembered between requests')
+    counted.lookups = 0
+    for (let i = 0; i < 50; i++) expect(await usable(t.key)).toBe(true)
+    expect(counted.lookups).toBe(0)
+  })
+
+  test.skipIf(TEST_STORE !== 'postgres')('PostgreSQL: a key another process revokes is refused within 1 s, while it was remembered', async () => {
+    await setup()
+    const second = await t.createKey()
+    const counted = countLookups(t)
+    await until(async () => {
+      counted.lookups = 0
+      await usable(second.key)
+      await usable(second.key)
+      return counted.lookups === 0
+    }, 2000, 'the key to be remembered')
+    await t.revokeKey(second.id)
+    const heardMs = await revocationHeard(async () => !(await usable(second.key)))
+    console.log(`a revocation by another process heard after ${heardMs.toFixed(1)} ms`)
+    expect(await usable(second.key)).toBe(false)
+    expect(await usable(t.key)).toBe(true)
+  })
+
+  test.skipIf(TEST_STORE !== 'postgres')('PostgreSQL: with the notification connection down, a revocation is still refused within 1 s (keys are looked up on every request)', async () => {
+    await setup()
+    const second = await t.createKey()
+    await until(async () => {
+      const counted = countLookups(t)
+      await usable(second.key)
+      await usable(second.key)
+      return counted.lookups === 0
+    }, 2000, 'the key to be remembered')
+    // The listening connection is cut and cannot come back (no new connection to the database is let in);
+    // the connections already open (the app's pool, the other process's) go on working.
+    const name = (await t.sql('SELECT current_database() AS name'))[0]!.name as string
+    // From the server's own database: PostgreSQL will not shut the one a session is in.
+    const admin = new SQL(process.env.INTAKE_TEST_DATABASE_URL!, { max: 1 })
+    await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
+    try {
+      const cut = await t.sql(`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
+      expect(cut).toHaveLength(1)
+      await t.revokeKey(second.id)
+      const startedAt = performance.now()
+      await until(async () => !(await usable(second.key)), REVOCATION_HEARD_MS, 'the revoked key to be refused without its notification')
+      console.log(`a revocation whose notification was lost refused after ${(performance.now() - startedAt).toFixed(1)} ms`)
+      expect(await usable(t.key)).toBe(true)
+    } finally {
+      await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
+      await admin.close()
+    }
   })
 })
 
@@ -1000,6 +1081,8 @@ describe('timing-safe comparisons (by design)', () => {
   const NOT_SECRET: Record<string, string> = {
     'modules/forms/service.ts: earlier.requestHash !== requestHash':
       'the SHA-256 of a create body, to tell an Idempotency-Key replay from a reuse with another body: a fingerprint of what this same account sent, not a credential',
+    'db/postgres/changes.ts: payload === KEYS_CHANGED':
+      'the payload of a notification on the channel intake_changes, a fixed word saying that some key changed: no credential',
     'db/copy.ts: a.value.digest !== b.value.digest':
       "the SHA-256 of an uploaded file's bytes on both sides of intake copy, to check the copy: a fingerprint of data the operator holds on both sides, not a credential",
   }

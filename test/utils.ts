@@ -243,6 +243,26 @@ export async function until(
 /** The access log line is written after the response is handed over: let that happen. */
 export const logsWritten = () => new Promise((resolve) => setImmediate(resolve))
 
+/** What CONTRACT 10 allows a process for refusing a key that another process revoked. */
+export const REVOCATION_HEARD_MS = 1000
+
+/**
+ * Waits, after `t.revokeKey` (a revocation by another process), until the app
+ * has heard of it: on SQLite, a turn of the event loop (the next request is
+ * refused); on PostgreSQL, until `isRefused` (a request with the key) says so,
+ * which CONTRACT 10 bounds at a second. Returns how long that took.
+ */
+export async function revocationHeard(isRefused: () => Promise<boolean>): Promise<number> {
+  await new Promise((resolve) => setImmediate(resolve))
+  if (TEST_STORE === 'sqlite') return 0
+  const startedAt = performance.now()
+  while (!(await isRefused())) {
+    if (performance.now() - startedAt > REVOCATION_HEARD_MS) throw new Error(`a key another process revoked was still accepted after ${REVOCATION_HEARD_MS} ms`)
+    await Bun.sleep(5)
+  }
+  return performance.now() - startedAt
+}
+
 export interface TestResponse<T = any> {
   status: number
   headers: Headers

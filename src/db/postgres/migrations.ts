@@ -39,6 +39,17 @@ export const migrations: readonly PostgresMigration[] = [
     revoked_at    bigint
   );
   CREATE INDEX api_keys_account ON api_keys(account_id);
+  -- Each process remembers what it found each key to be; a change to the keys,
+  -- whoever makes it (an instance, intake keys, an operator's UPDATE), tells
+  -- every process listening on intake_changes at its commit (db/postgres/changes.ts).
+  CREATE FUNCTION intake_keys_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('intake_changes', 'keys');
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER api_keys_changed
+    AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF key_hash, account_id, revoked_at ON api_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION intake_keys_changed();
 
   CREATE TABLE forms (
     id                 text COLLATE "C" PRIMARY KEY,

@@ -6,6 +6,7 @@ import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
 import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
 import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
 import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
+import { listenForChanges, type ChangeListener } from './changes.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
 
 /**
@@ -177,12 +178,12 @@ function poolRunner(sql: SQL, attempts: number): Query {
   }
 }
 
-function storesOn(query: Query, scope: Scope): Transaction {
+function storesOn(query: Query, scope: Scope, keysVersion?: () => unknown): Transaction {
   return {
     forms: createPostgresFormStore(query, scope),
     responses: createPostgresResponseStore(query),
     deliveries: createPostgresDeliveryStore(query),
-    keys: createPostgresKeyStore(query, scope),
+    keys: createPostgresKeyStore(query, scope, keysVersion),
   }
 }
 
@@ -273,7 +274,9 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   const schemaVersion = (await prepareSchema(sql, location, url, options)).to
   const attempts = (options.poolSize ?? DEFAULT_POOL_SIZE) + 1
   const poolQuery = poolRunner(sql, attempts)
-  const reads: Reads = storesOn(poolQuery, 'pool')
+  // Started by the first request that asks whether keys changed: commands that never serve one never listen.
+  let changes: ChangeListener | undefined
+  const reads: Reads = storesOn(poolQuery, 'pool', () => (changes ??= listenForChanges(sql)).keysVersion())
 
   /**
    * One transaction on a connection of the pool. When BEGIN itself meets a
@@ -306,7 +309,10 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     transaction: (work) => inTransaction(work, false),
     stagedTransaction: (work) => inTransaction(work, true),
     ping: async () => void (await poolQuery('SELECT 1')),
-    close: () => sql.close({ timeout: 10 }),
+    async close() {
+      await changes?.close()
+      await sql.close({ timeout: 10 })
+    },
   }
 }
 

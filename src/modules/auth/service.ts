@@ -35,12 +35,13 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
   /**
    * What each presented key turned out to be (its record, or null when
    * unknown), so most requests skip hashing and the lookup. Keys are created
-   * and revoked by other processes (the command line). Once per turn of the
-   * event loop, before the first request it handles, the store says whether
-   * keys may have changed since (SQLite: another connection committed); if so,
-   * everything remembered is forgotten. Requests a turn handles were read off
-   * the network before it began, so a revocation holds for every request sent
-   * after it.
+   * and revoked by other processes (the command line, other instances). Once
+   * per turn of the event loop, before the first request it handles, the
+   * store says whether keys may have changed since; if so, everything
+   * remembered is forgotten. On SQLite (another connection committed) a
+   * revocation so holds for every request sent after it, as requests a turn
+   * handles were read off the network before it began; on PostgreSQL the
+   * change is heard by notification, within a second (CONTRACT 10).
    */
   const remembered = new Map<string, ApiKeyRecord | null>()
   let rememberedVersion: unknown
@@ -103,7 +104,11 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
     /** 'revoked', 'already revoked', or 'unknown'. */
     async revokeKey(id: string): Promise<'revoked' | 'already revoked' | 'unknown'> {
       const now = clock()
-      if (await store.transaction((tx) => tx.keys.revoke(id, now))) return 'revoked'
+      if (await store.transaction((tx) => tx.keys.revoke(id, now))) {
+        // Refused from this process's next request, whatever the store says of other processes' changes.
+        remembered.clear()
+        return 'revoked'
+      }
       return (await store.keys.keyExists(id)) ? 'already revoked' : 'unknown'
     },
 

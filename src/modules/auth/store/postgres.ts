@@ -24,8 +24,12 @@ const REVOKE = 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at
 const KEY_EXISTS = 'SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1) AS found'
 const TOUCH = 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2'
 
-/** The auth module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresKeyStore(query: Query, scope: Scope): KeyWrites {
+/**
+ * The auth module's store on PostgreSQL: one for the pool's reads, one per
+ * transaction. `keysVersion` is the store's notification channel's (see
+ * db/postgres/changes.ts); without one, nothing may be remembered.
+ */
+export function createPostgresKeyStore(query: Query, scope: Scope, keysVersion: () => unknown = () => ({})): KeyWrites {
   return {
     async ensureAccount(newId, name, now) {
       // Race-safe: a concurrent insert of the same name makes this one wait for
@@ -58,8 +62,6 @@ export function createPostgresKeyStore(query: Query, scope: Scope): KeyWrites {
     revoke: async (id, now) => (await query(REVOKE, [now, id])).count === 1,
     keyExists: async (id) => (await query<{ found: boolean }>(KEY_EXISTS, [id]))[0]!.found,
     touch: async (id, now) => void (await query(TOUCH, [now, id])),
-    // Another instance may change keys at any moment and PostgreSQL cannot say
-    // so cheaply: a new value every time, so nothing is remembered.
-    keysVersion: async () => ({}),
+    keysVersion: async () => keysVersion(),
   }
 }

@@ -1,0 +1,92 @@
+import type { SQL } from 'bun'
+import { randomBytes } from 'node:crypto'
+
+/**
+ * What other processes change in the database, heard on PostgreSQL's
+ * LISTEN/NOTIFY: every intake process on a database listens on one channel,
+ * over one connection of its own (Bun's `sql.listen`, which reconnects and
+ * listens again by itself). The schema's triggers notify it (migrations.ts):
+ * `keys` when a key is made, revoked or removed, whoever does it (an
+ * instance, `intake keys`, an operator's UPDATE).
+ *
+ * A notification sent while the connection is down is lost, and Bun's client
+ * says when it listens again but not when the connection drops. So each
+ * process sends itself a heartbeat through the channel every HEARTBEAT_MS;
+ * while the last one it heard is older than SILENCE_MS, the channel counts
+ * as down and `keysVersion()` changes on every call: every request then looks
+ * its key up (CONTRACT 10). Notifications reach a listener in commit order,
+ * so a heartbeat heard says that every change committed before it was sent
+ * was heard too.
+ */
+
+/** The channel every intake process on a database listens on. */
+export const CHANGES_CHANNEL = 'intake_changes'
+/** What the trigger on api_keys sends. */
+export const KEYS_CHANGED = 'keys'
+/** How often a process sends itself a heartbeat through the channel. */
+const HEARTBEAT_MS = 250
+/**
+ * A channel not heard from for this long counts as down. With the heartbeat's
+ * period, a revocation reaches every process within about this long even when
+ * its notification was lost: within the 1 s of CONTRACT 10.
+ */
+const SILENCE_MS = 700
+/** How long to wait before listening again when a first LISTEN failed (Bun retries only a dropped one). */
+const RETRY_LISTEN_MS = 1000
+
+export interface ChangeListener {
+  /**
+   * The same value while no key can have changed unheard (by ===), a new one
+   * after every change heard, and a new one on every call while the channel
+   * is down.
+   */
+  keysVersion(): unknown
+  close(): Promise<void>
+}
+
+/** Starts listening on `sql`'s database: heard from within milliseconds, down until then. */
+export function listenForChanges(sql: SQL): ChangeListener {
+  const heartbeat = `alive ${randomBytes(8).toString('hex')}`
+  let keysEpoch = 0
+  let lastHeardAt = -Infinity
+  let subscription: { unlisten(): Promise<void> } | undefined
+  let retry: ReturnType<typeof setTimeout> | undefined
+  let closed = false
+
+  const heard = (payload: string) => {
+    if (payload === heartbeat) lastHeardAt = performance.now()
+    else if (payload === KEYS_CHANGED) keysEpoch++
+  }
+  // At every LISTEN acknowledged (the first, and after each reconnect): what was sent meanwhile went unheard.
+  const listening = () => {
+    keysEpoch++
+    lastHeardAt = performance.now()
+  }
+  function subscribe() {
+    sql.listen(CHANGES_CHANNEL, heard, listening).then(
+      (made) => {
+        if (closed) made.unlisten().catch(() => {})
+        else subscription = made
+      },
+      () => {
+        if (!closed) retry = setTimeout(subscribe, RETRY_LISTEN_MS)
+      },
+    )
+  }
+  subscribe()
+  const beat = setInterval(() => {
+    // A heartbeat that cannot be sent (the database away) is not heard: the channel then counts as down.
+    sql.unsafe('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, heartbeat]).catch(() => {})
+  }, HEARTBEAT_MS)
+  beat.unref()
+
+  return {
+    keysVersion: () => (performance.now() - lastHeardAt <= SILENCE_MS ? keysEpoch : {}),
+    async close() {
+      closed = true
+      clearInterval(beat)
+      clearTimeout(retry)
+      await subscription?.unlisten().catch(() => {})
+    },
+  }
+}
