@@ -334,7 +334,7 @@ async function copy(from: string, to: string): Promise<void> {
  * failed on the way (TO left empty) is exit code 1, with its reason.
  */
 async function copyWithProgress(from: string, to: string) {
-  // Loaded only for these commands: serving never carries the copy (nor PostgreSQL's code).
+  // Run only for these commands: the bundle carries the copy's code, but a server never evaluates it.
   const { copyData, CopyFailed } = await import('./db/copy.ts')
   const progress = process.stderr.isTTY ? progressLine() : undefined
   try {

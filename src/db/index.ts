@@ -16,7 +16,7 @@ export interface OpenStoreOptions {
 /** The store the settings name: PostgreSQL when SERVICE_DATABASE_URL is set, else the SQLite file. */
 export async function openStore(config: Pick<Config, 'dbPath' | 'databaseUrl'>, options: OpenStoreOptions = {}): Promise<Store> {
   if (config.databaseUrl !== undefined) {
-    // Loaded only for PostgreSQL: a SQLite start never pays for it.
+    // Evaluated only for PostgreSQL: a SQLite start never runs its module (nor reads Bun.SQL).
     const { createPostgresStore } = await import('./postgres/store.ts')
     return createPostgresStore(config.databaseUrl, options)
   }
