@@ -15,6 +15,7 @@
  */
 import { SQL } from 'bun'
 import { monotonicFactory } from 'ulidx'
+import { FORM_SIZED_BODY } from './form-sized-row.ts'
 
 const [url, secondsArg = '3', connectionsArg = '8'] = process.argv.slice(2)
 const seconds = Number(secondsArg)
@@ -34,13 +35,7 @@ const settings = (
 await admin.unsafe(`DROP TABLE IF EXISTS ${TABLE}`)
 await admin.unsafe(`CREATE TABLE ${TABLE} (id text PRIMARY KEY, created_at bigint NOT NULL, body jsonb NOT NULL)`)
 
-// About the size of a form row: a ULID key and a few hundred bytes of JSON.
-const body = JSON.stringify({
-  title: 'Book the team dinner',
-  description: 'Pick what suits you; we book on Friday.',
-  fields: Array.from({ length: 5 }, (_, i) => ({ key: `field_${i}`, type: 'text', label: `Field ${i}`, required: i === 0, config: {} })),
-  context: { thread: 'T-1234' },
-})
+const body = FORM_SIZED_BODY
 const newId = monotonicFactory()
 
 // One connection per writer, so that each writer's transaction has a connection to itself.

@@ -12,6 +12,7 @@
 import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { monotonicFactory } from 'ulidx'
+import { FORM_SIZED_BODY } from './form-sized-row.ts'
 
 const [path, secondsArg = '3'] = process.argv.slice(2)
 const seconds = Number(secondsArg)
@@ -31,13 +32,7 @@ db.exec('PRAGMA synchronous = FULL')
 db.exec('PRAGMA foreign_keys = ON')
 db.exec('CREATE TABLE rows (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, body TEXT NOT NULL) STRICT')
 
-// About the size of a form row: a ULID key and a few hundred bytes of JSON.
-const body = JSON.stringify({
-  title: 'Book the team dinner',
-  description: 'Pick what suits you; we book on Friday.',
-  fields: Array.from({ length: 5 }, (_, i) => ({ key: `field_${i}`, type: 'text', label: `Field ${i}`, required: i === 0, config: {} })),
-  context: { thread: 'T-1234' },
-})
+const body = FORM_SIZED_BODY
 const newId = monotonicFactory()
 const insert = db.query('INSERT INTO rows (id, created_at, body) VALUES (?, ?, ?)')
 // BEGIN IMMEDIATE ... COMMIT around each row, as intake's writes are.
