@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { applyMigrations, POSTGRES_SCHEMA_VERSION } from './postgres/migrations.ts'
-import { describeDatabaseUrl, isConnectionFailure } from './postgres/store.ts'
+import { describeDatabaseUrl, describeFailure, isConnectionFailure, redact, secretsOf } from './postgres/store.ts'
 import { openDatabase, SCHEMA_VERSION } from './sqlite/open.ts'
 import { DatabaseOpenError, DatabaseUnreachable } from './store.ts'
 
@@ -151,7 +151,7 @@ export async function copyData(from: string, to: string, options: CopyOptions = 
   const source = parseEndpoint(from)
   const target = parseEndpoint(to)
   if (sameDatabase(source, target)) throw new DatabaseOpenError(`FROM and TO are the same database (${source.location})`)
-  const secrets = [...secretsOf(source), ...secretsOf(target)]
+  const secrets = [...secretsOfEndpoint(source), ...secretsOfEndpoint(target)]
   try {
     return await readSnapshot(source, async (reader) => {
       await refuseUnlessEmpty(target)
@@ -280,7 +280,7 @@ async function readSnapshot<T>(source: Endpoint, work: (reader: Side) => Promise
       db.exec('PRAGMA busy_timeout = 5000')
       db.exec('PRAGMA query_only = ON')
     } catch (error) {
-      throw new DatabaseOpenError(`Cannot open ${source.path} to copy from: ${reason(error)}`)
+      throw new DatabaseOpenError(`Cannot open ${source.path} to copy from: ${describeFailure(error)}`)
     }
     try {
       // In WAL mode a read transaction sees the database as at its first read, whatever a server writes meanwhile.
@@ -348,7 +348,7 @@ async function refuseUnlessEmpty(target: Endpoint): Promise<void> {
       describeContents(version, SCHEMA_VERSION, sqliteTableNames(db), (table) => sqliteCount(db!, table), refuse)
     } catch (error) {
       if (error instanceof DatabaseOpenError) throw error
-      throw refuse(`exists and is not a SQLite database (${reason(error)})`)
+      throw refuse(`exists and is not a SQLite database (${describeFailure(error)})`)
     } finally {
       db?.close()
     }
@@ -408,7 +408,7 @@ async function prepareSchema(target: Endpoint): Promise<boolean> {
   } catch (error) {
     // Not allowed to create tables, say: a setting for the operator to fix, as for intake migrate.
     if (error instanceof DatabaseOpenError || isConnectionFailure(error)) throw error
-    throw new DatabaseOpenError(`Cannot prepare the PostgreSQL database at ${target.location}: ${reason(error)}`)
+    throw new DatabaseOpenError(`Cannot prepare the PostgreSQL database at ${target.location}: ${describeFailure(error)}`)
   } finally {
     await sql.close({ timeout: 0 }).catch(() => {})
   }
@@ -472,7 +472,7 @@ function sqliteSchemaVersion(db: Database, path: string): number {
   try {
     return (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
   } catch (error) {
-    throw new DatabaseOpenError(`${path} is not a SQLite database (${reason(error)})`)
+    throw new DatabaseOpenError(`${path} is not a SQLite database (${describeFailure(error)})`)
   }
 }
 
@@ -534,20 +534,20 @@ function removeSqliteFiles(path: string): void {
 
 /** One connection to the database at `endpoint`, that has answered; PGPASSWORD and the other PG* variables fill in what the URL leaves out. */
 async function connectPostgres(endpoint: Extract<Endpoint, { kind: 'postgres' }>): Promise<SQL> {
-  const secrets = secretsOf(endpoint)
+  const secrets = secretsOfEndpoint(endpoint)
   let sql: SQL
   try {
     const database = decodeURIComponent(new URL(endpoint.url).pathname.slice(1))
     // The URL's database, explicitly: PGDATABASE would otherwise win over it.
     sql = new Bun.SQL(endpoint.url, { ...(database ? { database } : {}), max: 1, connectionTimeout: 10 })
   } catch (error) {
-    throw new DatabaseOpenError(`Cannot use the PostgreSQL database at ${endpoint.location}: ${redact(reason(error), secrets)}`)
+    throw new DatabaseOpenError(`Cannot use the PostgreSQL database at ${endpoint.location}: ${redact(describeFailure(error), secrets)}`)
   }
   try {
     await sql.unsafe('SELECT 1')
   } catch (error) {
     await sql.close({ timeout: 0 }).catch(() => {})
-    const why = `Cannot reach the PostgreSQL database at ${endpoint.location}: ${redact(reason(error), secrets)}`
+    const why = `Cannot reach the PostgreSQL database at ${endpoint.location}: ${redact(describeFailure(error), secrets)}`
     throw isConnectionFailure(error) ? new DatabaseUnreachable(why) : new DatabaseOpenError(why)
   }
   return sql
@@ -738,18 +738,7 @@ function sameDatabase(a: Endpoint, b: Endpoint): boolean {
 }
 
 /** What may not be shown of an endpoint: its URL's password, and PGPASSWORD. */
-function secretsOf(endpoint: Endpoint): string[] {
-  if (endpoint.kind !== 'postgres') return []
-  const secrets: string[] = []
-  const url = URL.parse(endpoint.url)
-  if (url?.password) secrets.push(url.password, decodeURIComponent(url.password))
-  const inQuery = url?.searchParams.get('password')
-  if (inQuery) secrets.push(inQuery)
-  if (process.env.PGPASSWORD) secrets.push(process.env.PGPASSWORD)
-  return secrets.filter((secret) => secret.length > 0)
-}
-
-const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
+const secretsOfEndpoint = (endpoint: Endpoint): string[] => (endpoint.kind === 'postgres' ? secretsOf(endpoint.url) : [])
 
 /** The error to show: intake's own as they are; anything else (a write that failed, a lost connection) as CopyFailed. */
 function explain(error: unknown, target: Endpoint, secrets: string[]): Error {
@@ -757,12 +746,6 @@ function explain(error: unknown, target: Endpoint, secrets: string[]): Error {
     error.message = redact(error.message, secrets)
     return error
   }
-  return new CopyFailed(`The copy failed and ${target.location} was left without its rows: ${redact(reason(error), secrets)}`)
+  return new CopyFailed(`The copy failed and ${target.location} was left without its rows: ${redact(describeFailure(error), secrets)}`)
 }
 
-function reason(error: unknown): string {
-  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown }
-  const message = error instanceof Error ? error.message : String(error)
-  if (typeof errno === 'string' && errno !== '' && !message.includes(errno)) return `${message} (SQLSTATE ${errno})`
-  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message
-}

@@ -126,16 +126,16 @@ function translate(error: unknown): unknown {
   return new DatabaseUnavailable(`PostgreSQL is unavailable: ${describeFailure(error)}`, { cause: error })
 }
 
-/** Why it failed, in one line, with Bun's code when its message alone says little ("Failed to connect"). */
-function describeFailure(error: unknown): string {
+/** Why it failed, in one line, with the SQLSTATE or Bun's code when the message alone says little ("Failed to connect"). */
+export function describeFailure(error: unknown): string {
   const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown }
   const message = error instanceof Error ? error.message : String(error)
-  if (typeof errno === 'string') return `${message} (SQLSTATE ${errno})`
+  if (typeof errno === 'string' && errno !== '' && !message.includes(errno)) return `${message} (SQLSTATE ${errno})`
   return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message
 }
 
 /** The secrets a URL and the environment may hold, never to be shown. */
-function secretsOf(url: string): string[] {
+export function secretsOf(url: string): string[] {
   const secrets: string[] = []
   try {
     const parsed = new URL(url)
@@ -147,7 +147,8 @@ function secretsOf(url: string): string[] {
   return secrets.filter((secret) => secret.length > 0)
 }
 
-const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
+/** `text` with every one of `secrets` in it replaced by ***. */
+export const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
 
 /** Runs statements on `client` (the pool or a transaction), translating failures. */
 function runner(client: SQL): Query {
