@@ -16,7 +16,7 @@ import { createPostgresFormStore } from '../src/modules/forms/store/postgres.ts'
 import type { NewForm } from '../src/modules/forms/store/index.ts'
 import { FILE_CHUNK_BYTES } from '../src/modules/responses/store/index.ts'
 import type { DuePosition } from '../src/modules/webhooks/store/index.ts'
-import { formRecord, postgresFixtures, T0, within } from './postgres.ts'
+import { formRecord, postgresFixtures, settle, T0, within } from './postgres.ts'
 import { POSTGRES, TEST_DATABASE_URL, skipWithout } from './prerequisites.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
@@ -128,6 +128,112 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect(outcomes.filter(Boolean)).toHaveLength(1)
     expect(await store.responses.listForForm(f.id)).toHaveLength(1)
     expect((await store.forms.find(f.id, T0))!.status).toBe('completed')
+  })
+
+  test('group commit: units sent together share one commit, and each answers for itself', async () => {
+    const made = Array.from({ length: 40 }, (_, i) => formRecord(account, { title: `together ${i}` }))
+    const shared = await within(20_000, Promise.all(made.map((f) => store.transaction((tx) => tx.forms.insert(f)))))
+    expect(shared).toHaveLength(40)
+    // One transaction writes one xmin on each row it inserts: far fewer commits than units.
+    const commits = await sql`SELECT count(DISTINCT xmin::text)::int AS n FROM forms WHERE id IN ${sql(made.map((f) => f.id))}`
+    expect(commits[0].n).toBeLessThanOrEqual(4)
+
+    // A unit that throws (its own error, or the database's) takes back exactly its own writes.
+    const existing = made[0]!
+    const kept: NewForm[] = []
+    const outcomes = await within(
+      20_000,
+      Promise.all(
+        Array.from({ length: 30 }, (_, i) => {
+          const f = formRecord(account, { title: `mixed ${i}` })
+          if (i % 10 === 3) {
+            return settle(
+              store.transaction(async (tx) => {
+                await tx.forms.insert(f)
+                throw new Error(`unit ${i} refuses`)
+              }),
+            )
+          }
+          if (i % 10 === 7) return settle(store.transaction((tx) => tx.forms.insert({ ...f, id: existing.id })))
+          kept.push(f)
+          return settle(store.transaction(async (tx) => (await tx.forms.insert(f), i)))
+        }),
+      ),
+    )
+    outcomes.forEach((outcome, i) => {
+      const error = outcome.ok ? undefined : (outcome.error as { errno?: string })
+      if (i % 10 === 3) expect({ i, error: String(error) }).toEqual({ i, error: `Error: unit ${i} refuses` })
+      else if (i % 10 === 7) expect({ i, code: error?.errno }).toEqual({ i, code: '23505' })
+      else expect({ i, value: outcome.ok && outcome.value }).toEqual({ i, value: i })
+    })
+    const written = await sql`SELECT title FROM forms WHERE title LIKE 'mixed %' ORDER BY title`
+    expect(written.map((r: { title: string }) => r.title)).toEqual(kept.map((f) => f.title).sort())
+  })
+
+  test('group commit: a row another transaction holds delays only the unit that wants it, not the units it was sent with', async () => {
+    const held = formRecord(account)
+    const free = Array.from({ length: 5 }, () => formRecord(account))
+    await store.transaction(async (tx) => {
+      await tx.forms.insert(held)
+      for (const f of free) await tx.forms.insert(f)
+    })
+    const holder = await sql.reserve()
+    try {
+      await holder`BEGIN`
+      await holder`SELECT id FROM forms WHERE id = ${held.id} FOR UPDATE`
+      const complete = (id: string) => store.transaction((tx) => tx.forms.complete(id, T0 + 1))
+      // Sent together: the held form's unit first, so a batch would wait at it.
+      const waiting = complete(held.id)
+      const others = await within(5_000, Promise.all(free.map((f) => complete(f.id))))
+      expect(others).toEqual(free.map(() => true))
+      expect(await Promise.race([waiting.then(() => 'done'), Bun.sleep(200).then(() => 'still waiting')])).toBe('still waiting')
+      await holder`COMMIT`
+      expect(await within(5_000, waiting)).toBe(true)
+    } finally {
+      holder.release()
+    }
+  })
+
+  test('reads made together are answered together, each for its own form, account and time', async () => {
+    const other = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'another', T0))
+    const forms = [
+      formRecord(account, { context: '{"n":0}' }),
+      formRecord(account, { context: '{"n":1}', expiresAt: T0 + 500 }),
+      formRecord(other, { context: '{"n":2}' }),
+    ]
+    await store.transaction(async (tx) => {
+      for (const f of forms) await tx.forms.insert(f)
+    })
+    const [mine, expiring, theirs] = forms as [NewForm, NewForm, NewForm]
+    const missing = newId()
+    const answers = await Promise.all([
+      store.forms.findStateForAccount(account, mine.id, T0),
+      store.forms.findStateForAccount(account, theirs.id, T0),
+      store.forms.findStateForAccount(other, theirs.id, T0),
+      store.forms.findStateForAccount(account, expiring.id, T0 + 499),
+      store.forms.findStateForAccount(account, expiring.id, T0 + 500),
+      store.forms.findStateForAccount(account, missing, T0),
+      store.forms.findPublicState(expiring.id, T0 + 499),
+      store.forms.findPublicState(expiring.id, T0 + 500),
+      store.forms.findPublicState(missing, T0),
+      store.forms.find(expiring.id, T0 + 500),
+      store.forms.find(theirs.id, T0),
+      store.forms.find(missing, T0),
+    ])
+    expect(answers).toEqual([
+      { id: mine.id, status: 'active', expiresAt: null, context: '{"n":0}' },
+      undefined,
+      { id: theirs.id, status: 'active', expiresAt: null, context: '{"n":2}' },
+      { id: expiring.id, status: 'active', expiresAt: T0 + 500, context: '{"n":1}' },
+      { id: expiring.id, status: 'expired', expiresAt: T0 + 500, context: null },
+      undefined,
+      { id: expiring.id, title: expiring.title, status: 'active' },
+      { id: expiring.id, title: expiring.title, status: 'expired' },
+      undefined,
+      { ...expiring, status: 'expired', context: null },
+      { ...theirs, status: 'active' },
+      undefined,
+    ])
   })
 
   test('one Idempotency-Key sent 20 times at once makes one form', async () => {

@@ -39,8 +39,11 @@ export interface Store extends Reads {
   readonly location: string
   /**
    * Runs `work` in one transaction and resolves once it is durable; a throw
-   * rolls back exactly its writes. On SQLite, units that arrive together share
-   * one commit (group commit), each in a savepoint of its own.
+   * rolls back exactly its writes. Units that arrive together share one
+   * commit (group commit): on SQLite each in a savepoint of its own; on
+   * PostgreSQL a batch that fails is rolled back and its units run again, each
+   * alone. So `work` may run more than once, and must change nothing outside
+   * its transaction (no counters, no caches: do that with what it returns).
    */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
   /**

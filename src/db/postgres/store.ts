@@ -7,6 +7,7 @@ import { createPostgresResponseStore } from '../../modules/responses/store/postg
 import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
 import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
 import { listenForChanges, type ChangeListener } from './changes.ts'
+import { createGroupCommit } from './group-commit.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
 
 /**
@@ -60,6 +61,29 @@ export interface PostgresStore extends Store {
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 const DEFAULT_POOL_SIZE = 10
 const RETRY_EVERY_MS = 1000
+
+/**
+ * Group commit (group-commit.ts): batches in flight at once (each on a
+ * connection of the pool, leaving two to reads), and units in one batch at
+ * most. Several batches at once because a unit's statements each wait a turn
+ * of the event loop, which under load is long: one batch at a time would hold
+ * the writes to a few hundred statements a second.
+ *
+ * A batch that waits for a row lock longer than BATCH_SETTINGS's timeout
+ * gives up and its units run alone: the lock may be held by another batch
+ * waiting for one of this batch's (a deadlock, which PostgreSQL would break
+ * only after its deadlock_timeout, a second by default).
+ */
+const PARALLEL_BATCHES = 8
+const UNITS_PER_BATCH = 64
+const BATCH_SETTINGS = "SET LOCAL lock_timeout = '50ms'"
+const DEADLOCK_RETRIES = 3
+
+/** Chosen as a deadlock's victim (40P01) or failed to serialize (40001): running the unit again will work. */
+const isDeadlockVictim = (error: unknown) => {
+  const { errno } = (error ?? {}) as { errno?: unknown }
+  return errno === '40P01' || errno === '40001'
+}
 
 /**
  * The database for people: `postgres://user@host:port/db`, never a password
@@ -283,32 +307,43 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
    * One transaction on a connection of the pool. When BEGIN itself meets a
    * connection that died since its last use, nothing of `work` has run: it
    * is begun again on another (as reads are), never once `work` has started.
+   * A unit of work chosen as a deadlock's victim is run again, a few times.
    */
-  async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, staged: boolean): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+  async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined): Promise<T> {
+    for (let attempt = 1, victim = 1; ; attempt++) {
       let started = false
       try {
         return (await sql.begin(async (tx) => {
           started = true
-          // PostgreSQL then commits without waiting for the WAL to reach the
-          // disk; the next synchronous commit (any transaction's) flushes the
-          // WAL up to itself, and so makes this one durable too.
-          if (staged) await tx.unsafe('SET LOCAL synchronous_commit = off')
+          // Not awaited: sent ahead of the work's first statement, a turn of the
+          // event loop earlier. Should it fail, so does every statement after it.
+          if (settings) tx.unsafe(settings).catch(() => {})
           return work(storesOn(runner(tx), 'transaction'))
         })) as T
       } catch (error) {
+        if (isDeadlockVictim(error) && victim++ < DEADLOCK_RETRIES) continue
         if (started || attempt >= attempts || !isLostConnection(error)) throw translate(error)
       }
     }
   }
+
+  const groupCommit = createGroupCommit<Transaction>({
+    transact: (work, batched) => inTransaction(work, batched ? BATCH_SETTINGS : undefined),
+    isConnectionFailure,
+    parallelBatches: Math.max(1, Math.min(PARALLEL_BATCHES, (options.poolSize ?? DEFAULT_POOL_SIZE) - 2)),
+    maxUnits: UNITS_PER_BATCH,
+  })
 
   return {
     kind: 'postgres',
     location,
     schemaVersion,
     ...reads,
-    transaction: (work) => inTransaction(work, false),
-    stagedTransaction: (work) => inTransaction(work, true),
+    transaction: (work) => groupCommit.run(work),
+    // PostgreSQL then commits without waiting for the WAL to reach the disk;
+    // the next synchronous commit (any transaction's) flushes the WAL up to
+    // itself, and so makes this one durable too.
+    stagedTransaction: (work) => inTransaction(work, 'SET LOCAL synchronous_commit = off'),
     ping: async () => void (await poolQuery('SELECT 1')),
     async close() {
       await changes?.close()

@@ -141,15 +141,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       }
       const scanning = scanFrom
       if (finished.length === 0 && !lookAtNewest && scanning === undefined) return
-      const planned = counts.copy()
-      const admit = (accountId: string, url: string) => {
-        const host = hostOf(url)
-        if (!planned.admits(accountId, host)) return false
-        planned.add(accountId, host, 1)
-        return true
-      }
       const leaseUntil = now + options.webhookTimeoutMs + LEASE_MARGIN_MS
       const { claims, scannedTo } = await store.transaction(async (tx) => {
+        // Counted afresh in the unit, which may run more than once.
+        const planned = counts.copy()
+        const admit = (accountId: string, url: string) => {
+          const host = hostOf(url)
+          if (!planned.admits(accountId, host)) return false
+          planned.add(accountId, host, 1)
+          return true
+        }
         await tx.deliveries.recordAttempts(finished)
         const claims = lookAtNewest ? await claimAdmitted(tx, await tx.deliveries.dueNewest(now, DUE_LOOK), now, leaseUntil, admit) : []
         let scannedTo: DuePosition | null | undefined

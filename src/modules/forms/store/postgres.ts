@@ -1,4 +1,5 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
+import { coalesced } from '../../../db/postgres/coalesce.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import { toStoredForm, toSummary, type FormRow, type SummaryRow } from './rows.ts'
 import type { FormPublicState, FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
@@ -30,6 +31,14 @@ const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
 const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')} FROM forms WHERE id = $1`
 const STATE_FOR_ACCOUNT = `SELECT id, ${effectiveStatus('$3')}, expires_at, ${liveContext('$3')} FROM forms WHERE id = $1 AND account_id = $2`
+// The same lookups for many requests at once (see coalesce.ts): `n` is the
+// request's place in the parameters' arrays, each with its own time.
+const ASKED = `unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS asked(form_id, now, n) JOIN forms ON id = asked.form_id`
+const BY_IDS = `SELECT n, ${fullColumns('now')} FROM ${ASKED}`
+const PUBLIC_STATES = `SELECT n, id, title, ${effectiveStatus('now')} FROM ${ASKED}`
+const STATES_FOR_ACCOUNTS = `SELECT n, id, ${effectiveStatus('now')}, expires_at, ${liveContext('now')}
+  FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS asked(form_id, owner, now, n)
+  JOIN forms ON id = asked.form_id AND account_id = asked.owner`
 
 // One statement per filter, each shaped to walk an index newest first and stop
 // after the limit. Parameters: $1 account, $2 before, $3 limit, $4 now, $5 status.
@@ -88,23 +97,49 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
   const byIdForAccount = locked(BY_ID_FOR_ACCOUNT)
   const publicState = locked(PUBLIC_STATE)
   const stateForAccount = locked(STATE_FOR_ACCOUNT)
+  /** Rows of a coalesced lookup put back in the order of the calls (`n` counts from 1). */
+  const inCallOrder = <Row extends { n: string }>(rows: Row[], calls: number): Array<Row | undefined> => {
+    const ordered = new Array<Row | undefined>(calls)
+    for (const row of rows) ordered[Number(row.n) - 1] = row
+    return ordered
+  }
+  type StateRow = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
+  const toState = (row: StateRow | undefined): FormState | undefined =>
+    row && { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context }
+  const toPublicState = (row: FormPublicState | undefined): FormPublicState | undefined => row && { id: row.id, title: row.title, status: row.status }
+  // Reads on the pool share a statement with the other requests of their turn; in a transaction each locks its row.
+  const publicStateOf =
+    scope === 'pool'
+      ? coalesced(async (calls: Array<[id: string, now: number]>) =>
+          inCallOrder(await query<FormPublicState & { n: string }>(PUBLIC_STATES, [calls.map((c) => c[0]), calls.map((c) => c[1])]), calls.length),
+        )
+      : async ([id, now]: [string, number]) => (await query<FormPublicState>(publicState, [id, now]))[0]
+  const formOf =
+    scope === 'pool'
+      ? coalesced(async (calls: Array<[id: string, now: number]>) =>
+          inCallOrder(await query<FormRow & { n: string }>(BY_IDS, [calls.map((c) => c[0]), calls.map((c) => c[1])]), calls.length),
+        )
+      : async ([id, now]: [string, number]) => (await query<FormRow>(byId, [id, now]))[0]
+  const stateOf =
+    scope === 'pool'
+      ? coalesced(async (calls: Array<[accountId: string, id: string, now: number]>) =>
+          inCallOrder(
+            await query<StateRow & { n: string }>(STATES_FOR_ACCOUNTS, [calls.map((c) => c[1]), calls.map((c) => c[0]), calls.map((c) => c[2])]),
+            calls.length,
+          ),
+        )
+      : async ([accountId, id, now]: [string, string, number]) => (await query<StateRow>(stateForAccount, [id, accountId, now]))[0]
   const reads: FormReads = {
     async find(id, now) {
-      const [row] = await query<FormRow>(byId, [id, now])
+      const row = await formOf([id, now])
       return row ? toStoredForm(row) : undefined
     },
     async findForAccount(accountId, id, now) {
       const [row] = await query<FormRow>(byIdForAccount, [id, accountId, now])
       return row ? toStoredForm(row) : undefined
     },
-    async findPublicState(id, now): Promise<FormPublicState | undefined> {
-      const [row] = await query<FormPublicState>(publicState, [id, now])
-      return row ? { id: row.id, title: row.title, status: row.status } : undefined
-    },
-    async findStateForAccount(accountId, id, now): Promise<FormState | undefined> {
-      const [row] = await query<Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>>(stateForAccount, [id, accountId, now])
-      return row ? { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context } : undefined
-    },
+    findPublicState: async (id, now) => toPublicState(await publicStateOf([id, now])),
+    findStateForAccount: async (accountId, id, now) => toState(await stateOf([accountId, id, now])),
     async list(params) {
       const args = [params.accountId, params.before ?? BEFORE_EVERY_FORM, params.limit, params.now]
       let rows: SummaryRow[]
