@@ -84,10 +84,11 @@ export function createIntake(options: IntakeOptions) {
     fileStorage.wake()
   })
   const responses = createResponseService(store, forms, signals)
-  const submissions = createSubmissionService(store, clock, baseUrl, (formId) => {
+  const submissions = createSubmissionService(store, clock, baseUrl, (formId, deliveryQueued) => {
     renderedPages.delete(formId)
     signals.notify(formId)
-    deliveryWorker.wake()
+    // Each wake costs the worker a look at the deliveries table: only for an answer that queued one.
+    if (deliveryQueued) deliveryWorker.wake()
   })
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks }

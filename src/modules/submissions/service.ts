@@ -89,13 +89,14 @@ export const fileUrl = (baseUrl: string, formId: string, responseId: string, key
 
 /**
  * The one way a human's answer is recorded, for the HTML page and the JSON
- * path alike. `onRecorded` runs once the response is committed.
+ * path alike. `onRecorded` runs once the response is committed, told
+ * whether a webhook delivery was queued with it.
  */
 export function createSubmissionService(
   store: Store,
   clock: Clock,
   baseUrl: () => string,
-  onRecorded: (formId: string) => void,
+  onRecorded: (formId: string, deliveryQueued: boolean) => void,
 ) {
   /** Which page the form behind a public link shows (its state and title); 404 when there is none. */
   async function publicState(formId: string): Promise<FormPublicState> {
@@ -184,7 +185,7 @@ export function createSubmissionService(
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(await publicForm(form.id)) ?? conflict('This form has already been submitted')
       }
-      onRecorded(form.id)
+      onRecorded(form.id, delivery !== undefined)
       return { id: responseId, formId: form.id, submittedAt }
     },
   }
