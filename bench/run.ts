@@ -54,13 +54,15 @@
  *     create databases on; scripts/postgres-cluster.sh start makes a
  *     throwaway one): after the SQLite steps, intake on PostgreSQL. The bench
  *     creates fresh databases, intake_bench_<random> and ..._limit,
- *     ..._list_small, ..._list_large, and drops them at the end (or on
- *     Ctrl-C); it measures PostgreSQL's write limit (bench/pg-write-limit.ts
- *     in its own process: one-row transactions on 8 connections at once,
- *     synchronous_commit on, 3 s, before and after), then step 3 with
- *     dist/intake on SERVICE_DATABASE_URL (no --db) and a bare server copying
- *     its answers: creates and submissions against that write limit (target
- *     1.0 ×), reads against the bare server (target 0.3 ×); then step 5's list
+ *     ..._answers_1, ..._answers_n, ..._list_small, ..._list_large, and drops
+ *     them at the end (or on Ctrl-C); it measures PostgreSQL's write limit
+ *     (bench/pg-write-limit.ts in its own process: one-row transactions on 8
+ *     connections at once, synchronous_commit on, 3 s, before and after), then
+ *     step 3 with dist/intake on SERVICE_DATABASE_URL (no --db) and a bare
+ *     server copying its answers: creates and submissions against that write
+ *     limit (target 1.0 ×), reads against the bare server (target 0.3 ×); for
+ *     context, what PostgreSQL alone commits of an answer's writes
+ *     (bench/pg-answer-limit.ts, 1 and 8 per transaction); then step 5's list
  *     pages, the forms seeded into PostgreSQL directly.
  */
 import { SQL } from 'bun'
@@ -113,9 +115,14 @@ function envNumber(name: string, fallback: number, unit = ''): number {
 
 /** Seconds per wrk run, the same for intake and the bare server. */
 const DURATION_S = envNumber('BENCH_DURATION', 10, 's')
-/** wrk connections (and threads: two, as this machine's cores), the same for intake and the bare server. */
+/** wrk connections, the same for intake and the bare server. */
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 32)
-const THREADS = Math.min(2, CONNECTIONS)
+/**
+ * One wrk thread: on 2 cores, one core for the load and one for the server.
+ * Two threads take CPU from the server under test, and more from the bare
+ * server (which needs all of one core) than from intake, so they flatter the ratios.
+ */
+const THREADS = 1
 /** A short wrk run before each measured one, on each server (JIT, caches, connections). */
 const WARMUP_S = Math.min(2, DURATION_S)
 const SUBMIT_WARMUP_S = 1
@@ -136,6 +143,8 @@ const BASELINE = process.env.BENCH_BASELINE?.trim() || undefined
 const DATABASE_URL = process.env.BENCH_DATABASE_URL?.trim() || undefined
 /** Connections committing at once in PostgreSQL's write limit. */
 const PG_WRITERS = 8
+/** The answer limit's batched run: answers per transaction, about what intake's group commit reaches under load. */
+const ANSWERS_PER_BATCH = 8
 /** How much worse than the baseline a figure may be. */
 const BASELINE_TOLERANCE = 0.1
 
@@ -1054,12 +1063,41 @@ async function measurePgWriteLimit(state: BenchState, url: string, when: string)
   return result
 }
 
+interface PgAnswerLimit {
+  answers: number
+  ms: number
+  answersPerSecond: number
+  walBytesPerAnswer: number
+  connections: number
+  perTransaction: number
+}
+
+/** The answer limit: PostgreSQL alone committing what answers write (bench/pg-answer-limit.ts), a fresh database each. */
+async function measurePgAnswerLimit(state: BenchState, url: string, perTransaction: number): Promise<PgAnswerLimit> {
+  log(`PostgreSQL answer limit: the writes of ${perTransaction} answer${perTransaction === 1 ? '' : 's'} per transaction on ${PG_WRITERS} connections at once, ${WRITE_LIMIT_S} s...`)
+  const proc = track(
+    state,
+    Bun.spawn([process.execPath, join(import.meta.dir, 'pg-answer-limit.ts'), url, String(WRITE_LIMIT_S), String(PG_WRITERS), String(perTransaction)], {
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    }),
+  )
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  if (proc.exitCode !== 0) throw new BenchError(`bench/pg-answer-limit.ts failed (${proc.exitCode}): ${err.trim()}`)
+  const result = JSON.parse(out.trim().split('\n').at(-1)!) as PgAnswerLimit
+  log(`  ${fmt(result.answersPerSecond)} answers/s (${fmt(result.answers)} in ${fmt(result.ms)} ms, ${fmt(result.walBytesPerAnswer)} WAL bytes each)`)
+  return result
+}
+
 interface PostgresFigures {
   /** BENCH_DATABASE_URL without its password. */
   server: string
   database: string
   /** Measured before the HTTP runs and after them: the target is their mean. */
   writeLimits: [PgWriteLimit, PgWriteLimit]
+  /** Context, not a target: what PostgreSQL alone commits of answers, one per transaction and ANSWERS_PER_BATCH per transaction. */
+  answerLimits: [PgAnswerLimit, PgAnswerLimit]
   main: MainFigures
   /** The list pages at LIST_SMALL and LIST_LARGE forms, on PostgreSQL. */
   lists: [ListFigures, ListFigures]
@@ -1081,7 +1119,7 @@ async function checkDatabaseServer(url: string): Promise<string> {
 
 async function measurePostgres(state: BenchState, server: string): Promise<PostgresFigures> {
   const t0 = performance.now()
-  const dbs = await createBenchDatabases(state, server, ['intake', 'limit', 'list_small', 'list_large'])
+  const dbs = await createBenchDatabases(state, server, ['intake', 'limit', 'answers_1', 'answers_n', 'list_small', 'list_large'])
   const { urls } = dbs
   log(`PostgreSQL on ${redactUrl(server)}: fresh databases ${dbs.name} (intake's), ${dbs.name}_limit (the write limit's), ${dbs.name}_list_small and _list_large (the list pages')`)
   try {
@@ -1095,8 +1133,12 @@ async function measurePostgres(state: BenchState, server: string): Promise<Postg
     }
     const main = await measureMain(state, [{ label: 'postgres', tag: 'pg', binary: intakeBinary, databaseUrl: urls.intake!, noRssTopUp: true }])
     const after = await measurePgWriteLimit(state, urls.limit!, 'after them')
+    const answerLimits: [PgAnswerLimit, PgAnswerLimit] = [
+      await measurePgAnswerLimit(state, urls.answers_1!, 1),
+      await measurePgAnswerLimit(state, urls.answers_n!, ANSWERS_PER_BATCH),
+    ]
     const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL, urls.list_small!), await measureList(state, LIST_LARGE, urls.list_large!)]
-    return { server: redactUrl(server), database: dbs.name, writeLimits: [before, after], main, lists, seconds: (performance.now() - t0) / 1000 }
+    return { server: redactUrl(server), database: dbs.name, writeLimits: [before, after], answerLimits, main, lists, seconds: (performance.now() - t0) / 1000 }
   } finally {
     await dbs.drop()
     log(`dropped ${dbs.name} and the others`)
@@ -1456,6 +1498,10 @@ function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
         writeRow('PostgreSQL write limit before the HTTP runs', pg.writeLimits[0]),
         writeRow('PostgreSQL write limit after the HTTP runs', pg.writeLimits[1]),
         ['write limit (mean): the target for creates and submissions', `${fmt(writeLimit)} rows/s`],
+        ...pg.answerLimits.map((a) => [
+          `answer limit, ${a.perTransaction} answer${a.perTransaction === 1 ? '' : 's'} per transaction (context, not a target)`,
+          `${fmt(a.answersPerSecond)} answers/s (${fmt(a.answers)} in ${fmt(a.ms)} ms, ${fmt(a.walBytesPerAnswer)} WAL bytes each)`,
+        ]),
         [`RSS idle (${IDLE_AFTER_MS} ms after the first 200)`, `${fmt(mib(intake.rssIdleKiB), 1)} MiB`],
         [`RSS after the run (${fmt(intake.formsCreated)} forms)`, `${fmt(mib(intake.rssAfterRunKiB), 1)} MiB`],
         ['peak RSS (VmHWM)', `${fmt(mib(intake.peakKiB), 1)} MiB`],
@@ -1466,7 +1512,9 @@ function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
   out.push(
     `bench/pg-write-limit.ts in its own process, on a database of its own on the same cluster: a plain Bun.SQL loop, one INSERT of a form-sized row per transaction ` +
       `(BEGIN, INSERT, COMMIT), ${PG_WRITERS} connections committing at once (PostgreSQL, unlike SQLite, commits in parallel), synchronous_commit on, ${WRITE_LIMIT_S} s; intake stopped meanwhile. ` +
-      `The cluster shares this machine's cores and disk with intake and wrk.`,
+      `The cluster shares this machine's cores and disk with intake and wrk. ` +
+      `The answer limit is bench/pg-answer-limit.ts, likewise alone: on intake's schema (its migrations, indexes and foreign keys), each answer the UPDATE of an active form to completed ` +
+      `and the INSERT of its response, as intake's submission unit writes them, ${PG_WRITERS} connections; one answer per transaction, and ${ANSWERS_PER_BATCH} (what group commit makes of them).`,
   )
   out.push('')
   out.push(`List page on PostgreSQL: \`GET /api/v1/forms?limit=${LIST_LIMIT}\`, ${fmt(LIST_REQUESTS)} sequential requests, as for SQLite, each list on a fresh database:`)
