@@ -194,6 +194,37 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     }
   })
 
+  test('a unit chosen as a deadlock\'s victim runs again and succeeds: neither caller sees the deadlock', async () => {
+    const [x, y] = [formRecord(account), formRecord(account)]
+    await store.transaction(async (tx) => {
+      await tx.forms.insert(x)
+      await tx.forms.insert(y)
+    })
+    // Each unit locks one form, waits until the other has locked its own, then
+    // wants the other's: a deadlock, which PostgreSQL breaks by failing one.
+    // (Tests may wait inside a unit; intake's own units never do.)
+    const locked = { x: Promise.withResolvers<void>(), y: Promise.withResolvers<void>() }
+    const crossing = (first: NewForm, second: NewForm, mine: PromiseWithResolvers<void>, theirs: PromiseWithResolvers<void>) => {
+      let runs = 0
+      const done = store.transaction(async (tx) => {
+        runs++
+        await tx.forms.findForAccount(account, first.id, T0)
+        mine.resolve()
+        await theirs.promise
+        await tx.forms.setStatus(second.id, 'cancelled', T0 + runs)
+        return runs
+      })
+      return { done, runs: () => runs }
+    }
+    const a = crossing(x, y, locked.x, locked.y)
+    await locked.x.promise
+    const b = crossing(y, x, locked.y, locked.x)
+    const outcomes = await within(10_000, Promise.all([settle(a.done), settle(b.done)]))
+    expect(outcomes.map((o) => o.ok)).toEqual([true, true])
+    // One of them ran twice: the victim, run again once the other had committed.
+    expect([a.runs(), b.runs()].sort()).toEqual([1, 2])
+  })
+
   test('reads made together are answered together, each for its own form, account and time', async () => {
     const other = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'another', T0))
     const forms = [
