@@ -194,6 +194,32 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     }
   })
 
+  test('a unit that catches a failed statement fails with that statement\'s error, alone or in a batch: PostgreSQL rolled it back', async () => {
+    const existing = formRecord(account)
+    await store.transaction((tx) => tx.forms.insert(existing))
+    const fresh = formRecord(account)
+    const caught = (alongside: NewForm[]) =>
+      Promise.all([
+        settle(
+          store.transaction(async (tx) => {
+            await tx.forms.insert(fresh)
+            // A duplicate id: the statement fails, and this unit looks away.
+            await tx.forms.insert({ ...existing, title: 'again' }).catch(() => {})
+            return 'written'
+          }),
+        ),
+        ...alongside.map((f) => settle(store.transaction((tx) => tx.forms.insert(f)))),
+      ])
+    // Alone, and in a batch with others (which are written all the same).
+    const others = [formRecord(account), formRecord(account)]
+    for (const outcomes of [await caught([]), await caught(others)]) {
+      expect(outcomes[0]!.ok).toBe(false)
+      expect((outcomes[0] as { error: { errno?: string } }).error.errno).toBe('23505')
+      expect(await store.forms.find(fresh.id, T0)).toBeUndefined()
+    }
+    for (const f of others) expect((await store.forms.find(f.id, T0))?.id).toBe(f.id)
+  })
+
   test('a unit chosen as a deadlock\'s victim runs again and succeeds: neither caller sees the deadlock', async () => {
     const [x, y] = [formRecord(account), formRecord(account)]
     await store.transaction(async (tx) => {

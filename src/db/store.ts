@@ -44,6 +44,8 @@ export interface Store extends Reads {
    * PostgreSQL a batch that fails is rolled back and its units run again, each
    * alone. So `work` may run more than once, and must change nothing outside
    * its transaction (no counters, no caches: do that with what it returns).
+   * On PostgreSQL a statement that fails fails the unit, even when `work`
+   * catches it: the transaction cannot go on past it.
    */
   transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
   /**

@@ -174,13 +174,15 @@ export function secretsOf(url: string): string[] {
 /** `text` with every one of `secrets` in it replaced by ***. */
 export const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
 
-/** Runs statements on `client` (the pool or a transaction), translating failures. */
-function runner(client: SQL): Query {
+/** Runs statements on `client` (the pool or a transaction), translating failures; `onFailure` hears of each. */
+function runner(client: SQL, onFailure?: (error: unknown) => void): Query {
   return async (text, params = []) => {
     try {
       return await client.unsafe(text, params)
     } catch (error) {
-      throw translate(error)
+      const translated = translate(error)
+      onFailure?.(translated)
+      throw translated
     }
   }
 }
@@ -315,10 +317,18 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
       try {
         return (await sql.begin(async (tx) => {
           started = true
+          let failed: { error: unknown } | undefined
+          const query = runner(tx, (error) => (failed ??= { error }))
           // Not awaited: sent ahead of the work's first statement, a turn of the
-          // event loop earlier. Should it fail, so does every statement after it.
-          if (settings) tx.unsafe(settings).catch(() => {})
-          return work(storesOn(runner(tx), 'transaction'))
+          // event loop earlier. Should it fail, so does the transaction (below).
+          if (settings) query(settings).catch(() => {})
+          const result = await work(storesOn(query, 'transaction'))
+          // PostgreSQL aborts a transaction at its first failed statement. Bun's
+          // client would then refuse the COMMIT with a generic error
+          // (ERR_POSTGRES_COMMIT_ROLLED_BACK); work that caught the failure
+          // fails with the statement's own error instead, which says what went wrong.
+          if (failed) throw failed.error
+          return result
         })) as T
       } catch (error) {
         if (isDeadlockVictim(error) && victim++ < DEADLOCK_RETRIES) continue
