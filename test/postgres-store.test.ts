@@ -267,7 +267,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
       store.forms.findStateForAccount(account, mine.id, T0),
       store.forms.findStateForAccount(account, theirs.id, T0),
       store.forms.findStateForAccount(other, theirs.id, T0),
-      store.forms.findStateForAccount(account, expiring.id, T0 + 499),
+      store.forms.findStateForAccount(account, expiring.id, T0 + 499.5),
       store.forms.findStateForAccount(account, expiring.id, T0 + 500),
       store.forms.findStateForAccount(account, missing, T0),
       store.forms.findPublicState(expiring.id, T0 + 499),

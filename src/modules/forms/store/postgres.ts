@@ -32,12 +32,13 @@ const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 
 const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')} FROM forms WHERE id = $1`
 const STATE_FOR_ACCOUNT = `SELECT id, ${effectiveStatus('$3')}, expires_at, ${liveContext('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 // The same lookups for many requests at once (see coalesce.ts): `n` is the
-// request's place in the parameters' arrays, each with its own time.
-const ASKED = `unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS asked(form_id, now, n) JOIN forms ON id = asked.form_id`
+// request's place in the parameters' arrays, each with its own time (float8,
+// as Bun sends any JS number that the single lookups are given).
+const ASKED = `unnest($1::text[], $2::float8[]) WITH ORDINALITY AS asked(form_id, now, n) JOIN forms ON id = asked.form_id`
 const BY_IDS = `SELECT n, ${fullColumns('now')} FROM ${ASKED}`
 const PUBLIC_STATES = `SELECT n, id, title, ${effectiveStatus('now')} FROM ${ASKED}`
 const STATES_FOR_ACCOUNTS = `SELECT n, id, ${effectiveStatus('now')}, expires_at, ${liveContext('now')}
-  FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS asked(form_id, owner, now, n)
+  FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS asked(form_id, owner, now, n)
   JOIN forms ON id = asked.form_id AND account_id = asked.owner`
 
 // One statement per filter, each shaped to walk an index newest first and stop
