@@ -98,38 +98,28 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
   const byIdForAccount = locked(BY_ID_FOR_ACCOUNT)
   const publicState = locked(PUBLIC_STATE)
   const stateForAccount = locked(STATE_FOR_ACCOUNT)
-  /** Rows of a coalesced lookup put back in the order of the calls (`n` counts from 1). */
-  const inCallOrder = <Row extends { n: string }>(rows: Row[], calls: number): Array<Row | undefined> => {
-    const ordered = new Array<Row | undefined>(calls)
-    for (const row of rows) ordered[Number(row.n) - 1] = row
-    return ordered
-  }
   type StateRow = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
   const toState = (row: StateRow | undefined): FormState | undefined =>
     row && { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context }
   const toPublicState = (row: FormPublicState | undefined): FormPublicState | undefined => row && { id: row.id, title: row.title, status: row.status }
-  // Reads on the pool share a statement with the other requests of their turn; in a transaction each locks its row.
-  const publicStateOf =
+  /**
+   * A lookup of one row by its parameters. On the pool, the lookups of one
+   * turn share `many` (its parameters each an array of the calls' values, in
+   * the same order as `one`'s; its rows carry `n`, counted from 1); in a
+   * transaction each runs `one` alone, locking its row.
+   */
+  const lookup = <Row>(one: string, many: string): ((args: unknown[]) => Promise<Row | undefined>) =>
     scope === 'pool'
-      ? coalesced(async (calls: Array<[id: string, now: number]>) =>
-          inCallOrder(await query<FormPublicState & { n: string }>(PUBLIC_STATES, [calls.map((c) => c[0]), calls.map((c) => c[1])]), calls.length),
-        )
-      : async ([id, now]: [string, number]) => (await query<FormPublicState>(publicState, [id, now]))[0]
-  const formOf =
-    scope === 'pool'
-      ? coalesced(async (calls: Array<[id: string, now: number]>) =>
-          inCallOrder(await query<FormRow & { n: string }>(BY_IDS, [calls.map((c) => c[0]), calls.map((c) => c[1])]), calls.length),
-        )
-      : async ([id, now]: [string, number]) => (await query<FormRow>(byId, [id, now]))[0]
-  const stateOf =
-    scope === 'pool'
-      ? coalesced(async (calls: Array<[accountId: string, id: string, now: number]>) =>
-          inCallOrder(
-            await query<StateRow & { n: string }>(STATES_FOR_ACCOUNTS, [calls.map((c) => c[1]), calls.map((c) => c[0]), calls.map((c) => c[2])]),
-            calls.length,
-          ),
-        )
-      : async ([accountId, id, now]: [string, string, number]) => (await query<StateRow>(stateForAccount, [id, accountId, now]))[0]
+      ? coalesced(async (calls: unknown[][]) => {
+          const rows = await query<Row & { n: string }>(many, calls[0]!.map((_, i) => calls.map((call) => call[i])))
+          const inCallOrder = new Array<Row | undefined>(calls.length)
+          for (const row of rows) inCallOrder[Number(row.n) - 1] = row
+          return inCallOrder
+        })
+      : async (args) => (await query<Row>(one, args))[0]
+  const formOf = lookup<FormRow>(byId, BY_IDS)
+  const publicStateOf = lookup<FormPublicState>(publicState, PUBLIC_STATES)
+  const stateOf = lookup<StateRow>(stateForAccount, STATES_FOR_ACCOUNTS)
   const reads: FormReads = {
     async find(id, now) {
       const row = await formOf([id, now])
@@ -140,7 +130,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
       return row ? toStoredForm(row) : undefined
     },
     findPublicState: async (id, now) => toPublicState(await publicStateOf([id, now])),
-    findStateForAccount: async (accountId, id, now) => toState(await stateOf([accountId, id, now])),
+    findStateForAccount: async (accountId, id, now) => toState(await stateOf([id, accountId, now])),
     async list(params) {
       const args = [params.accountId, params.before ?? BEFORE_EVERY_FORM, params.limit, params.now]
       let rows: SummaryRow[]
