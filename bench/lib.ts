@@ -42,6 +42,29 @@ export async function pool(count: number, concurrency: number, task: (i: number)
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
 }
 
+/**
+ * Each writer commits, one transaction after another, until `seconds` have
+ * passed (a limit script's timed loop). `commit` says how many units its
+ * transaction wrote; the total, and the time from the start to the last commit.
+ */
+export async function commitFor<W>(writers: W[], seconds: number, commit: (writer: W) => Promise<number>): Promise<{ units: number; ms: number }> {
+  let units = 0
+  const started = performance.now()
+  const until = started + seconds * 1000
+  let last = started
+  await Promise.all(
+    writers.map(async (writer) => {
+      while (performance.now() < until) {
+        // Not `units += await ...`, which would read `units` before the wait and lose the other writers' counts.
+        const written = await commit(writer)
+        units += written
+      }
+      last = Math.max(last, performance.now())
+    }),
+  )
+  return { units, ms: last - started }
+}
+
 /** A Markdown table: the header row, the separator, a row per entry. */
 export function markdownTable(header: string[], rows: string[][]): string[] {
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)]

@@ -17,6 +17,7 @@ import { SQL } from 'bun'
 import { monotonicFactory } from 'ulidx'
 import { applyMigrations } from '../src/db/postgres/migrations.ts'
 import { FORM_SIZED_BODY } from './form-sized-row.ts'
+import { commitFor } from './lib.ts'
 
 const [url, secondsArg = '3', connectionsArg = '8', perTransactionArg = '1'] = process.argv.slice(2)
 const seconds = Number(secondsArg)
@@ -79,22 +80,10 @@ await Promise.all(writers.map(answerSome))
 
 const walAt = async () => ((await admin`SELECT pg_current_wal_lsn()::text AS lsn`) as { lsn: string }[])[0]!.lsn
 const walBefore = await walAt()
-let answers = 0
-const started = performance.now()
-const until = started + seconds * 1000
-let last = started
-await Promise.all(
-  writers.map(async (w) => {
-    while (performance.now() < until) {
-      if (next + perTransaction > FORMS) throw new Error(`all ${FORMS} forms answered before the time was up`)
-      // Not `answers += await ...`, which would read `answers` before the wait and lose the other writers' counts.
-      const answered = await answerSome(w)
-      answers += answered
-    }
-    last = Math.max(last, performance.now())
-  }),
-)
-const ms = last - started
+const { units: answers, ms } = await commitFor(writers, seconds, (w) => {
+  if (next + perTransaction > FORMS) throw new Error(`all ${FORMS} forms answered before the time was up`)
+  return answerSome(w)
+})
 const [{ bytes }] = (await admin`SELECT pg_wal_lsn_diff(${await walAt()}, ${walBefore})::int8 AS bytes`) as [{ bytes: string }]
 await Promise.all(writers.map((w) => w.close()))
 await admin.close()

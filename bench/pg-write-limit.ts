@@ -16,6 +16,7 @@
 import { SQL } from 'bun'
 import { monotonicFactory } from 'ulidx'
 import { FORM_SIZED_BODY } from './form-sized-row.ts'
+import { commitFor } from './lib.ts'
 
 const [url, secondsArg = '3', connectionsArg = '8'] = process.argv.slice(2)
 const seconds = Number(secondsArg)
@@ -50,20 +51,7 @@ const commitOne = (w: SQL) =>
 // Warm: every connection open, the statement prepared, the table's first pages written.
 for (let i = 0; i < 5; i++) await Promise.all(writers.map(commitOne))
 
-let rows = 0
-const started = performance.now()
-const until = started + seconds * 1000
-let last = started
-await Promise.all(
-  writers.map(async (w) => {
-    while (performance.now() < until) {
-      await commitOne(w)
-      rows++
-    }
-    last = Math.max(last, performance.now())
-  }),
-)
-const ms = last - started
+const { units: rows, ms } = await commitFor(writers, seconds, async (w) => (await commitOne(w), 1))
 await Promise.all(writers.map((w) => w.close()))
 await admin.unsafe(`DROP TABLE ${TABLE}`)
 await admin.close()

@@ -344,6 +344,14 @@ const loadAverage = () => {
 // ---------------------------------------------------------------------------
 // 1. The disk's write limit
 
+/** Runs a limit script of bench/ (write-limit.ts and the like) in a process of its own; its last line of output, as JSON. */
+async function runLimitScript<T>(state: BenchState, script: string, args: string[]): Promise<T> {
+  const proc = track(state, Bun.spawn([process.execPath, join(import.meta.dir, script), ...args], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }))
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  if (proc.exitCode !== 0) throw new BenchError(`bench/${script} failed (${proc.exitCode}): ${err.trim()}`)
+  return JSON.parse(out.trim().split('\n').at(-1)!) as T
+}
+
 interface WriteLimit {
   rows: number
   ms: number
@@ -352,17 +360,7 @@ interface WriteLimit {
 
 async function measureWriteLimit(state: BenchState, dir: string, when: string): Promise<WriteLimit> {
   log(`write limit (${when}): one row per transaction, WAL, synchronous=FULL, ${WRITE_LIMIT_S} s...`)
-  const proc = track(
-    state,
-    Bun.spawn([process.execPath, join(import.meta.dir, 'write-limit.ts'), join(dir, 'write-limit.db'), String(WRITE_LIMIT_S)], {
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-    }),
-  )
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  if (proc.exitCode !== 0) throw new BenchError(`bench/write-limit.ts failed (${proc.exitCode}): ${err.trim()}`)
-  const result = JSON.parse(out.trim().split('\n').at(-1)!) as WriteLimit
+  const result = await runLimitScript<WriteLimit>(state, 'write-limit.ts', [join(dir, 'write-limit.db'), String(WRITE_LIMIT_S)])
   log(`  ${fmt(result.rowsPerSecond)} rows/s (${fmt(result.rows)} rows in ${fmt(result.ms)} ms)`)
   return result
 }
@@ -1048,17 +1046,7 @@ interface PgWriteLimit extends WriteLimit {
 
 async function measurePgWriteLimit(state: BenchState, url: string, when: string): Promise<PgWriteLimit> {
   log(`PostgreSQL write limit (${when}): one row per transaction on ${PG_WRITERS} connections at once, synchronous_commit on, ${WRITE_LIMIT_S} s...`)
-  const proc = track(
-    state,
-    Bun.spawn([process.execPath, join(import.meta.dir, 'pg-write-limit.ts'), url, String(WRITE_LIMIT_S), String(PG_WRITERS)], {
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-    }),
-  )
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  if (proc.exitCode !== 0) throw new BenchError(`bench/pg-write-limit.ts failed (${proc.exitCode}): ${err.trim()}`)
-  const result = JSON.parse(out.trim().split('\n').at(-1)!) as PgWriteLimit
+  const result = await runLimitScript<PgWriteLimit>(state, 'pg-write-limit.ts', [url, String(WRITE_LIMIT_S), String(PG_WRITERS)])
   log(`  ${fmt(result.rowsPerSecond)} rows/s (${fmt(result.rows)} rows in ${fmt(result.ms)} ms)`)
   return result
 }
@@ -1075,17 +1063,7 @@ interface PgAnswerLimit {
 /** The answer limit: PostgreSQL alone committing what answers write (bench/pg-answer-limit.ts), a fresh database each. */
 async function measurePgAnswerLimit(state: BenchState, url: string, perTransaction: number): Promise<PgAnswerLimit> {
   log(`PostgreSQL answer limit: the writes of ${perTransaction} answer${perTransaction === 1 ? '' : 's'} per transaction on ${PG_WRITERS} connections at once, ${WRITE_LIMIT_S} s...`)
-  const proc = track(
-    state,
-    Bun.spawn([process.execPath, join(import.meta.dir, 'pg-answer-limit.ts'), url, String(WRITE_LIMIT_S), String(PG_WRITERS), String(perTransaction)], {
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-    }),
-  )
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-  if (proc.exitCode !== 0) throw new BenchError(`bench/pg-answer-limit.ts failed (${proc.exitCode}): ${err.trim()}`)
-  const result = JSON.parse(out.trim().split('\n').at(-1)!) as PgAnswerLimit
+  const result = await runLimitScript<PgAnswerLimit>(state, 'pg-answer-limit.ts', [url, String(WRITE_LIMIT_S), String(PG_WRITERS), String(perTransaction)])
   log(`  ${fmt(result.answersPerSecond)} answers/s (${fmt(result.answers)} in ${fmt(result.ms)} ms, ${fmt(result.walBytesPerAnswer)} WAL bytes each)`)
   return result
 }
