@@ -8,7 +8,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { openDatabase, SCHEMA_VERSION, type Database } from '../src/db/sqlite/open.ts'
-import { DatabaseOpenError, type Upgrade } from '../src/db/store.ts'
+import { DatabaseOpenError, DatabaseUnavailable, type Upgrade } from '../src/db/store.ts'
+import { createReadSnapshots, readingInSnapshot } from '../src/db/sqlite/snapshots.ts'
+import { createWriter } from '../src/db/sqlite/writer.ts'
 import { createSqliteFormStore } from '../src/modules/forms/store/sqlite.ts'
 import { apiClient, createTestContext, filesAsFirstStored, TEST_STORE, type TestContext } from './utils.ts'
 
@@ -364,5 +366,95 @@ describe.skipIf(TEST_STORE !== 'sqlite')('query plans of the form lists (SQLite)
 
   test('status=expired: every read of forms uses an index, no table scan', () => {
     expectIndexedAccessToForms('expired')
+  })
+})
+
+describe('reads between commits', () => {
+  // On SQLite the requests of one turn of the event loop read one snapshot (one read lock instead of one per statement).
+  test('a read right after a commit, in the same turn, sees it', async () => {
+    const t = await createTestContext()
+    try {
+      const { id } = await t.api.createForm()
+      // The write is queued first; the read then opens a snapshot in this turn, before the commit.
+      const write = t.store.transaction((tx) => tx.forms.setStatus(id, 'cancelled', t.clock()))
+      expect((await t.store.forms.find(id, t.clock()))?.status).toBe('active')
+      await write
+      expect((await t.store.forms.find(id, t.clock()))?.status).toBe('cancelled')
+    } finally {
+      await t.close()
+    }
+  })
+
+  test('a read in a later turn sees what was committed meanwhile through another connection', async () => {
+    const t = await createTestContext()
+    try {
+      const { id } = await t.api.createForm()
+      expect((await t.store.forms.find(id, t.clock()))?.status).toBe('active')
+      await t.sql('UPDATE forms SET status = ? WHERE id = ?', 'cancelled', id)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect((await t.store.forms.find(id, t.clock()))?.status).toBe('cancelled')
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk (SQLite)', () => {
+  /** A writer whose log sync the test completes by hand, and a read through the reader's snapshots. */
+  function writerWithManualSync() {
+    const path = tempDb()
+    const db = openTracked(path)
+    db.exec('PRAGMA synchronous = NORMAL')
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)')
+    const reader = new SqliteDatabase(path, { strict: true })
+    open.push(reader as unknown as Database)
+    const snapshots = createReadSnapshots(reader)
+    const notes = readingInSnapshot({ count: async () => (reader.query('SELECT count(*) AS n FROM notes').get() as { n: number }).n }, snapshots)
+    const syncs: Array<{ done: () => void; fail: (error: Error) => void }> = []
+    const writer = createWriter(db, db, {
+      syncLog: () => new Promise<void>((done, fail) => syncs.push({ done, fail })),
+      logBytes: () => 0,
+      snapshots,
+    })
+    const insert = (text: string) => writer.run(async (tx) => void tx.query('INSERT INTO notes (text) VALUES (?)').run(text))
+    return { writer, notes, syncs, insert, snapshots }
+  }
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+  test('a write is acknowledged, and read by anyone, only once its log is synced', async () => {
+    const { notes, syncs, insert, snapshots } = writerWithManualSync()
+    let acknowledged = false
+    const write = insert('a').then(() => (acknowledged = true))
+    while (syncs.length === 0) await turn()
+    // Committed, not yet synced: several turns pass, and neither the caller nor a reader sees it.
+    for (let i = 0; i < 3; i++) {
+      await turn()
+      expect(acknowledged).toBe(false)
+      expect(await notes.count()).toBe(0)
+    }
+    syncs[0]!.done()
+    await write
+    expect(await notes.count()).toBe(1)
+    snapshots.end()
+  })
+
+  test('a failed sync fails every unit of the batch with 503 Database unavailable, and the next sync serves the writes after it', async () => {
+    const { notes, syncs, insert, snapshots } = writerWithManualSync()
+    const first = Promise.allSettled([insert('a'), insert('b')])
+    while (syncs.length === 0) await turn()
+    syncs[0]!.fail(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }))
+    const outcomes = await first
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe('rejected')
+      const reason = (outcome as PromiseRejectedResult).reason
+      expect(reason).toBeInstanceOf(DatabaseUnavailable)
+      expect(reason.message).toContain('EIO')
+    }
+    const next = insert('c')
+    while (syncs.length === 1) await turn()
+    syncs[1]!.done()
+    await next
+    expect(await notes.count()).toBe(3)
+    snapshots.end()
   })
 })

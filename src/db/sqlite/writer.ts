@@ -1,4 +1,6 @@
 import type { Database } from 'bun:sqlite'
+import { DatabaseUnavailable } from '../store.ts'
+import type { ReadSnapshots } from './snapshots.ts'
 
 /** Runs units of work that write, on the one connection that writes. */
 export interface Writer<Tx> {
@@ -23,28 +25,50 @@ interface Queued<Tx> {
   reject: (error: unknown) => void
 }
 
+/** What the writer's commits need around them. */
+export interface Durability {
+  /**
+   * Makes everything committed so far durable: the write-ahead log synced to
+   * disk. Commits themselves do not wait for the disk (synchronous=NORMAL);
+   * this runs off the event loop, which meanwhile takes the next requests.
+   */
+  syncLog(): Promise<void>
+  /** Keeps readers on the state before a commit until it is durable. */
+  snapshots: Pick<ReadSnapshots, 'hold' | 'release'>
+  /** The size of the log now, in bytes. */
+  logBytes(): number
+}
+
+/**
+ * The log's size past which the writer checkpoints it (SQLite's own default,
+ * 1,000 pages). SQLite's automatic checkpoint is off on the writer: it runs
+ * inside COMMIT, when a reader still holds the snapshot before it, and so
+ * could never let the log start over.
+ */
+const CHECKPOINT_LOG_BYTES = 4 * 1024 * 1024
+
 /**
  * Group commit. Writes that arrive together (concurrent requests in one turn
  * of the event loop) share one transaction, and so one disk sync, instead of
  * one each. Every unit of work runs in its own savepoint: what it returns or
  * throws is exactly its own, and a failure undoes only its own writes. Each
- * caller hears back only after the commit that makes its write durable.
+ * caller hears back only after the sync that makes its write durable, and no
+ * read sees the batch before then (see Durability).
  *
- * One thing at a time uses the connection: a batch, or a staged write. A unit
- * awaits only its transaction's methods, which on SQLite are done by the time
- * they return, so a batch holds the connection for no longer than its SQL.
- * Reads outside transactions go through another connection, which sees only
- * what is committed.
+ * One thing at a time uses the connection: a batch (until its sync is done),
+ * or a staged write. A unit awaits only its transaction's methods, which on
+ * SQLite are done by the time they return, so a batch holds the connection
+ * for no longer than its SQL; while its log is synced, the requests that
+ * arrive make the next batch. Reads outside transactions go through another
+ * connection, which sees only what is committed and synced.
  */
-export function createWriter<Tx>(db: Database, tx: Tx): Writer<Tx> {
+export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): Writer<Tx> {
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
   const savepoint = db.prepare('SAVEPOINT unit')
   const release = db.prepare('RELEASE unit')
   const undo = db.prepare('ROLLBACK TO unit')
-  const withoutSync = db.prepare('PRAGMA synchronous = NORMAL')
-  const withSync = db.prepare('PRAGMA synchronous = FULL')
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
   let queue: Array<Queued<Tx>> = []
   const staged: Array<Queued<Tx>> = []
@@ -99,19 +123,32 @@ export function createWriter<Tx>(db: Database, tx: Tx): Writer<Tx> {
         outcomes.push({ ok: false, value: error })
       }
     }
+    durability.snapshots.hold()
     try {
-      commit.run()
-    } catch (error) {
-      // Nothing of this batch is durable: every unit fails, with the reason.
-      if (db.inTransaction) rollback.run()
-      for (const unit of batch) unit.reject(error)
-      return
+      try {
+        commit.run()
+      } catch (error) {
+        // Nothing of this batch is durable: every unit fails, with the reason.
+        if (db.inTransaction) rollback.run()
+        for (const unit of batch) unit.reject(error)
+        return
+      }
+      try {
+        await durability.syncLog()
+      } catch (error) {
+        // Committed, but perhaps not on disk: nobody is told it is. Its units fail, and so would a retry
+        // of an answer (the form reads answered); the next sync that succeeds makes the batch durable.
+        for (const unit of batch) unit.reject(new LogNotSynced(error))
+        return
+      }
+    } finally {
+      durability.snapshots.release()
     }
+    if (durability.logBytes() > CHECKPOINT_LOG_BYTES) checkpoint.run()
     batch.forEach((unit, i) => (outcomes[i]!.ok ? unit.resolve(outcomes[i]!.value) : unit.reject(outcomes[i]!.value)))
   }
 
   async function runStaged(unit: Queued<Tx>) {
-    withoutSync.run()
     try {
       begin.run()
       try {
@@ -124,8 +161,6 @@ export function createWriter<Tx>(db: Database, tx: Tx): Writer<Tx> {
       }
     } catch (error) {
       unit.reject(error)
-    } finally {
-      withSync.run()
     }
     checkpoint.run()
   }
@@ -142,5 +177,12 @@ export function createWriter<Tx>(db: Database, tx: Tx): Writer<Tx> {
     async idle() {
       while (busy || scheduled || staged.length > 0 || queue.length > 0) await new Promise((resolve) => setImmediate(resolve))
     },
+  }
+}
+
+/** The write-ahead log could not be synced: the batch's writes are committed but may not be on disk. */
+export class LogNotSynced extends DatabaseUnavailable {
+  constructor(cause: unknown) {
+    super(`the database's write-ahead log could not be synced to disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
   }
 }
