@@ -196,8 +196,19 @@ function isDiscarded(fd: number): boolean {
   }
 }
 
-const logLine = (level: LogLevel, msg: string, fields?: LogFields) =>
-  JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })
+/** The time of a line, formatted once per millisecond: under load many lines share one. */
+let lineTimeMs = Number.NaN
+let lineTime = ''
+function lineTimeNow(): string {
+  const now = Date.now()
+  if (now !== lineTimeMs) {
+    lineTimeMs = now
+    lineTime = new Date(now).toISOString()
+  }
+  return lineTime
+}
+
+const logLine = (level: LogLevel, msg: string, fields?: LogFields) => JSON.stringify({ time: lineTimeNow(), level, msg, ...fields })
 
 /** A logger writing to `sink`, or to stdout (see StdoutWriter) when none is given. */
 export function createLogger(sink: LogSink = (line, level) => stdoutWriter().line(line, level)): Logger {
