@@ -100,7 +100,7 @@ import {
 } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 import { FORMS as WEBHOOK_FORMS, SUBMIT_CONCURRENCY as WEBHOOK_CONCURRENCY, TARGET_P50_MS, TARGET_P99_MS, measureWebhooks, type WebhookFigures } from './webhooks.ts'
-import { runWrk, wrkPresent, writePerFormScript, writeStaticScript, type WrkResult } from './wrk.ts'
+import { combineRounds, runWrk, wrkPresent, writePerFormScript, writeStaticScript, type WrkResult } from './wrk.ts'
 
 // ---------------------------------------------------------------------------
 // Settings
@@ -123,6 +123,13 @@ const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 32)
  * server (which needs all of one core) than from intake, so they flatter the ratios.
  */
 const THREADS = 1
+/**
+ * Reads and creates are measured in this many rounds, intake and the bare
+ * server taking turns (DURATION_S split between the rounds): this machine's
+ * speed drifts by a third over tens of seconds, and a ratio of two runs a
+ * minute apart measured that drift as much as intake.
+ */
+const ROUNDS = Math.min(5, DURATION_S)
 /** A short wrk run before each measured one, on each server (JIT, caches, connections). */
 const WARMUP_S = Math.min(2, DURATION_S)
 const SUBMIT_WARMUP_S = 1
@@ -697,18 +704,24 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
       ['bare', bare.url, first, undefined],
     ]
     routes.push(route)
-    for (const [server, origin, like, l] of targets) {
-      const run = { ...base, url: `${origin}${path(like)}`, script: options.script?.(like), headers: options.headers?.(like) }
-      if (options.warmupS > 0) await runWrk(state, { ...run, seconds: options.warmupS })
-      const r = await runWrk(state, { ...run, seconds: DURATION_S })
-      if (l) ensureAlive(l, route)
+    const rounds = targets.map((): WrkResult[] => [])
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [k, [, origin, like, l]] of targets.entries()) {
+        const run = { ...base, url: `${origin}${path(like)}`, script: options.script?.(like), headers: options.headers?.(like) }
+        if (round === 0 && options.warmupS > 0) await runWrk(state, { ...run, seconds: options.warmupS })
+        rounds[k]!.push(await runWrk(state, { ...run, seconds: DURATION_S / ROUNDS }))
+        if (l) ensureAlive(l, route)
+      }
+    }
+    for (const [k, [server, , , l]] of targets.entries()) {
+      const r = combineRounds(rounds[k]!)
       check(route, server, r)
-      log(`  ${route}, ${server}: ${short(r)}`)
+      log(`  ${route}, ${server}: ${short(r)} (rounds: ${rounds[k]!.map((one) => fmt(one.requestsPerSecond)).join(', ')} req/s)`)
       if (l) l.results.set(route, r)
       else bareResults.set(route, r)
     }
   }
-  const runLabel = `wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s after a ${WARMUP_S} s warm-up`
+  const runLabel = `wrk -t${THREADS} -c${CONNECTIONS}, ${ROUNDS} rounds of ${DURATION_S / ROUNDS} s taking turns with the bare server, after a ${WARMUP_S} s warm-up`
 
   // GETs.
   log(`GET /api/v1/forms/<id> (${runLabel}, ${who} then bare)...`)
@@ -763,7 +776,7 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
         bare: writePerFormScript(l.dir, `${name}-${tag}-bare`, idsFile, THREADS, headers, body, true),
       }
     }
-    log(`${route} (${runLabel.replace(`${WARMUP_S} s`, `${SUBMIT_WARMUP_S} s`)}, each form answered once${lives.length > 1 ? `, ${who}` : ''})...`)
+    log(`${route} (wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s after a ${SUBMIT_WARMUP_S} s warm-up, each form answered once${lives.length > 1 ? `, ${who}` : ''})...`)
     const order = inTurn()
     routes.push(route)
     let bareScript = ''
@@ -1176,8 +1189,9 @@ function render(r: Report): string[] {
   out.push(`### HTTP: intake against a bare Bun.serve answering the same bytes`)
   out.push('')
   out.push(
-    `wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s --latency on each, after a warm-up run (${WARMUP_S} s; ${SUBMIT_WARMUP_S} s for submissions). ` +
-      `Rate limits off; intake logs each request to a file.`,
+    `wrk -t${THREADS} -c${CONNECTIONS} --latency, ${DURATION_S} s on each server after a warm-up run (${WARMUP_S} s; ${SUBMIT_WARMUP_S} s for submissions). ` +
+      `Reads and creates in ${ROUNDS} rounds of ${DURATION_S / ROUNDS} s, intake and the bare server taking turns (req/s: all requests over all rounds; p50: the median round's; p99: the highest); ` +
+      `submissions in one run each. Rate limits off; intake logs each request to a file.`,
   )
   out.push('')
   const writeTarget = `≥ ${fmt(TARGET.writeRatio, 1)} × write limit (${fmt(writeLimit)}/s)`
@@ -1398,7 +1412,7 @@ function renderBaseline(r: Report, b: BaselineFigures): string[] {
     return `\`${route}\` ${ms(x.p50Ms)} / ${ms(x.p99Ms)} → ${ms(y.p50Ms)} / ${ms(y.p99Ms)}`
   }
   out.push(
-    `Same machine, same run, same wrk settings (-t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s, the same warm-ups), each intake on a database of its own, both running throughout; ` +
+    `Same machine, same run, same wrk settings (-t${THREADS} -c${CONNECTIONS}, the same rounds and warm-ups), each intake on a database of its own, both running throughout; ` +
       `on each route the two ran one after the other, the order alternating from route to route (this build first on the 1st, 3rd and 5th). ` +
       `Starts took turns (A B B A...), webhooks ran A B B A (latencies pooled). "within ${fmt(BASELINE_TOLERANCE * 100)}%": this build at most ${fmt(BASELINE_TOLERANCE * 100)}% worse (fewer req/s; more ms or MiB). ` +
       `wrk p50 / p99, baseline → this build: ${r.main.routes.map(latency).join('; ')}.`,
@@ -1420,7 +1434,7 @@ function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
   out.push(
     `PostgreSQL ${settings.server_version} at ${pg.server}, a fresh database (${pg.database}, dropped after): synchronous_commit ${settings.synchronous_commit}, fsync ${settings.fsync}, ` +
       `wal_sync_method ${settings.wal_sync_method}, commit_delay ${settings.commit_delay}. ` +
-      `dist/intake with SERVICE_DATABASE_URL (no --db), the same wrk runs as above (wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s --latency, the same warm-ups), ` +
+      `dist/intake with SERVICE_DATABASE_URL (no --db), the same wrk runs as above (wrk -t${THREADS} -c${CONNECTIONS} --latency, the same rounds and warm-ups), ` +
       `after the SQLite runs; ${fmt(pg.seconds)} s in all.`,
   )
   out.push('')

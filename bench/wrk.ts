@@ -121,6 +121,35 @@ export function parseWrk(text: string): WrkResult {
   }
 }
 
+/**
+ * Runs of one server as one result: the rate over all of them (requests over
+ * seconds), the median of their p50s and the highest p99, every failure
+ * counted, and the reports one after another.
+ */
+export function combineRounds(rounds: WrkResult[]): WrkResult {
+  if (rounds.length === 0) throw new BenchError('no wrk run to combine')
+  const requests = rounds.reduce((sum, r) => sum + r.requests, 0)
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0)
+  const p50s = rounds.map((r) => r.p50Ms).sort((a, b) => a - b)
+  const sum = (pick: (r: WrkResult) => number) => rounds.reduce((total, r) => total + pick(r), 0)
+  return {
+    requestsPerSecond: requests / seconds,
+    requests,
+    seconds,
+    p50Ms: p50s[Math.floor(p50s.length / 2)]!,
+    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
+    badStatus: sum((r) => r.badStatus),
+    socketErrors: {
+      connect: sum((r) => r.socketErrors.connect),
+      read: sum((r) => r.socketErrors.read),
+      write: sum((r) => r.socketErrors.write),
+      timeout: sum((r) => r.socketErrors.timeout),
+    },
+    exhausted: sum((r) => r.exhausted),
+    text: rounds.map((r) => r.text).join('\n'),
+  }
+}
+
 /** A Lua string literal (printable ASCII only: then the escapes JSON uses, \" and \\, are the same in Lua). */
 function lua(s: string): string {
   if (/[^\x20-\x7e]/.test(s)) throw new BenchError(`not printable ASCII, cannot go into a wrk script as is: ${s.slice(0, 80)}`)
