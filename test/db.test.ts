@@ -399,6 +399,28 @@ describe('reads between commits', () => {
   })
 })
 
+describe.skipIf(TEST_STORE !== 'sqlite')('keys beside the read snapshot (SQLite)', () => {
+  test('a key another process stores is found at once, even in a turn whose reads share a snapshot from before it', async () => {
+    const t = await createTestContext()
+    try {
+      const { id } = await t.api.createForm()
+      const account = t.sqlite!.query("SELECT id FROM accounts WHERE name = 'default'").get() as { id: string }
+      // All in one turn: a read opens the turn's snapshot, then another connection stores a key.
+      expect((await t.store.forms.find(id, t.clock()))?.status).toBe('active')
+      t.sqlite!.query('INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?)').run(
+        'key-from-elsewhere',
+        account.id,
+        'f'.repeat(64),
+        'ffff',
+        t.clock(),
+      )
+      expect((await t.store.keys.keyByHash('f'.repeat(64)))?.id).toBe('key-from-elsewhere')
+    } finally {
+      await t.close()
+    }
+  })
+})
+
 describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk (SQLite)', () => {
   /** A writer whose log sync the test completes by hand, and a read through the reader's snapshots. */
   function writerWithManualSync() {
@@ -413,7 +435,6 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
     const syncs: Array<{ done: () => void; fail: (error: Error) => void }> = []
     const writer = createWriter(db, db, {
       syncLog: () => new Promise<void>((done, fail) => syncs.push({ done, fail })),
-      logBytes: () => 0,
       snapshots,
     })
     const insert = (text: string) => writer.run(async (tx) => void tx.query('INSERT INTO notes (text) VALUES (?)').run(text))
@@ -435,6 +456,34 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
     syncs[0]!.done()
     await write
     expect(await notes.count()).toBe(1)
+    snapshots.end()
+  })
+
+  test('a unit that throws takes back exactly its own writes; the others of its batch keep theirs and their results', async () => {
+    const { writer, notes, syncs, snapshots } = writerWithManualSync()
+    const insert = (db: Database, id: number) => db.query('INSERT INTO notes (id, text) VALUES (?, ?)').run(id, `note ${id}`)
+    // The units are queued in one turn: one batch.
+    const outcomes = Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        writer
+          .run(async (tx) => {
+            insert(tx, 100 + i)
+            if (i % 4 === 1) throw new Error(`unit ${i} refuses`)
+            if (i % 4 === 2) insert(tx, 100) // the first unit's row: a constraint error
+            return i
+          })
+          .then((value) => ({ value }), (error: Error) => ({ error: error.message })),
+      ),
+    )
+    while (syncs.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    expect(syncs).toHaveLength(1)
+    syncs[0]!.done()
+    ;(await outcomes).forEach((outcome, i) => {
+      if (i % 4 === 1) expect(outcome).toEqual({ error: `unit ${i} refuses` })
+      else if (i % 4 === 2) expect(outcome).toEqual({ error: expect.stringContaining('UNIQUE constraint failed') })
+      else expect(outcome).toEqual({ value: i })
+    })
+    expect(await notes.count()).toBe(6)
     snapshots.end()
   })
 

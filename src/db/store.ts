@@ -40,9 +40,9 @@ export interface Store extends Reads {
   /**
    * Runs `work` in one transaction and resolves once it is durable; a throw
    * rolls back exactly its writes. Units that arrive together share one
-   * commit (group commit): on SQLite each in a savepoint of its own; on
-   * PostgreSQL a batch that fails is rolled back and its units run again, each
-   * alone. So `work` may run more than once, and must change nothing outside
+   * commit (group commit). A batch in which a unit throws is rolled back and
+   * its units run again: on SQLite each in a savepoint of its own, on
+   * PostgreSQL each alone. So `work` may run more than once, and must change nothing outside
    * its transaction (no counters, no caches: do that with what it returns).
    * On PostgreSQL a statement that fails fails the unit, even when `work`
    * catches it: the transaction cannot go on past it.

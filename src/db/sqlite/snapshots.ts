@@ -13,8 +13,9 @@ import type { Database } from 'bun:sqlite'
  * that sees it. No request reads what could still be lost.
  *
  * Only this process writes the tables read through a snapshot. Other
- * processes (the command line) write keys alone, and keys are read outside
- * any snapshot: a revocation holds for every request sent after it.
+ * processes (the command line) write keys alone, and keys are read on another
+ * connection, outside any snapshot: a revocation holds for every request sent
+ * after it.
  */
 export interface ReadSnapshots {
   /** Makes sure a snapshot is open for the reads that follow. */

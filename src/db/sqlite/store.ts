@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { closeSync, fdatasync, fstatSync, openSync } from 'node:fs'
+import { closeSync, fdatasync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createSqliteKeyStore } from '../../modules/auth/store/sqlite.ts'
 import { createSqliteFormStore } from '../../modules/forms/store/sqlite.ts'
@@ -11,24 +11,33 @@ import { createReadSnapshots, readingInSnapshot } from './snapshots.ts'
 import { createWriter } from './writer.ts'
 
 /**
- * intake on one SQLite file. Two connections: one that writes (every unit of
- * work through the group-commit writer) and one that reads, which sees only
- * what is committed, so no request reads what a batch has not made durable.
+ * intake on one SQLite file. Three connections: one that writes (every unit of
+ * work through the group-commit writer), one that reads forms, answers and
+ * deliveries, a snapshot per turn of the event loop, which sees only what is
+ * committed and synced, so no request reads what a batch has not made
+ * durable; and one that reads keys, outside any snapshot.
  */
 export function createSqliteStore(path: string, options: OpenOptions = {}): Store {
   const db = openDatabase(path, options)
   let reader: Database
   try {
     // The writer syncs the log itself, off the event loop, before anyone hears of a commit, and
-    // checkpoints it once no reader holds a snapshot from before (see createWriter). A log that
-    // starts over is cut to what it holds, so its size says how much it holds.
+    // checkpoints it when no reader holds a snapshot from before (see createWriter). A log left
+    // larger than 64 MiB by a burst is cut back when it starts over (smaller, it is overwritten
+    // in place: a sync of an overwrite costs two thirds of one that grows the file).
     db.exec('PRAGMA synchronous = NORMAL')
     db.exec('PRAGMA wal_autocheckpoint = 0')
-    db.exec('PRAGMA journal_size_limit = 0')
-    reader = new Database(path, { strict: true })
-    reader.exec('PRAGMA busy_timeout = 5000')
-    reader.exec('PRAGMA query_only = ON')
+    db.exec('PRAGMA journal_size_limit = 67108864')
+    reader = openReader(path)
   } catch (error) {
+    db.close()
+    throw error
+  }
+  let keyReader: Database
+  try {
+    keyReader = openReader(path)
+  } catch (error) {
+    reader.close()
     db.close()
     throw error
   }
@@ -43,10 +52,12 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     forms: readingInSnapshot(createSqliteFormStore(reader), snapshots),
     responses: readingInSnapshot(createSqliteResponseStore(reader), snapshots),
     deliveries: readingInSnapshot(createSqliteDeliveryStore(reader), snapshots),
-    keys: createSqliteKeyStore(reader, db),
+    // Keys are read on a connection of their own, never in a snapshot: other processes (the
+    // command line) write them, and a revocation must hold for every request sent after it.
+    keys: createSqliteKeyStore(keyReader, db),
   }
   const log = createLogSync(`${path}-wal`)
-  const writer = createWriter(db, tx, { syncLog: log.sync, snapshots, logBytes: log.bytes })
+  const writer = createWriter(db, tx, { syncLog: log.sync, snapshots })
   const health = reader.query('SELECT 1')
   return {
     kind: 'sqlite',
@@ -59,10 +70,24 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
       await writer.idle()
       snapshots.end()
       log.close()
+      keyReader.close()
       reader.close()
       db.close()
     },
   }
+}
+
+/** A connection that only reads. */
+function openReader(path: string): Database {
+  const reader = new Database(path, { strict: true })
+  try {
+    reader.exec('PRAGMA busy_timeout = 5000')
+    reader.exec('PRAGMA query_only = ON')
+  } catch (error) {
+    reader.close()
+    throw error
+  }
+  return reader
 }
 
 /**
@@ -84,7 +109,6 @@ function createLogSync(walPath: string) {
         }
         fdatasync(fd, (error) => (error ? reject(error) : resolve()))
       }),
-    bytes: () => (fd === undefined ? 0 : fstatSync(fd).size),
     close() {
       if (fd !== undefined) closeSync(fd)
       fd = undefined

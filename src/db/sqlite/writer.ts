@@ -19,6 +19,11 @@ export interface Writer<Tx> {
   idle(): Promise<void>
 }
 
+interface Outcome {
+  ok: boolean
+  value: unknown
+}
+
 interface Queued<Tx> {
   work: (tx: Tx) => Promise<unknown>
   resolve: (value: unknown) => void
@@ -35,25 +40,27 @@ export interface Durability {
   syncLog(): Promise<void>
   /** Keeps readers on the state before a commit until it is durable. */
   snapshots: Pick<ReadSnapshots, 'hold' | 'release'>
-  /** The size of the log now, in bytes. */
-  logBytes(): number
 }
 
 /**
- * The log's size past which the writer checkpoints it (SQLite's own default,
- * 1,000 pages). SQLite's automatic checkpoint is off on the writer: it runs
- * inside COMMIT, when a reader still holds the snapshot before it, and so
- * could never let the log start over.
+ * How often the writer checkpoints the log while it commits. SQLite's own
+ * automatic checkpoint is off on the writer: it runs inside COMMIT, while a
+ * reader still holds the snapshot from before it, so under a steady load the
+ * log could never start over and every commit paid for a checkpoint. Four
+ * times a second, after a sync, when no snapshot is held, the log is copied
+ * into the database and starts over (a burst of writes leaves it a few MiB).
  */
-const CHECKPOINT_LOG_BYTES = 4 * 1024 * 1024
+const CHECKPOINT_INTERVAL_MS = 250
 
 /**
  * Group commit. Writes that arrive together (concurrent requests in one turn
  * of the event loop) share one transaction, and so one disk sync, instead of
- * one each. Every unit of work runs in its own savepoint: what it returns or
- * throws is exactly its own, and a failure undoes only its own writes. Each
- * caller hears back only after the sync that makes its write durable, and no
- * read sees the batch before then (see Durability).
+ * one each. What a unit returns or throws is exactly its own, and a failure
+ * undoes only its own writes: a batch runs without savepoints, and when one
+ * of its units throws, it is rolled back and run again with each unit in a
+ * savepoint of its own (so a unit may run twice; Store.transaction says so).
+ * Each caller hears back only after the sync that makes its write durable,
+ * and no read sees the batch before then (see Durability).
  *
  * One thing at a time uses the connection: a batch (until its sync is done),
  * or a staged write. A unit awaits only its transaction's methods, which on
@@ -75,6 +82,7 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
   let busy = false
   let scheduled = false
   let stagedLast = false
+  let lastCheckpoint = performance.now()
 
   function schedule() {
     if (scheduled || busy) return
@@ -105,23 +113,21 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
   async function flush() {
     const batch = queue
     queue = []
+    let outcomes: Outcome[] | undefined
     try {
       begin.run()
+      // Most batches have no unit that throws: they run without savepoints (two statements a unit).
+      outcomes = await runUnits(batch, false)
+      if (!outcomes) {
+        rollback.run()
+        begin.run()
+        // In savepoints every unit has an outcome of its own.
+        outcomes = (await runUnits(batch, true))!
+      }
     } catch (error) {
+      if (db.inTransaction) rollback.run()
       for (const unit of batch) unit.reject(error)
       return
-    }
-    const outcomes: Array<{ ok: boolean; value: unknown }> = []
-    for (const unit of batch) {
-      savepoint.run()
-      try {
-        outcomes.push({ ok: true, value: await unit.work(tx) })
-        release.run()
-      } catch (error) {
-        undo.run()
-        release.run()
-        outcomes.push({ ok: false, value: error })
-      }
     }
     durability.snapshots.hold()
     try {
@@ -144,8 +150,34 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
     } finally {
       durability.snapshots.release()
     }
-    if (durability.logBytes() > CHECKPOINT_LOG_BYTES) checkpoint.run()
+    if (performance.now() - lastCheckpoint >= CHECKPOINT_INTERVAL_MS) {
+      checkpoint.run()
+      lastCheckpoint = performance.now()
+    }
     batch.forEach((unit, i) => (outcomes[i]!.ok ? unit.resolve(outcomes[i]!.value) : unit.reject(outcomes[i]!.value)))
+  }
+
+  /**
+   * Runs the units one after another in the open transaction. In savepoints,
+   * each has its own outcome; without, the first that throws ends the run
+   * (undefined), and the caller rolls back what the others wrote and runs
+   * them all again in savepoints.
+   */
+  async function runUnits(batch: Array<Queued<Tx>>, inSavepoints: boolean): Promise<Outcome[] | undefined> {
+    const outcomes: Outcome[] = []
+    for (const unit of batch) {
+      if (inSavepoints) savepoint.run()
+      try {
+        outcomes.push({ ok: true, value: await unit.work(tx) })
+        if (inSavepoints) release.run()
+      } catch (error) {
+        if (!inSavepoints) return undefined
+        undo.run()
+        release.run()
+        outcomes.push({ ok: false, value: error })
+      }
+    }
+    return outcomes
   }
 
   async function runStaged(unit: Queued<Tx>) {
