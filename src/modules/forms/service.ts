@@ -36,6 +36,14 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
 
 type FieldOutput = Static<typeof FieldOutputSchema>
 
+/** A form's detail JSON around its changing part, and the text of the expiry last spliced in. */
+interface DetailParts {
+  head: string
+  tail: string
+  expiresAt?: number | null
+  expiresAtJson?: string
+}
+
 /**
  * The per-form webhook secret: HMAC-SHA256 keyed with the creating API key's
  * plaintext, over the form id. The client, holding its key, computes the same.
@@ -64,7 +72,7 @@ export function createFormService(
   setTimeout(() => {
     for (const schema of [CreateFormBody, UpdateFormBody, ...FieldInput.anyOf]) prepareValidation(schema)
   }, 1000).unref()
-  const detailParts = createLruCache<{ head: string; tail: string }>({
+  const detailParts = createLruCache<DetailParts>({
     ...DETAILS_KEPT,
     sizeOf: (parts) => stringBytes(parts.head) + stringBytes(parts.tail),
   })
@@ -100,7 +108,7 @@ export function createFormService(
   }
 
   /** The JSON of a FormDetail around its changing part (state, expiry, context), which goes between. */
-  function unchangingDetail(row: StoredForm): { head: string; tail: string } {
+  function unchangingDetail(row: StoredForm): DetailParts {
     const fields: FieldOutput[] = row.fields.map((field) => ({
       key: field.key,
       type: field.type,
@@ -214,7 +222,12 @@ export function createFormService(
         parts = detailParts.set(form.id, unchangingDetail(form))
         state = form
       }
-      const expiresAt = state.expiresAt === null ? 'null' : `"${formatApiTime(state.expiresAt)}"`
+      // The expiry rarely changes: its text is kept with the parts while it does not.
+      if (parts.expiresAt !== state.expiresAt || parts.expiresAtJson === undefined) {
+        parts.expiresAt = state.expiresAt
+        parts.expiresAtJson = state.expiresAt === null ? 'null' : `"${formatApiTime(state.expiresAt)}"`
+      }
+      const expiresAt = parts.expiresAtJson
       return `${parts.head}"status":"${state.status}","expires_at":${expiresAt},"context":${state.context ?? 'null'},${parts.tail}`
     },
 
