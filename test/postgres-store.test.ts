@@ -170,6 +170,77 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect(written.map((r: { title: string }) => r.title)).toEqual(kept.map((f) => f.title).sort())
   })
 
+  test('independent units sent together: each form answered once, by the first unit that asks for it; every response and delivery written', async () => {
+    const forms = Array.from({ length: 30 }, (_, i) => formRecord(account, { title: `answered ${i}`, expiresAt: i === 29 ? T0 + 5 : null }))
+    await Promise.all(forms.map((f) => store.transaction((tx) => tx.forms.insert(f), { independent: true })))
+    // Two answers to each form, all sent at once; half of the forms queue a delivery with their answer.
+    const asked = forms.flatMap((f, i) => [0, 1].map((k) => ({ form: f, k, withDelivery: i % 2 === 0, responseId: newId(), at: T0 + 10 + k })))
+    const outcomes = await within(
+      20_000,
+      Promise.all(
+        asked.map(({ form, k, withDelivery, responseId, at }) =>
+          store.transaction(
+            async (tx) => {
+              if (!(await tx.forms.complete(form.id, at))) return false
+              await tx.responses.insert({ id: responseId, formId: form.id, data: { k }, ip: k === 0 ? '127.0.0.1' : null, userAgent: null, submittedAt: at }, [])
+              if (withDelivery) {
+                await tx.deliveries.enqueue({ id: newId(), formId: form.id, responseId, event: 'form.completed', url: 'http://127.0.0.1:9/hook', payload: `{"k":${k}}`, createdAt: at })
+              }
+              return true
+            },
+            { independent: true },
+          ),
+        ),
+      ),
+    )
+    // The form past its time is answered by neither; every other form by exactly one of its two, the first.
+    for (const [i, f] of forms.entries()) {
+      const won = outcomes.filter((_, j) => asked[j]!.form.id === f.id)
+      expect({ i, won }).toEqual({ i, won: i === 29 ? [false, false] : [true, false] })
+    }
+    const responses = await sql`SELECT form_id, data, ip, submitted_at::float8 AS at FROM responses WHERE form_id IN ${sql(forms.map((f) => f.id))}`
+    expect(responses).toHaveLength(29)
+    for (const row of responses) expect(row).toMatchObject({ data: '{"k":0}', ip: '127.0.0.1', at: T0 + 10 })
+    const deliveries = await sql`SELECT form_id, status, payload, next_attempt_at::float8 AS due FROM deliveries WHERE form_id IN ${sql(forms.map((f) => f.id))}`
+    expect(deliveries).toHaveLength(15)
+    for (const row of deliveries) expect(row).toMatchObject({ status: 'pending', payload: '{"k":0}', due: T0 + 10 })
+    const statuses = await sql`SELECT status, count(*)::int AS n FROM forms WHERE id IN ${sql(forms.map((f) => f.id))} GROUP BY status ORDER BY status`
+    expect(statuses).toEqual([
+      { status: 'active', n: 1 },
+      { status: 'completed', n: 29 },
+    ])
+  })
+
+  test('independent creates sent together: every column as given, absent ones null; one that fails fails alone', async () => {
+    const existing = formRecord(account, { title: 'taken' })
+    await store.transaction((tx) => tx.forms.insert(existing))
+    const made = Array.from({ length: 24 }, (_, i) =>
+      formRecord(account, {
+        title: `made ${i}`,
+        description: i % 2 ? `about ${i}` : null,
+        callbackUrl: i % 3 ? null : 'http://127.0.0.1:9/hook',
+        webhookSecret: i % 3 ? null : 'ab'.repeat(32),
+        context: i % 4 ? null : `{"i":${i}}`,
+        expiresAt: i % 5 ? null : T0 + 60_000 + i,
+        createdAt: T0 + i,
+      }),
+    )
+    const outcomes = await within(
+      20_000,
+      Promise.all([
+        ...made.map((f) => settle(store.transaction((tx) => tx.forms.insert(f), { independent: true }))),
+        settle(store.transaction((tx) => tx.forms.insert({ ...formRecord(account), id: existing.id }), { independent: true })),
+      ]),
+    )
+    expect(outcomes.slice(0, -1).every((outcome) => outcome.ok)).toBe(true)
+    const failed = outcomes.at(-1)!
+    expect(failed.ok ? 'written' : (failed.error as { errno?: string }).errno).toBe('23505')
+    for (const f of made) {
+      const { fields: _, ...expected } = f
+      expect(await store.forms.find(f.id, T0)).toMatchObject({ ...expected, status: 'active' })
+    }
+  })
+
   test('group commit: a row another transaction holds delays only the unit that wants it, not the units it was sent with', async () => {
     const held = formRecord(account)
     const free = Array.from({ length: 5 }, () => formRecord(account))

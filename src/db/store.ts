@@ -33,6 +33,17 @@ export interface Transaction {
 
 export type StoreKind = 'sqlite' | 'postgres'
 
+export interface TransactionOptions {
+  /**
+   * The unit reads nothing that other units write, except through a write that
+   * settles it by itself (the conditional UPDATE that completes a form: of
+   * several for one form, the first wins). Such units of one batch may run
+   * side by side, and on PostgreSQL the writes they make at the same step
+   * become one statement. An answer, and a create with no Idempotency-Key.
+   */
+  independent?: boolean
+}
+
 export interface Store extends Reads {
   readonly kind: StoreKind
   /** Where the data is, for people: a file path, or `postgres://user@host:port/db` (never a password). */
@@ -47,7 +58,7 @@ export interface Store extends Reads {
    * On PostgreSQL a statement that fails fails the unit, even when `work`
    * catches it: the transaction cannot go on past it.
    */
-  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
+  transaction<T>(work: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>
   /**
    * A transaction committed without waiting for the disk: durable with the
    * next `transaction`. For bytes that matter only once a later transaction

@@ -1,3 +1,5 @@
+import type { TransactionOptions } from '../store.ts'
+
 /**
  * Group commit on PostgreSQL. Units of work that arrive while the store's
  * batches are busy wait and then share one transaction, and so one COMMIT
@@ -16,6 +18,11 @@
  * own. A unit may therefore run more than once; it must change nothing
  * outside its transaction (Store.transaction says so).
  *
+ * Units marked independent (see TransactionOptions) run side by side, after
+ * the others of their batch: the statements they make at the same step are
+ * sent as one (the stores' coalesced writes), so a batch of answers costs
+ * PostgreSQL a few statements, not a few per answer.
+ *
  * Only when a batch loses its connection while COMMIT is in flight is its
  * outcome unknown: then every unit fails with that (503), as one unit alone would.
  */
@@ -32,11 +39,12 @@ export interface GroupCommitOptions<Tx> {
 }
 
 export interface GroupCommit<Tx> {
-  run<T>(work: (tx: Tx) => Promise<T>): Promise<T>
+  run<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>
 }
 
 interface Queued<Tx> {
   work: (tx: Tx) => Promise<unknown>
+  independent: boolean
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
 }
@@ -73,8 +81,18 @@ export function createGroupCommit<Tx>(options: GroupCommitOptions<Tx>): GroupCom
     let values: unknown[]
     try {
       values = await options.transact(async (tx) => {
-        const results: unknown[] = []
-        for (const unit of batch) results.push(await unit.work(tx))
+        const results: unknown[] = new Array(batch.length)
+        const together: number[] = []
+        for (const [i, unit] of batch.entries()) {
+          if (unit.independent) together.push(i)
+          else results[i] = await unit.work(tx)
+        }
+        // All settle before the batch goes on: none may still be using the transaction.
+        const outcomes = await Promise.allSettled(together.map((i) => batch[i]!.work(tx)))
+        for (const [k, outcome] of outcomes.entries()) {
+          if (outcome.status === 'rejected') throw outcome.reason
+          results[together[k]!] = outcome.value
+        }
         allRan = true
         return results
       }, true)
@@ -91,9 +109,14 @@ export function createGroupCommit<Tx>(options: GroupCommitOptions<Tx>): GroupCom
   }
 
   return {
-    run: <T>(work: (tx: Tx) => Promise<T>) =>
+    run: <T>(work: (tx: Tx) => Promise<T>, transactionOptions?: TransactionOptions) =>
       new Promise<T>((resolve, reject) => {
-        queue.push({ work: work as (tx: Tx) => Promise<unknown>, resolve: resolve as (value: unknown) => void, reject })
+        queue.push({
+          work: work as (tx: Tx) => Promise<unknown>,
+          independent: transactionOptions?.independent === true,
+          resolve: resolve as (value: unknown) => void,
+          reject,
+        })
         schedule()
       }),
   }

@@ -208,8 +208,8 @@ function poolRunner(sql: SQL, attempts: number): Query {
 function storesOn(query: Query, scope: Scope, keysVersion?: () => unknown): Transaction {
   return {
     forms: createPostgresFormStore(query, scope),
-    responses: createPostgresResponseStore(query),
-    deliveries: createPostgresDeliveryStore(query),
+    responses: createPostgresResponseStore(query, scope),
+    deliveries: createPostgresDeliveryStore(query, scope),
     keys: createPostgresKeyStore(query, scope, keysVersion),
   }
 }
@@ -349,7 +349,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     location,
     schemaVersion,
     ...reads,
-    transaction: (work) => groupCommit.run(work),
+    transaction: (work, transactionOptions) => groupCommit.run(work, transactionOptions),
     // PostgreSQL then commits without waiting for the WAL to reach the disk;
     // the next synchronous commit (any transaction's) flushes the WAL up to
     // itself, and so makes this one durable too.

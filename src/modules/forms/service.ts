@@ -177,6 +177,7 @@ export function createFormService(
       const requestHash = idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(input)).digest('hex')
       await slices.pause()
       // Looking the key up and creating the form are one unit of work: concurrent duplicates create one form.
+      // Without a key, a create only inserts its form: creates sent together may be written together.
       const { created, replayed } = await store.transaction(async (tx) => {
         if (idempotencyKey !== undefined) {
           const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
@@ -192,7 +193,7 @@ export function createFormService(
           await tx.forms.rememberIdempotencyKey({ accountId: principal.accountId, key: idempotencyKey, requestHash, formId: id, createdAt: now })
         }
         return { created: { ...form, status: 'active' as const }, replayed: false }
-      })
+      }, { independent: idempotencyKey === undefined })
       return { form: withContext(created), replayed }
     },
 

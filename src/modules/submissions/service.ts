@@ -174,13 +174,15 @@ export function createSubmissionService(
         createdAt: submittedAt,
       }
       // The response with its files, the form's move to `completed` and the delivery commit together or not at all.
+      // Independent of other answers (the conditional complete settles a race by itself): answers sent
+      // together are written together.
       const recorded = await store.transaction(async (tx) => {
         // Only an active, unexpired form moves: the first submission to commit wins.
         if (!(await tx.forms.complete(form.id, submittedAt))) return false
         await tx.responses.insert(response, newFiles)
         if (delivery) await tx.deliveries.enqueue(delivery)
         return true
-      })
+      }, { independent: true })
       if (!recorded) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(await publicForm(form.id)) ?? conflict('This form has already been submitted')

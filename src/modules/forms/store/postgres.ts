@@ -1,5 +1,5 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
-import { coalesced } from '../../../db/postgres/coalesce.ts'
+import { coalesced, columnsOf, writtenTogether } from '../../../db/postgres/coalesce.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import { toStoredForm, toSummary, type FormRow, type SummaryRow } from './rows.ts'
 import type { FormPublicState, FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
@@ -27,6 +27,15 @@ const IDEMPOTENCY_LOCKS = 0x696e74
 const INSERT = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
      webhook_secret, context, settings, status, expires_at, created_at, updated_at)
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13)`
+// Forms created together in one transaction (see coalesce.ts); times as float8, as the lookups take them.
+const INSERT_MANY = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+   SELECT id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+     webhook_secret, context, settings, 'active', expires_at, created_at, created_at
+   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[],
+     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[])
+     AS made(id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+       webhook_secret, context, settings, expires_at, created_at)`
 const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
 const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')} FROM forms WHERE id = $1`
@@ -68,6 +77,11 @@ const SET_EXPIRY = 'UPDATE forms SET expires_at = $2, updated_at = $3 WHERE id =
 // (the others wait for its row lock, then find it completed).
 const COMPLETE = `UPDATE forms SET status = 'completed', updated_at = $2
   WHERE id = $1 AND status = 'active' AND (expires_at IS NULL OR expires_at > $2)`
+// The same for several forms at once, each with its time; the forms moved come back.
+const COMPLETE_MANY = `UPDATE forms SET status = 'completed', updated_at = asked.now
+  FROM unnest($1::text[], $2::float8[]) AS asked(form_id, now)
+  WHERE id = asked.form_id AND status = 'active' AND (expires_at IS NULL OR expires_at > asked.now)
+  RETURNING id`
 const DELETE = 'DELETE FROM forms WHERE id = $1 AND account_id = $2'
 const LOCK_IDEMPOTENCY_KEY = `SELECT pg_advisory_xact_lock(${IDEMPOTENCY_LOCKS}, hashtext($1 || ' ' || $2))`
 const IDEMPOTENCY_KEY = 'SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $1 AND key = $2'
@@ -168,10 +182,28 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     },
   }
 
+  const insertRow = writtenTogether<void>(
+    scope,
+    async (args) => void (await query(INSERT, args)),
+    async (calls) => (await query(INSERT_MANY, columnsOf(calls)), calls.map(() => undefined)),
+  )
+  const completeRow = writtenTogether<boolean>(
+    scope,
+    async (args) => (await query(COMPLETE, args)).count === 1,
+    async (calls) => {
+      // A form asked for twice is sent once: the first call wins, as it would one after the other.
+      const first = new Map<unknown, number>()
+      calls.forEach(([id], i) => first.has(id) || first.set(id, i))
+      const sent = [...first.values()].map((i) => calls[i]!)
+      const moved = new Set((await query<{ id: string }>(COMPLETE_MANY, columnsOf(sent))).map((row) => row.id))
+      return calls.map(([id], i) => first.get(id) === i && moved.has(id as string))
+    },
+  )
+
   return {
     ...reads,
     async insert(form: NewForm) {
-      await query(INSERT, [
+      await insertRow([
         form.id,
         form.accountId,
         form.title,
@@ -189,7 +221,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     },
     setStatus: async (id, status, now) => void (await query(SET_STATUS, [id, status, now])),
     setExpiry: async (id, expiresAt, now) => void (await query(SET_EXPIRY, [id, expiresAt, now])),
-    complete: async (id, now) => (await query(COMPLETE, [id, now])).count === 1,
+    complete: (id, now) => completeRow([id, now]),
     delete: async (accountId, id) => (await query(DELETE, [id, accountId])).count === 1,
     rememberIdempotencyKey: async (entry) =>
       void (await query(REMEMBER_KEY, [entry.accountId, entry.key, entry.requestHash, entry.formId, entry.createdAt])),

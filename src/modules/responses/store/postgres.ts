@@ -1,4 +1,5 @@
-import type { Query } from '../../../db/postgres/store.ts'
+import { columnsOf, writtenTogether } from '../../../db/postgres/coalesce.ts'
+import type { Query, Scope } from '../../../db/postgres/store.ts'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
 import { RESPONSE_COLUMNS, toStoredResponse, type ResponseRow } from './rows.ts'
 
@@ -9,6 +10,9 @@ const FILE = `SELECT f.name, f.content_type, f.size, f.file_id FROM response_fil
 const CHUNK = 'SELECT bytes FROM file_chunks WHERE file_id = $1 AND seq = $2'
 const NEXT_UNCLAIMED = 'SELECT file_id FROM unclaimed_files WHERE since <= $1 ORDER BY since LIMIT 1'
 const INSERT_RESPONSE = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($1, $2, $3, $4, $5, $6)`
+// Responses written together in one transaction (see coalesce.ts).
+const INSERT_RESPONSES = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[])`
 // The files' rows, and their chunks claimed, in one statement.
 const INSERT_FILES = `WITH claimed AS (DELETE FROM unclaimed_files WHERE file_id = ANY($6::text[]))
   INSERT INTO response_files (response_id, field_key, name, content_type, size, file_id)
@@ -27,7 +31,12 @@ const REMOVE_CHUNKS = `DELETE FROM file_chunks
 const FORGET = 'DELETE FROM unclaimed_files WHERE file_id = $1'
 
 /** The responses module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresResponseStore(query: Query): ResponseWrites {
+export function createPostgresResponseStore(query: Query, scope: Scope): ResponseWrites {
+  const insertRow = writtenTogether<void>(
+    scope,
+    async (args) => void (await query(INSERT_RESPONSE, args)),
+    async (calls) => (await query(INSERT_RESPONSES, columnsOf(calls)), calls.map(() => undefined)),
+  )
   return {
     listForForm: async (formId) => (await query<ResponseRow>(FOR_FORM, [formId])).map(toStoredResponse),
     async find(formId, responseId) {
@@ -42,7 +51,7 @@ export function createPostgresResponseStore(query: Query): ResponseWrites {
     chunk: async (fileId, seq) => (await query<{ bytes: Uint8Array }>(CHUNK, [fileId, seq]))[0]?.bytes,
     nextUnclaimedFile: async (before) => (await query<{ file_id: string }>(NEXT_UNCLAIMED, [before]))[0]?.file_id,
     async insert(response: StoredResponse, files: NewFile[]) {
-      await query(INSERT_RESPONSE, [
+      await insertRow([
         response.id,
         response.formId,
         JSON.stringify(response.data),

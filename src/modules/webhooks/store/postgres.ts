@@ -1,4 +1,5 @@
-import type { Query } from '../../../db/postgres/store.ts'
+import { columnsOf, writtenTogether } from '../../../db/postgres/coalesce.ts'
+import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import { retryDelayMs, type DeliveryRecord, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
 import { DELIVERY_COLUMNS, toDeliveryRecord, type DeliveryRow } from './rows.ts'
@@ -19,6 +20,11 @@ const toDue = (row: DueRow): DueDelivery => ({ id: row.id, formId: row.form_id, 
 
 const INSERT = `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
   VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)`
+// Deliveries queued together in one transaction (see coalesce.ts).
+const INSERT_MANY = `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
+  SELECT id, form_id, response_id, event, url, payload, 'pending', created_at, created_at
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[])
+    AS queued(id, form_id, response_id, event, url, payload, created_at)`
 // Due and held by no attempt: a look, which locks nothing (a scan of a backlog
 // reads a thousand rows a step; locking them all would cost more than the read).
 const DUE = `SELECT next_attempt_at AS due_at, id, form_id, url FROM deliveries
@@ -52,10 +58,15 @@ const REDELIVER = `UPDATE deliveries SET status = 'pending', round_attempts = 0,
   WHERE id = $1 AND form_id = $2 AND status IN ('delivered', 'failed')`
 
 /** The webhooks module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
+export function createPostgresDeliveryStore(query: Query, scope: Scope): DeliveryWrites {
+  const insertRow = writtenTogether<void>(
+    scope,
+    async (args) => void (await query(INSERT, args)),
+    async (calls) => (await query(INSERT_MANY, columnsOf(calls)), calls.map(() => undefined)),
+  )
   return {
-    enqueue: async (delivery) =>
-      void (await query(INSERT, [delivery.id, delivery.formId, delivery.responseId, delivery.event, delivery.url, delivery.payload, delivery.createdAt])),
+    enqueue: (delivery) =>
+      insertRow([delivery.id, delivery.formId, delivery.responseId, delivery.event, delivery.url, delivery.payload, delivery.createdAt]),
     dueNewest: async (now, look) => (await query<DueRow>(DUE_NEWEST, [now, look])).map(toDue),
     async dueAfter(now, from, look) {
       const rows = from === null ? await query<DueRow>(DUE_FROM_START, [now, look]) : await query<DueRow>(DUE_AFTER, [now, look, bounded(from.dueAt), String(from.after)])
