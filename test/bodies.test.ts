@@ -146,6 +146,40 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
     expect(await responsesOf(slow, form.id)).toEqual([])
   })
 
+  test('a small body (its declared length under one window\'s minimum) that stops sending is cut the same way, and one that comes in time is read', async () => {
+    const slow = await createPaced(pace)
+    const form = await slow.api.createForm()
+    const post = startPost(slow, form.id, 100, 'application/x-www-form-urlencoded')
+    post.body.send('name=Ad')
+    const started = performance.now()
+    const res = await post.response
+    expect(res.status).toBe(408)
+    expect(res.headers.get('connection')).toBe('close')
+    expect(performance.now() - started).toBeGreaterThanOrEqual(pace.windowMs - pace.tickMs)
+    expect(await responsesOf(slow, form.id)).toEqual([])
+
+    const apiBody = handFedBody()
+    const created = slow.app.handle(
+      new Request('http://intake.test/api/v1/forms', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${slow.key}`, 'content-length': '200' },
+        body: apiBody.stream,
+      }),
+    )
+    apiBody.send('{"title":')
+    const refused = await created
+    expect(refused.status).toBe(408)
+    expect(((await refused.json()) as { detail: string }).detail).toContain('too slowly')
+
+    const inTime = startPost(slow, form.id, 'name=Ada'.length, 'application/x-www-form-urlencoded')
+    inTime.body.send('name=')
+    await Bun.sleep(pace.windowMs / 2)
+    inTime.body.send('Ada')
+    inTime.body.end()
+    expect((await inTime.response).status).toBe(303)
+    expect(((await responsesOf(slow, form.id))[0] as { data: { name: string } }).data.name).toBe('Ada')
+  })
+
   test('a body that keeps trickling, but too slowly, is cut as well', async () => {
     const slow = await createPaced(pace)
     const form = await slow.api.createForm()
