@@ -7,7 +7,10 @@ export { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, describeUp
 export interface OpenStoreOptions {
   /** Hears of a migration this open made. */
   onUpgrade?: (upgrade: Upgrade) => void
-  /** Hears of each try to reach a database that does not answer yet (PostgreSQL at start). */
+  /**
+   * Hears what the operator must know: each try to reach a database that does
+   * not answer yet (PostgreSQL at start), a failed sync of the log (SQLite).
+   */
   log?: (line: string) => void
   /** PostgreSQL: connections in the pool (Bun opens them all at the first query). */
   poolSize?: number

@@ -15,6 +15,8 @@ export interface OpenOptions {
   onUpgrade?: (upgrade: Upgrade) => void
   /** false: an older database is opened as it is, not migrated (for `intake backup`). */
   upgrade?: boolean
+  /** Hears of what the operator must know while it runs (a failed sync of the log). */
+  log?: (line: string) => void
 }
 
 /**

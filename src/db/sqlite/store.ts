@@ -57,7 +57,7 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     keys: createSqliteKeyStore(keyReader, db),
   }
   const log = createLogSync(`${path}-wal`)
-  const writer = createWriter(db, tx, { syncLog: log.sync, snapshots })
+  const writer = createWriter(db, tx, { syncLog: log.sync, snapshots, log: options.log })
   const health = reader.query('SELECT 1')
   return {
     kind: 'sqlite',
@@ -65,7 +65,10 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     ...reads,
     transaction: writer.run,
     stagedTransaction: writer.stage,
-    ping: async () => void health.get(),
+    ping: async () => {
+      writer.check()
+      health.get()
+    },
     async close() {
       await writer.idle()
       snapshots.end()

@@ -17,6 +17,8 @@ export interface Writer<Tx> {
   stage<T>(work: (tx: Tx) => Promise<T>): Promise<T>
   /** Resolves once everything queued so far is done. */
   idle(): Promise<void>
+  /** Throws LogNotSynced once a sync of the log has failed: the writer then refuses every write. */
+  check(): void
 }
 
 interface Outcome {
@@ -40,6 +42,8 @@ export interface Durability {
   syncLog(): Promise<void>
   /** Keeps readers on the state before a commit until it is durable. */
   snapshots: Pick<ReadSnapshots, 'hold' | 'release'>
+  /** Hears, once, that a sync failed. */
+  log?: (line: string) => void
 }
 
 /**
@@ -83,6 +87,15 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
   let scheduled = false
   let stagedLast = false
   let lastCheckpoint = performance.now()
+  /**
+   * Why a sync of the log failed, once one has. Linux may then have dropped
+   * the pages it could not write, so a later sync that succeeds does not make
+   * them durable, and a lost frame in the middle of the log would lose every
+   * commit after it at the next start. So, as PostgreSQL does, no write is
+   * made after that: each is refused (503) until intake restarts and reopens
+   * the log as it is on disk.
+   */
+  let failedSync: unknown
 
   function schedule() {
     if (scheduled || busy) return
@@ -142,9 +155,13 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
       try {
         await durability.syncLog()
       } catch (error) {
-        // Committed, but perhaps not on disk: nobody is told it is. Its units fail, and so would a retry
-        // of an answer (the form reads answered); the next sync that succeeds makes the batch durable.
-        for (const unit of batch) unit.reject(new LogNotSynced(error))
+        // Committed, but perhaps not on disk: nobody is told it is, and nothing is written after it.
+        failedSync = error
+        durability.log?.(
+          `The database's write-ahead log could not be synced to disk (${new LogNotSynced(error).message}). ` +
+            'Writes are refused (503) from now on; check the disk, then restart intake.',
+        )
+        for (const unit of [...batch, ...queue.splice(0), ...staged.splice(0)]) unit.reject(new LogNotSynced(error))
         return
       }
     } finally {
@@ -199,6 +216,7 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
 
   const enqueue = <T>(into: Array<Queued<Tx>>, work: (tx: Tx) => Promise<T>) =>
     new Promise<T>((resolve, reject) => {
+      if (failedSync !== undefined) return reject(new LogNotSynced(failedSync))
       into.push({ work, resolve: resolve as (value: unknown) => void, reject })
       schedule()
     })
@@ -209,10 +227,13 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
     async idle() {
       while (busy || scheduled || staged.length > 0 || queue.length > 0) await new Promise((resolve) => setImmediate(resolve))
     },
+    check() {
+      if (failedSync !== undefined) throw new LogNotSynced(failedSync)
+    },
   }
 }
 
-/** The write-ahead log could not be synced: the batch's writes are committed but may not be on disk. */
+/** The write-ahead log could not be synced: the batch's writes are committed but may not be on disk, and no write is made after. */
 export class LogNotSynced extends DatabaseUnavailable {
   constructor(cause: unknown) {
     super(`the database's write-ahead log could not be synced to disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
