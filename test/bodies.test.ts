@@ -129,14 +129,19 @@ describe('the upload budget (SERVICE_UPLOAD_BUDGET)', () => {
 describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms)', () => {
   const pace = { windowMs: 400, minBytes: 400, tickMs: 50 }
 
-  test('a body that stops sending is cut: 408, Connection: close, nothing recorded', async () => {
+  /** A form post of `declared` bytes that sends seven and stops: its response, and how long that took. */
+  async function stalledPost(declared: number) {
     const slow = await createPaced(pace)
     const form = await slow.api.createForm()
-    const post = startPost(slow, form.id, 1000, 'application/x-www-form-urlencoded')
+    const post = startPost(slow, form.id, declared, 'application/x-www-form-urlencoded')
     post.body.send('name=Ad')
     const started = performance.now()
     const res = await post.response
-    const waited = performance.now() - started
+    return { slow, form, post, res, waited: performance.now() - started }
+  }
+
+  test('a body that stops sending is cut: 408, Connection: close, nothing recorded', async () => {
+    const { slow, form, post, res, waited } = await stalledPost(1000)
     expect(res.status).toBe(408)
     expect(res.headers.get('connection')).toBe('close')
     expect(await res.text()).toContain('<!doctype html>')
@@ -147,15 +152,10 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
   })
 
   test('a small body (its declared length under one window\'s minimum) that stops sending is cut the same way, and one that comes in time is read', async () => {
-    const slow = await createPaced(pace)
-    const form = await slow.api.createForm()
-    const post = startPost(slow, form.id, 100, 'application/x-www-form-urlencoded')
-    post.body.send('name=Ad')
-    const started = performance.now()
-    const res = await post.response
+    const { slow, form, res, waited } = await stalledPost(100)
     expect(res.status).toBe(408)
     expect(res.headers.get('connection')).toBe('close')
-    expect(performance.now() - started).toBeGreaterThanOrEqual(pace.windowMs - pace.tickMs)
+    expect(waited).toBeGreaterThanOrEqual(pace.windowMs - pace.tickMs)
     expect(await responsesOf(slow, form.id)).toEqual([])
 
     const apiBody = handFedBody()

@@ -20,11 +20,9 @@ import type { Database } from 'bun:sqlite'
 export interface ReadSnapshots {
   /** Makes sure a snapshot is open for the reads that follow. */
   enter(): void
-  /** Keeps a snapshot (begun now if none is open) until `release`, whatever turns pass. */
+  /** Keeps a snapshot (begun now if none is open) until `end`, whatever turns pass. */
   hold(): void
-  /** Ends the held snapshot: the next read sees every commit so far. */
-  release(): void
-  /** Ends the open snapshot, if any (closing the store). */
+  /** Ends the open snapshot, held or not: the next read sees every commit so far. */
   end(): void
 }
 
@@ -57,7 +55,6 @@ export function createReadSnapshots(reader: Database): ReadSnapshots {
       firstRead.get()
       held = true
     },
-    release: end,
     end,
   }
 }

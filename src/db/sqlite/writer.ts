@@ -41,7 +41,7 @@ export interface Durability {
    */
   syncLog(): Promise<void>
   /** Keeps readers on the state before a commit until it is durable. */
-  snapshots: Pick<ReadSnapshots, 'hold' | 'release'>
+  snapshots: Pick<ReadSnapshots, 'hold' | 'end'>
   /** Hears, once, that a sync failed. */
   log?: (line: string) => void
 }
@@ -165,7 +165,7 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
         return
       }
     } finally {
-      durability.snapshots.release()
+      durability.snapshots.end()
     }
     if (performance.now() - lastCheckpoint >= CHECKPOINT_INTERVAL_MS) {
       checkpoint.run()

@@ -125,7 +125,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
   const lookup = <Row>(one: string, many: string): ((args: unknown[]) => Promise<Row | undefined>) =>
     scope === 'pool'
       ? coalesced(async (calls: unknown[][]) => {
-          const rows = await query<Row & { n: string }>(many, calls[0]!.map((_, i) => calls.map((call) => call[i])))
+          const rows = await query<Row & { n: string }>(many, columnsOf(calls))
           const inCallOrder = new Array<Row | undefined>(calls.length)
           for (const row of rows) inCallOrder[Number(row.n) - 1] = row
           return inCallOrder
