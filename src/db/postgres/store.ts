@@ -308,32 +308,51 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   /**
    * One transaction on a connection of the pool. When BEGIN itself meets a
    * connection that died since its last use, nothing of `work` has run: it
-   * is begun again on another (as reads are), never once `work` has started.
-   * A unit of work chosen as a deadlock's victim is run again, a few times.
+   * is begun again on another (as reads are). A unit of work chosen as a
+   * deadlock's victim is run again, a few times.
    */
   async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined): Promise<T> {
     for (let attempt = 1, victim = 1; ; attempt++) {
-      let started = false
+      let begun = false
       try {
-        return (await sql.begin(async (tx) => {
-          started = true
-          let failed: { error: unknown } | undefined
-          const query = runner(tx, (error) => (failed ??= { error }))
-          // Not awaited: sent ahead of the work's first statement, a turn of the
-          // event loop earlier. Should it fail, so does the transaction (below).
-          if (settings) query(settings).catch(() => {})
-          const result = await work(storesOn(query, 'transaction'))
-          // PostgreSQL aborts a transaction at its first failed statement. Bun's
-          // client would then refuse the COMMIT with a generic error
-          // (ERR_POSTGRES_COMMIT_ROLLED_BACK); work that caught the failure
-          // fails with the statement's own error instead, which says what went wrong.
-          if (failed) throw failed.error
-          return result
-        })) as T
+        return await transactOnce(work, settings, () => (begun = true))
       } catch (error) {
         if (isDeadlockVictim(error) && victim++ < DEADLOCK_RETRIES) continue
-        if (started || attempt >= attempts || !isLostConnection(error)) throw translate(error)
+        if (begun || attempt >= attempts || !isLostConnection(error)) throw translate(error)
       }
+    }
+  }
+
+  /**
+   * BEGIN (with `settings`) is sent and not waited for: it goes out with the
+   * work's first statement, and a transaction costs one round trip less
+   * (under load each waits its turn of the event loop). Should BEGIN fail,
+   * so does every statement after it, and BEGIN's own failure is thrown.
+   */
+  async function transactOnce<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined, onBegun: () => void): Promise<T> {
+    const connection = await sql.reserve()
+    try {
+      const begin = connection.unsafe(settings ? `BEGIN; ${settings}` : 'BEGIN').then(onBegun)
+      let failed: { error: unknown } | undefined
+      const query = runner(connection, (error) => (failed ??= { error }))
+      let result: T
+      try {
+        result = await work(storesOn(query, 'transaction'))
+      } finally {
+        await begin
+      }
+      // PostgreSQL aborts a transaction at its first failed statement, and then
+      // answers COMMIT with a ROLLBACK: work that caught a failure fails with it.
+      if (failed) throw failed.error
+      const { command } = await connection.unsafe('COMMIT')
+      if (command !== 'COMMIT') throw new Error(`PostgreSQL answered COMMIT with ${command}`)
+      return result
+    } catch (error) {
+      // Nothing to take back when the connection is gone or COMMIT ended the transaction.
+      await connection.unsafe('ROLLBACK').catch(() => {})
+      throw error
+    } finally {
+      connection.release()
     }
   }
 
