@@ -276,6 +276,52 @@ describe('a form post that cannot be read exactly is refused, never stored chang
   })
 })
 
+describe('a form that stops taking answers while a form post to it is still arriving', () => {
+  /** A form post started before `meanwhile` and finished after it: the page the person then sees, and what was recorded. */
+  async function postAround(t: TestContext, formId: string, meanwhile: () => Promise<void>, body = 'name=Ada') {
+    const post = startPost(t, formId, body.length, 'application/x-www-form-urlencoded')
+    post.body.send(body.slice(0, 5))
+    await until(() => post.body.pulls > 0)
+    await meanwhile()
+    post.body.send(body.slice(5))
+    post.body.end()
+    const res = await post.response
+    return { status: res.status, text: await res.text(), responses: await responsesOf(t, formId) }
+  }
+
+  test('cancelled meanwhile: the 410 page says it was cancelled, nothing is recorded', async () => {
+    const t = await create()
+    const form = await t.api.createForm()
+    const seen = await postAround(t, form.id, async () => {
+      expect((await t.api.patch(`/forms/${form.id}`, { status: 'cancelled' })).status).toBe(200)
+    })
+    expect(seen.status).toBe(410)
+    expect(seen.text).toMatch(/cancel/i)
+    expect(seen.responses).toEqual([])
+  })
+
+  test('expired meanwhile: the 410 page says it expired (not what was wrong with the answer), nothing is recorded', async () => {
+    const t = await create()
+    for (const body of ['name=Ada', 'name=Ada&unknown=1']) {
+      const form = await t.api.createForm({ expires_in: '1m' })
+      const seen = await postAround(t, form.id, async () => t.clock.advance(61_000), body)
+      expect(seen.status).toBe(410)
+      expect(seen.text).toMatch(/expired/i)
+      expect(seen.responses).toEqual([])
+    }
+  })
+
+  test('answered meanwhile: the 409 page, and the one response is the first', async () => {
+    const t = await create()
+    const form = await t.api.createForm()
+    const seen = await postAround(t, form.id, async () => {
+      expect((await submit(t.app, form.id, { name: 'Grace' })).status).toBe(201)
+    })
+    expect(seen.status).toBe(409)
+    expect(seen.responses).toMatchObject([{ data: { name: 'Grace' } }])
+  })
+})
+
 describe('files move to and from the database a chunk (at most 512 KiB) at a time', () => {
   test('a 3.5 MiB upload is stored as 7 chunks and downloads byte for byte', async () => {
     const t = await create()

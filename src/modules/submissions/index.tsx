@@ -184,7 +184,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
             async (entries) => {
               const { values, typed } = formPostValues(entries)
               try {
-                await submissions.submit(form.id, values, submitter)
+                await submissions.submit(form, values, submitter)
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
                 return undefined
               } catch (error) {

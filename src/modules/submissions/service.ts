@@ -122,10 +122,16 @@ export function createSubmissionService(
      * Records the one response to a form. `values` maps field keys to JSON
      * values, the strings a browser sent, or uploads. Throws 404, 409, 410 or
      * 422 (with a problem per field) as an HttpError.
+     *
+     * The form is its id, or the form as the caller read it a moment ago (a
+     * form post reads it before its body): what a form asks never changes, and
+     * whether it still takes an answer is decided as the answer is written.
      */
-    async submit(formId: string, values: unknown, submitter: Submitter): Promise<RecordedSubmission> {
-      const form = await publicForm(formId)
-      const closed = closedFormError(form)
+    async submit(formOrId: string | StoredForm, values: unknown, submitter: Submitter): Promise<RecordedSubmission> {
+      const form = typeof formOrId === 'string' ? await publicForm(formOrId) : formOrId
+      // A form read a moment ago may have expired since; a cancel is found as the answer is written.
+      const expired = form.status === 'active' && form.expiresAt !== null && form.expiresAt <= clock()
+      const closed = closedFormError(expired ? { status: 'expired' } : form)
       if (closed) throw closed
       if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values' }])
       const fields = form.fields
