@@ -325,12 +325,24 @@ describe('a form that stops taking answers while a form post to it is still arri
 })
 
 describe('files move to and from the database a chunk (at most 512 KiB) at a time', () => {
-  test('a 3.5 MiB upload is stored as 7 chunks and downloads byte for byte', async () => {
-    const t = await create()
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
-    const bytes = crypto.getRandomValues(new Uint8Array(3.5 * MiB))
+  /** A form with one file field taking up to `maxSize` bytes, and a form post of a file of `size` random bytes for it. */
+  async function oneFileUpload(t: TestContext, size: number, maxSize: number) {
+    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: maxSize } }] })
+    const bytes = crypto.getRandomValues(new Uint8Array(size))
     const upload = new FormData()
     upload.append('doc', new File([bytes], 'big.bin', { type: 'application/octet-stream' }))
+    return { form, bytes, upload }
+  }
+
+  /** The download of the file the form's one response holds. */
+  async function storedFileRequest(t: TestContext, formId: string) {
+    const [response] = (await responsesOf(t, formId)) as Array<{ data: { doc: string } }>
+    return new Request(response!.data.doc, { headers: { authorization: `Bearer ${t.key}` } })
+  }
+
+  test('a 3.5 MiB upload is stored as 7 chunks and downloads byte for byte', async () => {
+    const t = await create()
+    const { form, bytes, upload } = await oneFileUpload(t, 3.5 * MiB, 5 * MiB)
     // The request is made first: only intake's handling is timed, not the test's own encoding and copying.
     const request = new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', body: upload })
     const { result: posted, stallMs: uploadStall } = await longestStall(async () => readResponse(await t.app.handle(request), undefined))
@@ -338,9 +350,7 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     const chunks = await t.sql('SELECT length(bytes) AS n FROM file_chunks ORDER BY seq')
     expect(chunks.map((chunk) => chunk.n)).toEqual(Array(7).fill(MiB / 2))
 
-    const [response] = (await responsesOf(t, form.id)) as Array<{ data: { doc: string } }>
-    const path = response!.data.doc.replace('http://intake.test', '')
-    const downloadRequest = new Request(`http://intake.test${path}`, { headers: { authorization: `Bearer ${t.key}` } })
+    const downloadRequest = await storedFileRequest(t, form.id)
     const { result: download, stallMs: downloadStall } = await longestStall(async () => {
       const res = await t.app.handle(downloadRequest)
       // The pieces as they come; joined after the timing, which is of intake's streaming only.
@@ -359,10 +369,7 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
 
   test('a 24 MiB file handed over in one piece is parsed a piece at a time: the event loop is never held for 50 ms', async () => {
     const t = await create()
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 25 * MiB } }] })
-    const bytes = crypto.getRandomValues(new Uint8Array(24 * MiB))
-    const upload = new FormData()
-    upload.append('doc', new File([bytes], 'big.bin', { type: 'application/octet-stream' }))
+    const { form, bytes, upload } = await oneFileUpload(t, 24 * MiB, 25 * MiB)
     const encoded = new Response(upload)
     const type = encoded.headers.get('content-type')!
     const body = new Uint8Array(await encoded.arrayBuffer())
@@ -373,8 +380,7 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     console.log(`24 MiB file in one chunk: longest event-loop stall ${stallMs.toFixed(1)} ms`)
     expect(posted.status).toBe(303)
     expect(stallMs).toBeLessThan(50)
-    const [response] = (await responsesOf(t, form.id)) as Array<{ data: { doc: string } }>
-    const stored = await t.app.handle(new Request(response!.data.doc, { headers: { authorization: `Bearer ${t.key}` } }))
+    const stored = await t.app.handle(await storedFileRequest(t, form.id))
     expect(Buffer.compare(new Uint8Array(await stored.arrayBuffer()), bytes)).toBe(0)
   })
 

@@ -1,4 +1,4 @@
-import type { Scope } from './store.ts'
+import type { Query, Scope } from './store.ts'
 
 /**
  * Calls made together, answered by one statement. On the pool: lookups asked
@@ -59,3 +59,11 @@ export function writtenTogether<Result>(
   if (scope === 'pool') return one
   return coalesced((calls: unknown[][]) => (calls.length === 1 ? one(calls[0]!).then((result) => [result]) : many(calls)), queueMicrotask)
 }
+
+/** An INSERT of one row: `one` alone, or `many` (over `unnest` of columnsOf) for the rows units make together. */
+export const insertedTogether = (query: Query, scope: Scope, one: string, many: string): ((args: unknown[]) => Promise<void>) =>
+  writtenTogether<void>(
+    scope,
+    async (args) => void (await query(one, args)),
+    async (calls) => (await query(many, columnsOf(calls)), calls.map(() => undefined)),
+  )

@@ -1,5 +1,5 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
-import { coalesced, columnsOf, writtenTogether } from '../../../db/postgres/coalesce.ts'
+import { coalesced, columnsOf, insertedTogether, writtenTogether } from '../../../db/postgres/coalesce.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import { toStoredForm, toSummary, type FormRow, type SummaryRow } from './rows.ts'
 import type { FormPublicState, FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
@@ -182,11 +182,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     },
   }
 
-  const insertRow = writtenTogether<void>(
-    scope,
-    async (args) => void (await query(INSERT, args)),
-    async (calls) => (await query(INSERT_MANY, columnsOf(calls)), calls.map(() => undefined)),
-  )
+  const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
   const completeRow = writtenTogether<boolean>(
     scope,
     async (args) => (await query(COMPLETE, args)).count === 1,

@@ -1,4 +1,4 @@
-import { columnsOf, writtenTogether } from '../../../db/postgres/coalesce.ts'
+import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
 import { RESPONSE_COLUMNS, toStoredResponse, type ResponseRow } from './rows.ts'
@@ -32,11 +32,7 @@ const FORGET = 'DELETE FROM unclaimed_files WHERE file_id = $1'
 
 /** The responses module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresResponseStore(query: Query, scope: Scope): ResponseWrites {
-  const insertRow = writtenTogether<void>(
-    scope,
-    async (args) => void (await query(INSERT_RESPONSE, args)),
-    async (calls) => (await query(INSERT_RESPONSES, columnsOf(calls)), calls.map(() => undefined)),
-  )
+  const insertRow = insertedTogether(query, scope, INSERT_RESPONSE, INSERT_RESPONSES)
   return {
     listForForm: async (formId) => (await query<ResponseRow>(FOR_FORM, [formId])).map(toStoredResponse),
     async find(formId, responseId) {

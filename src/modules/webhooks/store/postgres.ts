@@ -1,4 +1,4 @@
-import { columnsOf, writtenTogether } from '../../../db/postgres/coalesce.ts'
+import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import { retryDelayMs, type DeliveryRecord, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
@@ -59,11 +59,7 @@ const REDELIVER = `UPDATE deliveries SET status = 'pending', round_attempts = 0,
 
 /** The webhooks module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresDeliveryStore(query: Query, scope: Scope): DeliveryWrites {
-  const insertRow = writtenTogether<void>(
-    scope,
-    async (args) => void (await query(INSERT, args)),
-    async (calls) => (await query(INSERT_MANY, columnsOf(calls)), calls.map(() => undefined)),
-  )
+  const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
   return {
     enqueue: (delivery) =>
       insertRow([delivery.id, delivery.formId, delivery.responseId, delivery.event, delivery.url, delivery.payload, delivery.createdAt]),
