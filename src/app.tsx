@@ -63,6 +63,8 @@ export function createIntake(options: IntakeOptions) {
   const baseUrl = typeof options.baseUrl === 'string' ? () => options.baseUrl as string : options.baseUrl
 
   const signals = createFormSignals()
+  // Forms other servers changed (PostgreSQL): their long-polls here wake too.
+  store.watchForms((formIds) => (formIds ? formIds.forEach(signals.notify) : signals.notifyAll()))
   const deliveryWorker = createDeliveryWorker({
     store,
     clock,

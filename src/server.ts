@@ -61,8 +61,10 @@ export async function startServer(config: Config, stdout: StdoutWriter = stdoutW
   port = server.port!
   const listeningUrl = server.url.href.replace(/\/$/, '')
   // Only once listening: a start that fails (a taken port) must not make a key it never shows.
-  const startupKey = await createAuthService(store, systemClock).prepareStartupKey(config.apiKey)
-  if (startupKey) {
+  // Alone: of several servers starting at once on an empty database, one makes the key and shows it.
+  const firstKey = await store.alone(async (): Promise<'shown' | 'none' | StdoutUnwritable> => {
+    const startupKey = await createAuthService(store, systemClock).prepareStartupKey(config.apiKey)
+    if (!startupKey) return 'none'
     // One write: whoever sees the listening line sees the key line with it. The key is stored
     // only once stdout has taken it; no request is handled before, so it works from the first one.
     try {
@@ -71,18 +73,21 @@ export async function startServer(config: Config, stdout: StdoutWriter = stdoutW
         FIRST_KEY_OUTPUT_TIMEOUT_MS,
       )
     } catch (error) {
-      if (!(error instanceof StdoutUnwritable)) throw error
-      server.stop(true)
-      await store.close()
-      throw new FirstKeyNotShown(
-        `the first start shows its new API key on stdout, and ${error.message}: no key was made. ` +
-          'Start again with stdout read, or first create a key with: intake keys create',
-      )
+      if (error instanceof StdoutUnwritable) return error
+      throw error
     }
     await startupKey.commit()
-  } else {
-    stdout.print(`intake ${VERSION} listening on ${listeningUrl} (data: ${store.location})`)
+    return 'shown'
+  })
+  if (firstKey instanceof StdoutUnwritable) {
+    server.stop(true)
+    await store.close()
+    throw new FirstKeyNotShown(
+      `the first start shows its new API key on stdout, and ${firstKey.message}: no key was made. ` +
+        'Start again with stdout read, or first create a key with: intake keys create',
+    )
   }
+  if (firstKey === 'none') stdout.print(`intake ${VERSION} listening on ${listeningUrl} (data: ${store.location})`)
   // From here requests go straight to intake.
   server.reload({ fetch: handle })
   ready()
@@ -96,7 +101,7 @@ export async function startServer(config: Config, stdout: StdoutWriter = stdoutW
       // finish (each bounded by the webhook timeout); then the database closes.
       const force = setTimeout(() => server.stop(true), SHUTDOWN_GRACE_MS)
       const serverStopped = server.stop(false)
-      signals.releaseAll()
+      signals.close()
       await Promise.all([serverStopped, background.stop()])
       clearTimeout(force)
       await store.close()

@@ -86,6 +86,11 @@ export interface TestContext {
   createKey(account?: string): Promise<{ id: string; key: string }>
   /** Revokes a key by id, as `intake keys revoke` does (over a store of its own, as another process). */
   revokeKey(id: string): Promise<void>
+  /**
+   * Another server on the same database, as a second instance would be: an
+   * app over a store of its own, sharing the clock. Closed with the context.
+   */
+  anotherServer(): Promise<{ app: TestContext['app']; background: Intake['background']; store: Store }>
   api: ReturnType<typeof apiClient>
   close(): Promise<void>
 }
@@ -95,6 +100,8 @@ export interface TestContextOptions {
   resolver?: Resolver
   /** How slow a request body may arrive (shortened, so a test need not wait 30 s). */
   bodyPace?: BodyPace
+  /** The store, for tests of one store only (several servers share only PostgreSQL); TEST_STORE when not given. */
+  store?: StoreKind
 }
 
 /** Which store the in-process suite runs on: `INTAKE_TEST_STORE=postgres` (with INTAKE_TEST_DATABASE_URL) for PostgreSQL. */
@@ -105,7 +112,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const dir = mkdtempSync(join(tmpdir(), 'intake-test-'))
   let database: { url: string; drop(): Promise<void> } | undefined
   let storeSettings: Record<string, string>
-  if (TEST_STORE === 'postgres') {
+  const storeKind = options.store ?? TEST_STORE
+  if (storeKind === 'postgres') {
     const baseUrl = process.env.INTAKE_TEST_DATABASE_URL
     if (!baseUrl) throw new Error('INTAKE_TEST_STORE=postgres needs INTAKE_TEST_DATABASE_URL (scripts/postgres-cluster.sh start prints one)')
     // Pooled: a closed context's database is emptied and given to the next (test/postgres.ts).
@@ -117,7 +125,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const config = loadConfig({ ...storeSettings, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', ...env })
   // Two connections: Bun opens a pool's every connection at its first query, and a context needs few.
   const store = await openStore(config, { poolSize: 2 })
-  const sqlite = TEST_STORE === 'sqlite' ? new Database(config.dbPath, { strict: true }) : undefined
+  const sqlite = storeKind === 'sqlite' ? new Database(config.dbPath, { strict: true }) : undefined
   sqlite?.exec('PRAGMA busy_timeout = 5000')
   // One connection: Bun opens a pool's every connection at its first query (ten by default, 50 ms).
   const postgres = database ? new SQL(database.url, { max: 1 }) : undefined
@@ -145,6 +153,14 @@ export async function createTestContext(env: Record<string, string> = {}, option
     return { id: created.id, key: created.key }
   }
   const createKey = async (account = 'default') => remember(await (await asAnotherProcess()).createKey(account))
+  const otherServers: Array<{ background: Intake['background']; store: Store }> = []
+  const anotherServer = async () => {
+    const otherStore = await openStore(config, { poolSize: 2 })
+    const other = createIntake({ config, store: otherStore, baseUrl: BASE_URL, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
+    const server = { app: { handle: other.handle, routes: other.app.routes }, background: other.background, store: otherStore }
+    otherServers.push(server)
+    return server
+  }
   const { key } = remember(await createAuthService(store, clock).createKey())
   return {
     app,
@@ -160,9 +176,14 @@ export async function createTestContext(env: Record<string, string> = {}, option
     logText: () => lines.join('\n'),
     createKey,
     revokeKey: async (id) => void (await (await asAnotherProcess()).revokeKey(id)),
+    anotherServer,
     api: apiClient(app, key),
     async close() {
       await background.stop()
+      for (const other of otherServers) {
+        await other.background.stop()
+        await other.store.close()
+      }
       await (await keysStore)?.close()
       sqlite?.close()
       await postgres?.close()

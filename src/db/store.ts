@@ -65,6 +65,19 @@ export interface Store extends Reads {
    * refers to them (a file's chunks, before the answer that holds them).
    */
   stagedTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
+  /**
+   * Tells `watcher` of forms that other processes answered, cancelled, expired
+   * or deleted (the ids), or that any form may have changed unheard
+   * (`undefined`), so waits on them wake (CONTRACT 10); returns what stops it.
+   * Only PostgreSQL is shared by several servers: on SQLite it is never called.
+   */
+  watchForms(watcher: (formIds: readonly string[] | undefined) => void): () => void
+  /**
+   * Runs `work` while no other process runs `alone` on this database: several
+   * servers starting at once on an empty database make one first key. On
+   * SQLite, which one server serves, it just runs `work`.
+   */
+  alone<T>(work: () => Promise<T>): Promise<T>
   /** Resolves when the database answers; throws DatabaseUnavailable when it does not. */
   ping(): Promise<void>
   close(): Promise<void>

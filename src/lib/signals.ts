@@ -1,11 +1,14 @@
 /**
- * In-process notice that something about a form changed (answered,
- * cancelled, expired, deleted), so long-polls wake at once instead of polling
- * the database. Changes made by another process (a second server on the same
- * file) are not seen: such a waiter answers when its time is up.
+ * Notice that something about a form changed (answered, cancelled, expired,
+ * deleted), so long-polls wake at once instead of polling the database: from
+ * this process, and on PostgreSQL from every other server by notification
+ * (Store.watchForms). A wake says only "look again": a waiter that finds
+ * nothing new waits on. Changes made by another process on a SQLite file (the
+ * command line) are not heard: such a waiter answers when its time is up.
  */
 export function createFormSignals() {
   const waiters = new Map<string, Set<() => void>>()
+  let closed = false
 
   function notify(formId: string): void {
     const waiting = waiters.get(formId)
@@ -23,6 +26,7 @@ export function createFormSignals() {
      */
     wait(formId: string, ms: number, abort?: AbortSignal): Promise<void> {
       return new Promise((resolve) => {
+        if (closed || abort?.aborted) return resolve()
         let waiting = waiters.get(formId)
         if (!waiting) waiters.set(formId, (waiting = new Set()))
         const done = () => {
@@ -39,9 +43,20 @@ export function createFormSignals() {
       })
     },
 
-    /** Wakes every waiter (at shutdown, so no request waits out its time). */
-    releaseAll(): void {
+    /** Wakes every waiter: any form may have changed unheard. */
+    notifyAll(): void {
       for (const formId of [...waiters.keys()]) notify(formId)
+    },
+
+    /** At shutdown: every wait ends now and none begins, so no request waits out its time. */
+    close(): void {
+      closed = true
+      for (const formId of [...waiters.keys()]) notify(formId)
+    },
+
+    /** Whether `close` was called: waiters answer with what they have. */
+    get closed(): boolean {
+      return closed
     },
 
     /** How many requests are waiting now. */

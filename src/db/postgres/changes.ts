@@ -5,24 +5,29 @@ import { randomBytes } from 'node:crypto'
  * What other processes change in the database, heard on PostgreSQL's
  * LISTEN/NOTIFY: every intake process on a database listens on one channel,
  * over one connection of its own (Bun's `sql.listen`, which reconnects and
- * listens again by itself). The schema's triggers notify it (migrations.ts):
- * `keys` when a key is made, revoked or removed, whoever does it (an
- * instance, `intake keys`, an operator's UPDATE).
+ * listens again by itself). The schema's triggers notify it (migrations.ts),
+ * at commit, whoever made the change (an instance, `intake keys`, an
+ * operator's UPDATE): `keys` when a key is made, revoked or removed, and
+ * `forms <id> <id> ...` when forms are answered, cancelled, expired or deleted.
  *
  * A notification sent while the connection is down is lost, and Bun's client
  * says when it listens again but not when the connection drops. So each
  * process sends itself a heartbeat through the channel every HEARTBEAT_MS;
  * while the last one it heard is older than SILENCE_MS, the channel counts
  * as down and `keysVersion()` changes on every call: every request then looks
- * its key up (CONTRACT 10). Notifications reach a listener in commit order,
- * so a heartbeat heard says that every change committed before it was sent
- * was heard too.
+ * its key up (CONTRACT 10), and every FORMS_POLL_MS the watchers of forms
+ * are told that any form may have changed. They are told so too when the
+ * channel listens again after a drop. Notifications reach a listener in commit
+ * order, so a heartbeat heard says that every change committed before it was
+ * sent was heard too.
  */
 
 /** The channel every intake process on a database listens on. */
 export const CHANGES_CHANNEL = 'intake_changes'
 /** What the trigger on api_keys sends. */
 export const KEYS_CHANGED = 'keys'
+/** What the triggers on forms send before the ids, space-separated. */
+const FORMS_CHANGED = 'forms '
 /** How often a process sends itself a heartbeat through the channel. */
 const HEARTBEAT_MS = 250
 /**
@@ -33,6 +38,11 @@ const HEARTBEAT_MS = 250
 const SILENCE_MS = 700
 /** How long to wait before listening again when a first LISTEN failed (Bun retries only a dropped one). */
 const RETRY_LISTEN_MS = 1000
+/** While the channel is down, forms' watchers look again this often: a lost notification delays a wake, never strands it. */
+const FORMS_POLL_MS = 5000
+
+/** Hears of forms changed: their ids, or `undefined` when any form may have changed unheard. */
+export type FormsWatcher = (formIds: readonly string[] | undefined) => void
 
 export interface ChangeListener {
   /**
@@ -41,6 +51,8 @@ export interface ChangeListener {
    * is down.
    */
   keysVersion(): unknown
+  /** Tells `watcher` of every form change heard from now on; returns what stops it. */
+  watchForms(watcher: FormsWatcher): () => void
   close(): Promise<void>
 }
 
@@ -52,16 +64,26 @@ export function listenForChanges(sql: SQL): ChangeListener {
   let subscription: { unlisten(): Promise<void> } | undefined
   let retry: ReturnType<typeof setTimeout> | undefined
   let closed = false
+  let listenedBefore = false
+  let formsPolledAt = -Infinity
+  const formsWatchers = new Set<FormsWatcher>()
+  const formsChanged = (formIds: readonly string[] | undefined) => {
+    for (const watcher of formsWatchers) watcher(formIds)
+  }
 
   const heard = (payload: string) => {
     if (payload === heartbeat) lastHeardAt = performance.now()
     else if (payload === KEYS_CHANGED) keysEpoch++
+    else if (payload.startsWith(FORMS_CHANGED)) formsChanged(payload.slice(FORMS_CHANGED.length).split(' '))
   }
   // At every LISTEN acknowledged (the first, and after each reconnect): what was sent meanwhile went unheard.
   const listening = () => {
     keysEpoch++
     lastHeardAt = performance.now()
+    if (listenedBefore) formsChanged(undefined)
+    listenedBefore = true
   }
+  const channelDown = () => performance.now() - lastHeardAt > SILENCE_MS
   function subscribe() {
     sql.listen(CHANGES_CHANNEL, heard, listening).then(
       (made) => {
@@ -77,11 +99,21 @@ export function listenForChanges(sql: SQL): ChangeListener {
   const beat = setInterval(() => {
     // A heartbeat that cannot be sent (the database away) is not heard: the channel then counts as down.
     sql.unsafe('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, heartbeat]).catch(() => {})
+    // The first look as soon as the silence is noticed, then one every FORMS_POLL_MS.
+    if (!channelDown()) formsPolledAt = -Infinity
+    else if (performance.now() - formsPolledAt >= FORMS_POLL_MS) {
+      formsPolledAt = performance.now()
+      formsChanged(undefined)
+    }
   }, HEARTBEAT_MS)
   beat.unref()
 
   return {
-    keysVersion: () => (performance.now() - lastHeardAt <= SILENCE_MS ? keysEpoch : {}),
+    keysVersion: () => (channelDown() ? {} : keysEpoch),
+    watchForms(watcher) {
+      formsWatchers.add(watcher)
+      return () => formsWatchers.delete(watcher)
+    },
     async close() {
       closed = true
       clearInterval(beat)

@@ -158,6 +158,53 @@ export const migrations: readonly PostgresMigration[] = [
   CREATE INDEX idempotency_keys_form ON idempotency_keys(form_id);
   `,
   },
+  {
+    /*
+     * 2: every instance hears of a form answered, cancelled, expired or deleted,
+     * whoever changed it, so long-polls anywhere wake (CONTRACT 10). A trigger
+     * per statement, not per row: a batch of answers is one notification (or a
+     * few: NOTIFY takes under 8000 bytes, 250 ids), and every instance reads
+     * every notification. Binaries of schema 1 ignore them.
+     */
+    oldestCompatible: 1,
+    sql: `
+  CREATE FUNCTION intake_forms_status_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    payload text;
+  BEGIN
+    FOR payload IN
+      SELECT 'forms ' || string_agg(id, ' ')
+        FROM (SELECT now_.id, (row_number() OVER () - 1) / 250 AS part
+                FROM forms_now now_ JOIN forms_before before USING (id)
+               WHERE now_.status <> before.status) AS changed
+       GROUP BY part
+    LOOP
+      PERFORM pg_notify('intake_changes', payload);
+    END LOOP;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER forms_status_changed AFTER UPDATE ON forms
+    REFERENCING OLD TABLE AS forms_before NEW TABLE AS forms_now
+    FOR EACH STATEMENT EXECUTE FUNCTION intake_forms_status_changed();
+
+  CREATE FUNCTION intake_forms_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    payload text;
+  BEGIN
+    FOR payload IN
+      SELECT 'forms ' || string_agg(id, ' ')
+        FROM (SELECT id, (row_number() OVER () - 1) / 250 AS part FROM forms_gone) AS gone
+       GROUP BY part
+    LOOP
+      PERFORM pg_notify('intake_changes', payload);
+    END LOOP;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER forms_deleted AFTER DELETE ON forms
+    REFERENCING OLD TABLE AS forms_gone
+    FOR EACH STATEMENT EXECUTE FUNCTION intake_forms_deleted();
+  `,
+  },
 ]
 
 /** The schema this build writes. */

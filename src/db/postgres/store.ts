@@ -78,6 +78,8 @@ const PARALLEL_BATCHES = 8
 const UNITS_PER_BATCH = 64
 const BATCH_SETTINGS = "SET LOCAL lock_timeout = '50ms'"
 const DEADLOCK_RETRIES = 3
+/** The advisory lock `alone` holds: "alone" in ASCII (the schema's is "intake"). */
+const ALONE_LOCK = 0x616c6f6e65n
 
 /** Chosen as a deadlock's victim (40P01) or failed to serialize (40001): running the unit again will work. */
 const isDeadlockVictim = (error: unknown) => {
@@ -301,9 +303,11 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   const schemaVersion = (await prepareSchema(sql, location, url, options)).to
   const attempts = (options.poolSize ?? DEFAULT_POOL_SIZE) + 1
   const poolQuery = poolRunner(sql, attempts)
-  // Started by the first request that asks whether keys changed: commands that never serve one never listen.
+  // Started by the first request that asks whether keys changed, or by a server watching forms:
+  // commands that never serve one never listen.
   let changes: ChangeListener | undefined
-  const reads: Reads = storesOn(poolQuery, 'pool', () => (changes ??= listenForChanges(sql)).keysVersion())
+  const listener = () => (changes ??= listenForChanges(sql))
+  const reads: Reads = storesOn(poolQuery, 'pool', () => listener().keysVersion())
 
   /**
    * One transaction on a connection of the pool. When BEGIN itself meets a
@@ -373,6 +377,14 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     // the next synchronous commit (any transaction's) flushes the WAL up to
     // itself, and so makes this one durable too.
     stagedTransaction: (work) => inTransaction(work, 'SET LOCAL synchronous_commit = off'),
+    watchForms: (watcher) => listener().watchForms(watcher),
+    // The lock is a transaction's, held open on a connection of its own while `work` uses the
+    // pool as it likes: a session's lock would outlive its release behind PgBouncer's transaction mode.
+    alone: (work) =>
+      sql.begin(async (held) => {
+        await held.unsafe(`SELECT pg_advisory_xact_lock(${ALONE_LOCK})`)
+        return work()
+      }),
     ping: async () => void (await poolQuery('SELECT 1')),
     async close() {
       await changes?.close()

@@ -65,6 +65,8 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     ...reads,
     transaction: writer.run,
     stagedTransaction: writer.stage,
+    watchForms: () => () => {},
+    alone: (work) => work(),
     ping: async () => {
       writer.check()
       health.get()

@@ -35,19 +35,24 @@ export function createResponseService(store: Store, forms: FormService, signals:
         return (await store.responses.listForForm(form.id)).map((response) => toResponseObject(response, form.context))
       }
       // Listening before looking: a change that commits while the form is read still wakes this wait.
-      // Expiry wakes it too: the sweep signals each form it expires.
+      // Expiry wakes it too: the sweep signals each form it expires. A wake says "look again"
+      // (another server's notification, or any form may have changed): one that finds the form
+      // still waiting waits on, for what is left of the time.
       const stopWaiting = new AbortController()
       const onAbort = () => stopWaiting.abort()
       abort?.addEventListener('abort', onAbort)
       const id = canonicalUlid(formId)
-      const changed = id ? signals.wait(id, query.wait * 1000, stopWaiting.signal) : Promise.resolve()
+      const deadline = performance.now() + query.wait * 1000
       try {
-        const form = await forms.ownFormState(principal, formId)
-        const found = await store.responses.listForForm(form.id)
-        if (form.status !== 'active' || found.length > 0) return found.map((response) => toResponseObject(response, form.context))
-        await changed
-        const now = await forms.ownFormState(principal, formId)
-        return (await store.responses.listForForm(now.id)).map((response) => toResponseObject(response, now.context))
+        for (;;) {
+          const left = deadline - performance.now()
+          const changed = id && left > 0 ? signals.wait(id, left, stopWaiting.signal) : undefined
+          const form = await forms.ownFormState(principal, formId)
+          const found = await store.responses.listForForm(form.id)
+          const ended = form.status !== 'active' || found.length > 0
+          if (ended || !changed || stopWaiting.signal.aborted || signals.closed) return found.map((response) => toResponseObject(response, form.context))
+          await changed
+        }
       } finally {
         stopWaiting.abort()
         abort?.removeEventListener('abort', onAbort)

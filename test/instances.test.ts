@@ -1,0 +1,163 @@
+/**
+ * Several servers on one PostgreSQL database, in one process (CONTRACT 10):
+ * a long-poll on one server woken by an answer, a cancel, a delete or an
+ * expiry made through another (by notification), and by the poll while its
+ * notification connection is down; `alone`, which lets one of several
+ * starting servers make the first key. The real binaries, several at once:
+ * test/e2e/instances.test.ts.
+ */
+import { afterEach, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
+import { apiClient, createTestContext, submit, until, type TestContext } from './utils.ts'
+
+const skipPostgres = skipWithout(POSTGRES)
+
+/** What CONTRACT 10 allows between a change through one server and a long-poll on another answering. */
+const WAKE_MS = 1000
+/** How long a wait whose notification was lost may take: the poll every 5 s, and the moment the loss takes to notice. */
+const POLL_WAKE_MS = 6500
+
+let t: TestContext
+afterEach(async () => {
+  await t?.close()
+})
+
+/** A promise whose settling can be seen without awaiting it, and when it settled. */
+function track<T>(promise: Promise<T>) {
+  const state: { settled: boolean; settledAt: number; promise: Promise<T> } = { settled: false, settledAt: 0, promise }
+  const done = () => {
+    state.settled = true
+    state.settledAt = performance.now()
+  }
+  promise.then(done, done)
+  return state
+}
+
+/** Two servers on one fresh database: `one` (the test context's) and `other`, each with its own store and notifications. */
+async function twoServers() {
+  t = await createTestContext({}, { store: 'postgres' })
+  const other = await t.anotherServer()
+  return { one: t.api, other: apiClient(other.app, t.key), otherServer: other }
+}
+
+/** A long-poll on `server`, checked to be held: it answers only once something changes. */
+async function heldWait(server: ReturnType<typeof apiClient>, formId: string) {
+  const waiter = track(server.get(`/forms/${formId}/responses?wait=30`))
+  await Bun.sleep(300)
+  expect(waiter.settled).toBe(false)
+  return waiter
+}
+
+async function wokenWithin<T>(waiter: ReturnType<typeof track<T>>, changedAt: number, ms: number, what: string): Promise<T> {
+  await until(() => waiter.settled, ms, what)
+  console.log(`${what}: ${(waiter.settledAt - changedAt).toFixed(1)} ms`)
+  return waiter.promise
+}
+
+describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () => {
+  test('a long-poll on one server answers within 1 s of an answer made through another', async () => {
+    const { one, other } = await twoServers()
+    const form = await one.createForm()
+    const waiter = await heldWait(other, form.id)
+    const answeredAt = performance.now()
+    const receipt = await submit(t.app, form.id, { name: 'Ada' })
+    expect(receipt.status).toBe(201)
+    const res = await wokenWithin(waiter, answeredAt, WAKE_MS, 'a long-poll woken by an answer through another server')
+    expect(res.status).toBe(200)
+    expect(res.body.map((response: { id: string }) => response.id)).toEqual([receipt.body.id])
+  })
+
+  test('and of a cancel (the form comes back with no response) and a delete (404) made through another', async () => {
+    const { one, other } = await twoServers()
+    const cancelled = await one.createForm()
+    const deleted = await one.createForm()
+    const cancelWaiter = await heldWait(other, cancelled.id)
+    const deleteWaiter = await heldWait(other, deleted.id)
+
+    let changedAt = performance.now()
+    expect((await one.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
+    const afterCancel = await wokenWithin(cancelWaiter, changedAt, WAKE_MS, 'a long-poll woken by a cancel through another server')
+    expect({ status: afterCancel.status, body: afterCancel.body }).toEqual({ status: 200, body: [] })
+
+    changedAt = performance.now()
+    expect((await one.delete(`/forms/${deleted.id}`)).status).toBe(204)
+    const afterDelete = await wokenWithin(deleteWaiter, changedAt, WAKE_MS, 'a long-poll woken by a delete through another server')
+    expect({ status: afterDelete.status, body: afterDelete.body }).toEqual({ status: 404, body: { detail: 'Form not found' } })
+  })
+
+  test('and of an expiry that another server wrote', async () => {
+    const { one, other } = await twoServers()
+    const form = await one.createForm({ expires_in: '1m' })
+    const waiter = await heldWait(other, form.id)
+    // Only the first server's sweep runs: it writes the expiry; the second hears of it.
+    t.background.start()
+    t.clock.advance(61_000)
+    const expiredAt = performance.now()
+    // The sweep looks at least once a second.
+    const res = await wokenWithin(waiter, expiredAt, 1000 + WAKE_MS, 'a long-poll woken by an expiry another server wrote')
+    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: [] })
+    expect((await other.get(`/forms/${form.id}`)).body.status).toBe('expired')
+  })
+
+  test('a wake that finds nothing changed keeps the long-poll waiting: another form answered, or every form said to have changed', async () => {
+    const { one, other } = await twoServers()
+    const waited = await one.createForm()
+    const neighbour = await one.createForm()
+    const waiter = await heldWait(other, waited.id)
+    expect((await submit(t.app, neighbour.id, { name: 'Grace' })).status).toBe(201)
+    await Bun.sleep(300)
+    expect(waiter.settled).toBe(false)
+    // Listening again after its connection was cut, a server is told that any form may have changed.
+    const listening = async () => (await t.sql(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)).map((row) => row.pid)
+    const before = await listening()
+    expect(before).toHaveLength(2)
+    await t.sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
+    await until(async () => (await listening()).filter((pid) => !before.includes(pid)).length === 2, 5000, 'both servers to listen again')
+    await Bun.sleep(300)
+    expect(waiter.settled).toBe(false)
+    const answeredAt = performance.now()
+    expect((await submit(t.app, waited.id, { name: 'Ada' })).status).toBe(201)
+    const res = await wokenWithin(waiter, answeredAt, WAKE_MS, 'the long-poll woken by its own form, after a wake for another')
+    expect(res.body).toHaveLength(1)
+  })
+
+  test('with its notification connection down, a long-poll still hears of an answer made through another server (the poll every 5 s)', async () => {
+    const { one, other } = await twoServers()
+    const form = await one.createForm()
+    const waiter = await heldWait(other, form.id)
+    // Every listening connection is cut and none can come back (no new connection is let in);
+    // the connections already open (each server's pool) go on working.
+    const name = (await t.sql('SELECT current_database() AS name'))[0]!.name as string
+    const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
+    await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
+    try {
+      const cut = await t.sql(`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
+      expect(cut).toHaveLength(2)
+      const answeredAt = performance.now()
+      expect((await submit(t.app, form.id, { name: 'Ada' })).status).toBe(201)
+      const res = await wokenWithin(waiter, answeredAt, POLL_WAKE_MS, 'a long-poll whose notification was lost')
+      expect(res.body).toHaveLength(1)
+    } finally {
+      await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
+      await admin.close()
+    }
+  }, 15_000)
+
+  test('`alone`: of servers starting at once, one runs at a time (the first key is made once)', async () => {
+    const { otherServer } = await twoServers()
+    const third = await t.anotherServer()
+    const log: string[] = []
+    const work = (name: string) => async () => {
+      log.push(`${name} in`)
+      await Bun.sleep(100)
+      log.push(`${name} out`)
+      return name
+    }
+    const ran = await Promise.all([t.store.alone(work('a')), otherServer.store.alone(work('b')), third.store.alone(work('c'))])
+    expect(ran).toEqual(['a', 'b', 'c'])
+    // Each `in` is followed by its own `out`: no two overlapped.
+    for (let i = 0; i < log.length; i += 2) expect(log[i + 1]).toBe(log[i]!.replace(' in', ' out'))
+    expect(log).toHaveLength(6)
+  })
+})
