@@ -515,7 +515,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     // The first claim takes the 10 newest and holds them, uncommitted, until told to commit.
     const first = store.transaction(async (tx) => {
       const due = await tx.deliveries.dueNewest(now, 10)
-      const leased = await tx.deliveries.lease(due.map((d) => d.id), now + 30_000, now)
+      const leased = await tx.deliveries.lease(due.map((d) => d.id), 30_000, now)
       tookFirst(leased.map((d) => d.id))
       await held
       return leased
@@ -527,17 +527,32 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
       5000,
       store.transaction(async (tx) => {
         const due = await tx.deliveries.dueNewest(now, 100)
-        return (await tx.deliveries.lease(due.map((d) => d.id), now + 30_000, now)).map((d) => d.id)
+        return (await tx.deliveries.lease(due.map((d) => d.id), 30_000, now)).map((d) => d.id)
       }),
     )
     expect(second.toSorted()).toEqual(ids.slice(0, 20).toSorted())
     release()
     const leased = await first
-    expect(leased[0]).toMatchObject({ roundAttempts: 1, leaseUntil: now + 30_000, payload: `{"id":"${firstIds[0]}"}` })
-    // Once both committed, a claim of them all takes none until the leases run out.
-    expect(await store.transaction((tx) => tx.deliveries.lease(ids, now + 60_000, now))).toEqual([])
-    expect((await store.transaction((tx) => tx.deliveries.dueNewest(now, 100))).length).toBe(0)
-    expect((await store.transaction((tx) => tx.deliveries.dueNewest(now + 30_000, 100))).length).toBe(30)
+    expect(leased[0]).toMatchObject({ roundAttempts: 1, payload: `{"id":"${firstIds[0]}"}` })
+    // The lease runs on the database's clock (this machine's here): 30 s from the claim.
+    expect(Math.abs(leased[0]!.leaseUntil - (Date.now() + 30_000))).toBeLessThan(5000)
+    // Once both committed, a claim of them all takes none until the leases run out, however far
+    // ahead the claimer's own clock is: the database's clock decides (CONTRACT 10).
+    expect(await store.transaction((tx) => tx.deliveries.lease(ids, 30_000, now))).toEqual([])
+    expect(await store.transaction((tx) => tx.deliveries.lease(ids, 30_000, now + 3_600_000))).toEqual([])
+    expect((await store.transaction((tx) => tx.deliveries.dueNewest(now + 3_600_000, 100))).length).toBe(0)
+  })
+
+  test('a lease runs out on the database\'s clock: the delivery can then be claimed again', async () => {
+    const [id] = await queue(1)
+    const now = T0 + 20
+    const first = await store.transaction((tx) => tx.deliveries.lease([id!], 200, now))
+    expect(first.map((d) => d.roundAttempts)).toEqual([1])
+    expect(await store.transaction((tx) => tx.deliveries.lease([id!], 200, now))).toEqual([])
+    await Bun.sleep(300)
+    const again = await store.transaction((tx) => tx.deliveries.lease([id!], 200, now))
+    expect(again.map((d) => d.roundAttempts)).toEqual([2])
+    expect(again[0]!.leaseUntil).toBeGreaterThan(first[0]!.leaseUntil)
   })
 
   test('the scan goes through deliveries due at the same moment by id, a page at a time', async () => {
@@ -560,13 +575,14 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     const queued = await queue(3)
     const [a, b, c] = queued
     const now = T0 + 50
-    const leased = await store.transaction((tx) => tx.deliveries.lease([a!, b!, c!], now + 1000, now))
+    const leased = await store.transaction((tx) => tx.deliveries.lease([a!, b!, c!], 1000, now))
     expect(leased.map((d) => d.id)).toEqual(queued)
+    const lease = leased[0]!.leaseUntil
     await store.transaction((tx) =>
       tx.deliveries.recordAttempts([
-        { id: a!, lease: now + 1000, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
-        { id: b!, lease: now + 1000, roundAttempt: 1, now: now + 10, delivered: false, statusCode: 500, error: 'HTTP 500', attemptsPerRound: 2 },
-        { id: c!, lease: now + 999, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
+        { id: a!, lease, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
+        { id: b!, lease, roundAttempt: 1, now: now + 10, delivered: false, statusCode: 500, error: 'HTTP 500', attemptsPerRound: 2 },
+        { id: c!, lease: lease - 1, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
       ]),
     )
     const formId = leased[0]!.formId
@@ -577,10 +593,10 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     expect(records.get(c!)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, nextAttemptAt: T0 })
 
     // b is due again 1 s after its failed attempt.
-    expect(await store.transaction((tx) => tx.deliveries.lease([b!], now + 5000, now + 500))).toEqual([])
-    await store.transaction((tx) => tx.deliveries.lease([b!], now + 5000, now + 1010))
+    expect(await store.transaction((tx) => tx.deliveries.lease([b!], 5000, now + 500))).toEqual([])
+    const [retried] = await store.transaction((tx) => tx.deliveries.lease([b!], 5000, now + 1010))
     await store.transaction((tx) =>
-      tx.deliveries.recordAttempts([{ id: b!, lease: now + 5000, roundAttempt: 2, now: now + 2000, delivered: false, statusCode: null, error: 'timeout', attemptsPerRound: 2 }]),
+      tx.deliveries.recordAttempts([{ id: b!, lease: retried!.leaseUntil, roundAttempt: 2, now: now + 2000, delivered: false, statusCode: null, error: 'timeout', attemptsPerRound: 2 }]),
     )
     expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({ status: 'failed', attempts: 2, nextAttemptAt: null })
     expect(await store.transaction((tx) => tx.deliveries.redeliver(formId, b!, now + 3000))).toBe(true)

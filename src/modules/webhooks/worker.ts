@@ -109,14 +109,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * form's account and secret (read from the forms module): the caps share
    * attempts per account and per host.
    */
-  async function claimAdmitted(tx: Transaction, due: DueDelivery[], now: number, leaseUntil: number, admit: (accountId: string, url: string) => boolean) {
+  async function claimAdmitted(tx: Transaction, due: DueDelivery[], now: number, leaseMs: number, admit: (accountId: string, url: string) => boolean) {
     if (due.length === 0) return []
     const targets = await tx.forms.webhookTargets(due.map((delivery) => delivery.formId))
     const admitted = due.filter((delivery) => {
       const target = targets.get(delivery.formId)
       return target !== undefined && admit(target.accountId, delivery.url)
     })
-    const leased = await tx.deliveries.lease(admitted.map((delivery) => delivery.id), leaseUntil, now)
+    const leased = await tx.deliveries.lease(admitted.map((delivery) => delivery.id), leaseMs, now)
     return leased.map((delivery): ClaimedDelivery => ({ ...delivery, ...targets.get(delivery.formId)! }))
   }
 
@@ -141,7 +141,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       }
       const scanning = scanFrom
       if (finished.length === 0 && !lookAtNewest && scanning === undefined) return
-      const leaseUntil = now + options.webhookTimeoutMs + LEASE_MARGIN_MS
+      const leaseMs = options.webhookTimeoutMs + LEASE_MARGIN_MS
       const { claims, scannedTo } = await store.transaction(async (tx) => {
         // Counted afresh in the unit, which may run more than once.
         const planned = counts.copy()
@@ -152,11 +152,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
           return true
         }
         await tx.deliveries.recordAttempts(finished)
-        const claims = lookAtNewest ? await claimAdmitted(tx, await tx.deliveries.dueNewest(now, DUE_LOOK), now, leaseUntil, admit) : []
+        const claims = lookAtNewest ? await claimAdmitted(tx, await tx.deliveries.dueNewest(now, DUE_LOOK), now, leaseMs, admit) : []
         let scannedTo: DuePosition | null | undefined
         if (scanning !== undefined) {
           const due = await tx.deliveries.dueAfter(now, scanning, DUE_LOOK)
-          claims.push(...(await claimAdmitted(tx, due, now, leaseUntil, admit)))
+          claims.push(...(await claimAdmitted(tx, due, now, leaseMs, admit)))
           scannedTo = due.length === DUE_LOOK ? due.at(-1)!.position : undefined
         }
         return { claims, scannedTo }

@@ -93,13 +93,14 @@ export interface DeliveryWrites extends DeliveryReads {
   /** The next `look` due deliveries no attempt holds after `from` (null: from the oldest), oldest first. */
   dueAfter(now: number, from: DuePosition | null, look: number): Promise<DueDelivery[]>
   /**
-   * Takes those of `ids` still due at `now` and held by no attempt, until
-   * `leaseUntil` (on PostgreSQL skipping rows another transaction is taking:
-   * FOR UPDATE SKIP LOCKED). The attempt counts from this moment (one cut off
-   * by a crash was made too). A process that dies mid-attempt leaves its lease
-   * to run out; the delivery is then due again.
+   * Takes those of `ids` still due at `now` and held by no attempt, for
+   * `leaseMs` on the database's clock (on PostgreSQL the server's, which every
+   * instance shares whatever its own clock says; skipping rows another
+   * transaction is taking: FOR UPDATE SKIP LOCKED). The attempt counts from
+   * this moment (one cut off by a crash was made too). A process that dies
+   * mid-attempt leaves its lease to run out; the delivery is then due again.
    */
-  lease(ids: string[], leaseUntil: number, now: number): Promise<LeasedDelivery[]>
+  lease(ids: string[], leaseMs: number, now: number): Promise<LeasedDelivery[]>
   /** Records attempts' outcomes and schedules what comes next, each only while its claim still holds. */
   recordAttempts(attempts: AttemptRecord[]): Promise<void>
   /** Starts a new round for a delivered or failed delivery; false when there is none such. */

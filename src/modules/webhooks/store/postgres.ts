@@ -25,10 +25,14 @@ const INSERT_MANY = `INSERT INTO deliveries (id, form_id, response_id, event, ur
   SELECT id, form_id, response_id, event, url, payload, 'pending', created_at, created_at
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[])
     AS queued(id, form_id, response_id, event, url, payload, created_at)`
+// Leases are measured on the database server's clock, which every instance shares
+// (CONTRACT 10): an instance whose clock runs ahead does not take others' claims early.
+const DATABASE_NOW_MS = '(extract(epoch from statement_timestamp()) * 1000)::bigint'
+const UNLEASED = `(lease_until IS NULL OR lease_until <= ${DATABASE_NOW_MS})`
 // Due and held by no attempt: a look, which locks nothing (a scan of a backlog
 // reads a thousand rows a step; locking them all would cost more than the read).
 const DUE = `SELECT next_attempt_at AS due_at, id, form_id, url FROM deliveries
-  WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)`
+  WHERE status = 'pending' AND next_attempt_at <= $1 AND ${UNLEASED}`
 const DUE_NEWEST = `${DUE} ORDER BY next_attempt_at DESC, id DESC LIMIT $2`
 const DUE_FROM_START = `${DUE} ORDER BY next_attempt_at, id LIMIT $2`
 const DUE_AFTER = `${DUE} AND (next_attempt_at, id) > ($3::bigint, $4::text) ORDER BY next_attempt_at, id LIMIT $2`
@@ -36,9 +40,9 @@ const DUE_AFTER = `${DUE} AND (next_attempt_at, id) > ($3::bigint, $4::text) ORD
 // skipping rows another transaction holds (another instance claiming them this
 // moment), never waiting for them. A row claimed and committed by another is
 // no longer free when this statement looks: two claims never take the same one.
-const LEASE = `UPDATE deliveries SET lease_until = $2, attempts = attempts + 1, round_attempts = round_attempts + 1
+const LEASE = `UPDATE deliveries SET lease_until = ${DATABASE_NOW_MS} + $2, attempts = attempts + 1, round_attempts = round_attempts + 1
   WHERE id IN (SELECT id FROM deliveries
-                WHERE id = ANY($1::text[]) AND status = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+                WHERE id = ANY($1::text[]) AND status = 'pending' AND next_attempt_at <= $3 AND ${UNLEASED}
                 FOR UPDATE SKIP LOCKED)
   RETURNING id, form_id, url, payload, round_attempts, lease_until`
 // All the outcomes in one statement; each counts only while its claim holds.
@@ -68,11 +72,11 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
       const rows = from === null ? await query<DueRow>(DUE_FROM_START, [now, look]) : await query<DueRow>(DUE_AFTER, [now, look, bounded(from.dueAt), String(from.after)])
       return rows.map(toDue)
     },
-    async lease(ids, leaseUntil, now) {
+    async lease(ids, leaseMs, now) {
       if (ids.length === 0) return []
       const rows = await query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: string }>(LEASE, [
         [...new Set(ids)],
-        leaseUntil,
+        leaseMs,
         now,
       ])
       // In the order asked for, as one statement returns rows in no order of its own.

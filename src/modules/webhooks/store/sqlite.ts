@@ -62,7 +62,9 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
     dueNewest: async (now, look) => newestDue.all({ now, look }).map(toDue),
     dueAfter: async (now, from, look) =>
       dueAfter.all({ now, look, due_at: from?.dueAt ?? -Infinity, rowid: (from?.after as number | undefined) ?? -Infinity }).map(toDue),
-    async lease(ids, leaseUntil, now) {
+    async lease(ids, leaseMs, now) {
+      // SQLite's clock is this machine's: the one `now` is read from.
+      const leaseUntil = now + leaseMs
       const leased: LeasedDelivery[] = []
       for (const id of ids) {
         const row = lease.get({ id, lease_until: leaseUntil, now })
