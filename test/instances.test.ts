@@ -144,6 +144,47 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
     }
   }, 15_000)
 
+  test('webhooks with two servers sending: each answer delivered once, on its first attempt', async () => {
+    const { one, other, otherServer } = await twoServers()
+    const arrivals: Array<{ id: string; at: number }> = []
+    const receiver = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(request) {
+        arrivals.push({ id: request.headers.get('x-service-delivery') ?? '', at: performance.now() })
+        return new Response('ok')
+      },
+    })
+    try {
+      t.background.start()
+      otherServer.background.start()
+      const servers = [t.app, otherServer.app]
+      const answeredAt = new Map<string, number>()
+      const forms = await Promise.all(Array.from({ length: 20 }, () => one.createForm({ callback_url: `http://127.0.0.1:${receiver.port}/hook` })))
+      await Promise.all(
+        forms.map(async (form, i) => {
+          const sentAt = performance.now()
+          expect((await submit(servers[i % 2]!, form.id, { name: `person ${i}` })).status).toBe(201)
+          answeredAt.set(form.id, sentAt)
+        }),
+      )
+      await until(() => arrivals.length >= 20, 5000, '20 deliveries')
+      await Bun.sleep(300)
+      expect(arrivals).toHaveLength(20)
+      expect(new Set(arrivals.map((arrival) => arrival.id)).size).toBe(20)
+      const delays: number[] = []
+      for (const form of forms) {
+        const [delivery] = (await other.get(`/forms/${form.id}/deliveries`)).body
+        expect({ status: delivery.status, attempts: delivery.attempts }).toEqual({ status: 'delivered', attempts: 1 })
+        delays.push(arrivals.find((arrival) => arrival.id === delivery.id)!.at - answeredAt.get(form.id)!)
+      }
+      delays.sort((a, b) => a - b)
+      console.log(`answer sent → first attempt arrived, two servers sending: median ${delays[10]!.toFixed(1)} ms, max ${delays[19]!.toFixed(1)} ms`)
+    } finally {
+      receiver.stop(true)
+    }
+  })
+
   test('`alone`: of servers starting at once, one runs at a time (the first key is made once)', async () => {
     const { otherServer } = await twoServers()
     const third = await t.anotherServer()
