@@ -63,7 +63,12 @@
  *     limit (target 1.0 ×), reads against the bare server (target 0.3 ×); for
  *     context, what PostgreSQL alone commits of an answer's writes
  *     (bench/pg-answer-limit.ts, 1 and 8 per transaction); then step 5's list
- *     pages, the forms seeded into PostgreSQL directly.
+ *     pages, the forms seeded into PostgreSQL directly; then several
+ *     instances on one database (bench/instances.ts, ~2 minutes; alone:
+ *     `bun run bench:instances`): 1, 2 and 3 instances and a control of 3 on
+ *     a database each, reads, creates and submissions under the same load,
+ *     and a long-poll woken by an answer through another instance. Without
+ *     BENCH_DATABASE_URL that section is one line saying it was skipped.
  */
 import { SQL } from 'bun'
 import { Database } from 'bun:sqlite'
@@ -98,6 +103,7 @@ import {
   type BenchState,
   type Child,
 } from './lib.ts'
+import { INSTANCES_SKIPPED, measureInstances, renderInstances, type InstancesFigures } from './instances.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 import { FORMS as WEBHOOK_FORMS, SUBMIT_CONCURRENCY as WEBHOOK_CONCURRENCY, TARGET_P50_MS, TARGET_P99_MS, measureWebhooks, type WebhookFigures } from './webhooks.ts'
 import { combineRounds, runWrk, wrkPresent, writePerFormScript, writeStaticScript, type WrkResult } from './wrk.ts'
@@ -1159,6 +1165,8 @@ interface Report {
   baseline?: BaselineFigures
   /** With BENCH_DATABASE_URL. */
   postgres?: PostgresFigures
+  /** With BENCH_DATABASE_URL: several instances on one database. */
+  instances?: InstancesFigures
 }
 
 interface BaselineFigures {
@@ -1321,6 +1329,7 @@ function render(r: Report): string[] {
 
   if (r.baseline) out.push(...renderBaseline(r, r.baseline))
   if (r.postgres) out.push(...renderPostgres(r.postgres, r.main))
+  out.push(...(r.instances ? renderInstances(r.instances) : [INSTANCES_SKIPPED, '']))
 
   if (problems.length > 0) {
     out.push('### Problems: these figures are not valid')
@@ -1606,6 +1615,9 @@ async function run(state: BenchState): Promise<number> {
   const webhooks = webhookRuns[0]![0]!
   const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL), await measureList(state, LIST_LARGE)]
   const postgres = DATABASE_URL !== undefined ? await measurePostgres(state, DATABASE_URL) : undefined
+  const instances = DATABASE_URL !== undefined ? await measureInstances(state, DATABASE_URL, { binary: intakeBinary }) : undefined
+  if (instances) problems.push(...instances.problems.map((p) => `several instances: ${p}`))
+  else log(INSTANCES_SKIPPED)
 
   const report = render({
     startedAt,
@@ -1624,6 +1636,7 @@ async function run(state: BenchState): Promise<number> {
     lists,
     baseline: baselineFile && { ...baselineFile, startTimes: startTimes[1]!, webhooks: webhookRuns[1]!, thisWebhooks: webhookRuns[0]! },
     postgres,
+    instances,
   })
   log('')
   for (const line of report) log(line)
