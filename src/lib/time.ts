@@ -66,3 +66,19 @@ export function parseDuration(text: string): number | undefined {
   if (!m) return undefined
   return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]
 }
+
+/**
+ * Resolves when `promise` settles or `ms` pass, whichever is first: for a stop
+ * that must not wait on a database that stopped answering (the work it gives
+ * up on is in a transaction, and is done again by whoever comes next).
+ */
+export const settledWithin = (promise: Promise<unknown> | undefined, ms: number): Promise<void> =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    const done = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+    if (promise) promise.then(done, done)
+    else done()
+  })

@@ -320,6 +320,23 @@ describe.skipIf(skipPostgres)('instances that crash, start together, stop or res
     for (const instance of started) expect(await instance.stop()).toBe(0)
   }, 60_000)
 
+  test('SIGTERM to instances whose database is gone: each exits 0 within a few seconds, not waiting on the database', async () => {
+    const database = await freshPostgresDatabase(TEST_DATABASE_URL, { migrated: false })
+    const { instances } = await startInstances(intake.path, { databaseUrl: database.url, cwd: intake.tempDir(), count: 3 })
+    const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
+    try {
+      await admin.unsafe(`DROP DATABASE "${database.name}" WITH (FORCE)`)
+    } finally {
+      await admin.close()
+    }
+    // Their background passes and listening connections now fail and try again.
+    await Bun.sleep(2000)
+    const startedAt = performance.now()
+    const codes = await Promise.all(instances.map((instance) => instance.stop('SIGTERM', 10_000)))
+    console.log(`SIGTERM with the database gone: all three exited after ${(performance.now() - startedAt).toFixed(0)} ms`)
+    expect(codes).toEqual([0, 0, 0])
+  }, 60_000)
+
   test('SIGTERM to one of three instances under load: it exits 0; every acknowledged create and answer is there, every answer\'s webhook arrives', async () => {
     const databaseUrl = await freshDatabase()
     const hooks = receiver()

@@ -1,5 +1,6 @@
 import type { SQL } from 'bun'
 import { randomBytes } from 'node:crypto'
+import { settledWithin } from '../../lib/time.ts'
 
 /**
  * What other processes change in the database, heard on PostgreSQL's
@@ -38,6 +39,8 @@ const HEARTBEAT_MS = 250
 const SILENCE_MS = 700
 /** How long to wait before listening again when a first LISTEN failed (Bun retries only a dropped one). */
 const RETRY_LISTEN_MS = 1000
+/** How long closing waits for UNLISTEN. */
+const UNLISTEN_WAIT_MS = 1000
 /** While the channel is down, forms' watchers look again this often: a lost notification delays a wake, never strands it. */
 const FORMS_POLL_MS = 5000
 
@@ -118,7 +121,8 @@ export function listenForChanges(sql: SQL): ChangeListener {
       closed = true
       clearInterval(beat)
       clearTimeout(retry)
-      await subscription?.unlisten().catch(() => {})
+      // UNLISTEN waits for a connection: not for long when the database is gone.
+      await settledWithin(subscription?.unlisten(), UNLISTEN_WAIT_MS)
     },
   }
 }

@@ -1,12 +1,14 @@
 import type { Store } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
-import type { Clock } from '../../lib/time.ts'
+import { settledWithin, type Clock } from '../../lib/time.ts'
 import { IDEMPOTENCY_WINDOW_MS } from './service.ts'
 
 /** The sweep looks at least this often, so expiry is written within about a second. */
 const MAX_SLEEP_MS = 1000
 /** Expired forms written per pass; more wait for the next pass, a moment later. */
 const EXPIRY_BATCH = 500
+/** How long a stop waits for a pass under way. */
+const STOP_WAIT_MS = 2000
 /** How often Idempotency-Keys past their 24 hours are cleared away. */
 const KEY_SWEEP_INTERVAL_MS = 60_000
 
@@ -73,7 +75,8 @@ export function createFormSweeper({ store, clock, logger, onExpired }: FormSweep
     async stop() {
       running = false
       clearTimeout(timer)
-      await passing
+      // A pass stuck on a database that went away is given up: its transaction never committed.
+      await settledWithin(passing, STOP_WAIT_MS)
     },
   }
 }

@@ -1,6 +1,6 @@
 import type { Store, Transaction } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
-import type { Clock } from '../../lib/time.ts'
+import { settledWithin, type Clock } from '../../lib/time.ts'
 import { systemResolver, type Resolver } from './addresses.ts'
 import { attemptDelivery, type AttemptOutcome } from './delivery.ts'
 import type { AttemptRecord, DueDelivery, DuePosition, LeasedDelivery } from './store/index.ts'
@@ -22,6 +22,8 @@ const RESERVED_ATTEMPTS_PER_ACCOUNT = 4
 const DUE_LOOK = 1000
 /** The worker looks at least this often, for deliveries falling due and leases running out. */
 const MAX_SLEEP_MS = 1000
+/** How long a stop waits for a pass under way, and for the last outcomes to be written. */
+const STOP_WAIT_MS = 2000
 /** A claim outlives the attempt's timeout by this much before another may take it over. */
 const LEASE_MARGIN_MS = 5000
 
@@ -67,6 +69,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   let running = false
   let passing: Promise<void> | undefined
   let passAgain = false
+  /** Stopped for good: no attempt starts any more. */
+  let stopped = false
   /** A delivery was queued or queued again, or a slot freed: the next pass looks at the newest due ones. */
   let newestWanted = true
   /** The clock at the last look at the newest due deliveries: those due later are new. */
@@ -183,6 +187,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   }
 
   function launch(claim: ClaimedDelivery) {
+    if (stopped) return
     const host = hostOf(claim.url)
     counts.add(claim.accountId, host, 1)
     const attempt = attemptDelivery(claim, {
@@ -238,10 +243,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       running = false
       clearTimeout(timer)
       timer = undefined
-      await passing
+      // A pass stuck on a database that went away is given up: claims it makes later are not
+      // attempted here, and their leases run out for another instance to take them over.
+      await settledWithin(passing, STOP_WAIT_MS)
+      stopped = true
       await Promise.allSettled([...inFlight])
       const finished = outcomes.splice(0)
-      if (finished.length > 0) await store.transaction((tx) => tx.deliveries.recordAttempts(finished)).catch(() => {})
+      if (finished.length > 0) await settledWithin(store.transaction((tx) => tx.deliveries.recordAttempts(finished)), STOP_WAIT_MS)
     },
     /** Attempts in flight now. */
     get inFlight() {
