@@ -158,36 +158,35 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
     /** Lets a wait just sent reach the server and start waiting. */
     const settle = () => Bun.sleep(500)
 
-    const afterAnswer = async () => {
+    /** A long-poll held on `waiter`, then `change` made through another instance: how long until it answered. */
+    const wokenBy = async (what: string, change: (formId: string) => Promise<void>, check: (answer: { status: number; body: any }) => void) => {
       const formId = await createForm(changer, key)
       const waiting = hold(formId)
       await settle()
       const sentAt = performance.now()
-      expect((await request(`${changer.url}/f/${formId}`, { body: { name: 'Ada' } })).status).toBe(201)
+      await change(formId)
       const { answer, at } = await waiting
-      expect(answer.body).toHaveLength(1)
-      return { what: 'an answer', ms: at - sentAt }
+      check(answer)
+      return { what, ms: at - sentAt }
     }
-    const afterCancel = async () => {
-      const formId = await createForm(changer, key)
-      const waiting = hold(formId)
-      await settle()
-      const sentAt = performance.now()
-      expect((await request(`${third.url}/api/v1/forms/${formId}`, { key, method: 'PATCH', body: { status: 'cancelled' } })).status).toBe(200)
-      const { answer, at } = await waiting
-      expect(answer.body).toEqual([])
-      return { what: 'a cancel', ms: at - sentAt }
-    }
-    const afterDelete = async () => {
-      const formId = await createForm(changer, key)
-      const waiting = hold(formId)
-      await settle()
-      const sentAt = performance.now()
-      expect((await request(`${changer.url}/api/v1/forms/${formId}`, { key, method: 'DELETE' })).status).toBe(204)
-      const { answer, at } = await waiting
-      expect(answer.status).toBe(404)
-      return { what: 'a delete', ms: at - sentAt }
-    }
+    const afterAnswer = () =>
+      wokenBy(
+        'an answer',
+        async (formId) => expect((await request(`${changer.url}/f/${formId}`, { body: { name: 'Ada' } })).status).toBe(201),
+        (answer) => expect(answer.body).toHaveLength(1),
+      )
+    const afterCancel = () =>
+      wokenBy(
+        'a cancel',
+        async (formId) => expect((await request(`${third.url}/api/v1/forms/${formId}`, { key, method: 'PATCH', body: { status: 'cancelled' } })).status).toBe(200),
+        (answer) => expect(answer.body).toEqual([]),
+      )
+    const afterDelete = () =>
+      wokenBy(
+        'a delete',
+        async (formId) => expect((await request(`${changer.url}/api/v1/forms/${formId}`, { key, method: 'DELETE' })).status).toBe(204),
+        (answer) => expect(answer.status).toBe(404),
+      )
     const afterExpiry = async () => {
       const formId = await createForm(changer, key)
       const patched = await request(`${changer.url}/api/v1/forms/${formId}`, { key, method: 'PATCH', body: { expires_at: new Date(Date.now() + 2000).toISOString() } })
