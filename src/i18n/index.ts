@@ -1,0 +1,127 @@
+import { en, type MessageKey } from './catalogs/en.ts'
+import { catalogs } from './catalogs/index.ts'
+import { DEFAULT_LOCALE, directionOf, type Locale } from './locales.ts'
+
+export { matchLocale, negotiateLocale, directionOf, SUPPORTED_LOCALES, DEFAULT_LOCALE, type Locale } from './locales.ts'
+export type { MessageKey } from './catalogs/en.ts'
+
+/** A message's text, or its plural forms by CLDR plural category, chosen by the `count` parameter. */
+export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>>
+export type Catalog = Record<MessageKey, string | PluralForms>
+
+/**
+ * A value a message shows, written for the page's language: numbers with its
+ * digits and separators, a calendar date (`YYYY-MM-DD`) as its dates read, a
+ * size in its units, a file field's `accept` list as the kinds of file it names.
+ */
+export type MessageParam = string | number | { date: string } | { bytes: number } | { fileTypes: string }
+export type MessageParams = Record<string, MessageParam>
+
+/** Words the page will write, not yet in any language: what fields and services hand the page. */
+export interface Message {
+  key: MessageKey
+  params?: MessageParams
+}
+
+export interface Translator {
+  locale: Locale
+  dir: 'ltr' | 'rtl'
+  t(key: MessageKey, params?: MessageParams): string
+  /** A moment (epoch ms) with its date, time and zone, as `time_zone` reads it. */
+  dateTime(ms: number, timeZone: string): string
+  /** A calendar date, `YYYY-MM-DD`. */
+  date(ymd: string): string
+  size(bytes: number): string
+}
+
+/** Intl's tag for a locale: our `pt` is Portugal's Portuguese, which Intl calls `pt-PT` (its `pt` is Brazil's). */
+const intlTag = (locale: Locale) => (locale === 'pt' ? 'pt-PT' : locale)
+
+const translators = new Map<Locale, Translator>()
+
+/** The page's words and formats in `locale` (made once per language). */
+export function translator(locale: Locale = DEFAULT_LOCALE): Translator {
+  let made = translators.get(locale)
+  if (!made) {
+    made = makeTranslator(locale)
+    translators.set(locale, made)
+  }
+  return made
+}
+
+function makeTranslator(locale: Locale): Translator {
+  const catalog: Catalog = catalogs[locale] ?? en
+  const tag = intlTag(locale)
+  const plurals = new Intl.PluralRules(tag)
+  const numbers = new Intl.NumberFormat(tag, { maximumFractionDigits: 20 })
+  const dates = new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' })
+  const alternatives = new Intl.ListFormat(tag, { type: 'disjunction' })
+  const dateTimes = new Map<string, Intl.DateTimeFormat>()
+
+  const date = (ymd: string) => {
+    const [year, month, day] = ymd.split('-').map(Number) as [number, number, number]
+    return dates.format(Date.UTC(year, month - 1, day))
+  }
+
+  function size(bytes: number): string {
+    const units = ['byte', 'kilobyte', 'megabyte'] as const
+    let value = bytes
+    let unit = 0
+    while (value >= 1024 && unit < units.length - 1) {
+      value /= 1024
+      unit++
+    }
+    return new Intl.NumberFormat(tag, { style: 'unit', unit: units[unit], unitDisplay: unit === 0 ? 'long' : 'short', maximumFractionDigits: 1 }).format(value)
+  }
+
+  function fileTypes(accept: string): string {
+    const kinds = new Set<string>()
+    for (const token of accept.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)) {
+      const family = /^(image|audio|video|text)\/\*$/.exec(token)?.[1]
+      if (family) kinds.add(text(`file.kind.${family}` as MessageKey))
+      else if (token.startsWith('.')) kinds.add(token.slice(1).toUpperCase())
+      else kinds.add((token.split('/')[1] ?? token).replace(/^(?:x-|vnd\.)/, '').toUpperCase())
+    }
+    return alternatives.format([...kinds])
+  }
+
+  function shown(param: MessageParam): string {
+    if (typeof param === 'number') return numbers.format(param)
+    if (typeof param === 'string') return param
+    if ('date' in param) return date(param.date)
+    if ('bytes' in param) return size(param.bytes)
+    return fileTypes(param.fileTypes)
+  }
+
+  function text(key: MessageKey, params: MessageParams = {}): string {
+    const entry = catalog[key] ?? en[key]
+    let template: string
+    if (typeof entry === 'string') template = entry
+    else {
+      const count = typeof params.count === 'number' ? params.count : 0
+      template = entry[plurals.select(count)] ?? entry.other ?? ''
+    }
+    return template.replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? shown(params[name]!) : whole))
+  }
+
+  function dateTime(ms: number, timeZone: string): string {
+    let format = dateTimes.get(timeZone)
+    if (!format) {
+      format = new Intl.DateTimeFormat(tag, { year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' })
+      dateTimes.set(timeZone, format)
+    }
+    return format.format(ms)
+  }
+
+  return { locale, dir: directionOf(locale), t: text, dateTime, date, size }
+}
+
+/** Whether `zone` is an IANA time zone this runtime knows. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}
