@@ -50,7 +50,7 @@ export function translator(locale: Locale = DEFAULT_LOCALE): Translator {
 }
 
 function makeTranslator(locale: Locale): Translator {
-  const catalog: Catalog = catalogs[locale] ?? en
+  const catalog: Catalog = catalogs[locale]
   const tag = intlTag(locale)
   const plurals = new Intl.PluralRules(tag)
   const numbers = new Intl.NumberFormat(tag, { maximumFractionDigits: 20 })
