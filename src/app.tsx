@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { STYLESHEET } from '../views/assets.ts'
 import { HomePage } from '../views/HomePage.tsx'
 import { StatusPage, type StatusKind } from '../views/StatusPage.tsx'
+import { pageLanguageOf } from './i18n/index.ts'
 import type { Config } from './config.ts'
 import { DatabaseUnavailable, type Store } from './db/store.ts'
 import { requestIdOf, requestIds, withAccessLog } from './lib/access-log.ts'
@@ -80,14 +81,14 @@ export function createIntake(options: IntakeOptions) {
   const auth = createAuthService(store, clock, logger)
   const formSweeper = createFormSweeper({ store, clock, logger, onExpired: (formId) => signals.notify(formId) })
   const forms = createFormService(store, clock, baseUrl, (formId) => {
-    renderedPages.delete(formId)
+    renderedPages.forget(formId)
     signals.notify(formId)
     // A deleted form's files are unclaimed now.
     fileStorage.wake()
   })
   const responses = createResponseService(store, forms, signals)
   const submissions = createSubmissionService(store, clock, baseUrl, (formId, deliveryQueued) => {
-    renderedPages.delete(formId)
+    renderedPages.forget(formId)
     signals.notify(formId)
     // Each wake costs the worker a look at the deliveries table: only for an answer that queued one.
     if (deliveryQueued) deliveryWorker.wake()
@@ -162,7 +163,7 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
       Object.assign(set.headers, failure.headers)
       if (wantsPage(request)) {
         const retryAfter = Number(failure.headers?.['Retry-After']) || undefined
-        return htmlPage(set, <StatusPage kind={pageKind(failure.status)} retryAfterSeconds={retryAfter} />, failure.status)
+        return htmlPage(set, <StatusPage kind={pageKind(failure.status)} t={pageLanguageOf(request)} retryAfterSeconds={retryAfter} />, failure.status)
       }
       return failure.problems ? { detail: failure.detail, errors: failure.problems } : { detail: failure.detail }
     })

@@ -1,22 +1,37 @@
 /** @jsxImportSource @kitajs/html */
 import { fieldTypes } from '../src/fields/index.ts'
-import type { FieldDefinition } from '../src/fields/types.ts'
+import type { Control, FieldDefinition } from '../src/fields/types.ts'
+import type { Translator } from '../src/i18n/index.ts'
 import { attr, attributes } from './attributes.ts'
+import { RichText } from './RichText.tsx'
 
 export const controlId = (key: string) => `field-${key}`
+
+/** A file the person sent with a refused answer, kept for the next try (CONTRACT 11). */
+export interface HeldFile {
+  id: string
+  name: string
+  size: number
+}
 
 export interface FieldProps {
   field: FieldDefinition
   /** What the control shows: the person's own input on a second try, else the default. */
-  value: string | undefined
+  value: string | string[] | undefined
+  /** The message, in the page's language, when the last try was refused for this field. */
   error: string | undefined
+  /** Which of required and optional the page marks (the smaller set); this field shows it when it is one. */
+  marked: 'required' | 'optional' | undefined
+  held: HeldFile | undefined
+  t: Translator
 }
 
 /**
- * One field: label, help, error and the native control its type asks for.
- * Help and error are tied to the control with aria-describedby.
+ * One field: label, hint, error and the native control its type asks for,
+ * tied together with `for` and aria-describedby. Choices are a fieldset with
+ * the label as its legend. What the API client wrote carries `dir="auto"`.
  */
-export function Field({ field, value, error }: FieldProps) {
+export function Field({ field, value, error, marked, held, t }: FieldProps) {
   const type = fieldTypes[field.type]!
   const config = field.config ?? {}
   const control = type.control(config)
@@ -25,63 +40,120 @@ export function Field({ field, value, error }: FieldProps) {
   const hintId = field.description || note ? `${id}-hint` : undefined
   const errorId = error ? `${id}-error` : undefined
   const required = field.required ?? false
-  const shared = {
-    id,
-    name: field.key,
-    required,
-    'aria-invalid': error ? 'true' : undefined,
-    'aria-describedby': [hintId, errorId].filter(Boolean).join(' ') || undefined,
-  }
+  const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined
+  const mark = marked === 'required' && required ? t.t('mark.required') : marked === 'optional' && !required ? t.t('mark.optional') : undefined
+  const fieldClass = ['field', `field-${control.kind}`, error ? 'field-invalid' : '', scrollRoom(field, error)].filter(Boolean).join(' ')
 
-  const label = (
-    <label for={id} class="label">
-      <span safe>{field.label}</span>
-      {required ? <span class="required"> (required)</span> : ''}
-    </label>
+  const labelText = (
+    <>
+      <span dir="auto" safe>{field.label}</span>
+      {mark ? <span class="mark" safe>{` ${mark}`}</span> : ''}
+    </>
   )
   const hint = hintId ? (
     <div id={hintId} class="hint">
-      {field.description ? <p class="hint-text" safe>{field.description}</p> : ''}
-      {note ? <p class="hint-note" safe>{note}</p> : ''}
+      {field.description ? <RichText text={field.description} t={t} class="hint-text" /> : ''}
+      {note ? <p class="hint-note" safe>{t.t(note.key, note.params)}</p> : ''}
     </div>
   ) : (
     ''
   )
   const errorMessage = errorId ? (
     <p id={errorId} class="error-message">
-      <span class="visually-hidden">Error: </span>
-      <span safe>{error}</span>
+      <span class="visually-hidden" safe>{`${t.t('error.prefix')} `}</span>
+      <span dir="auto" safe>{error}</span>
     </p>
   ) : (
     ''
   )
+  const invalid = error ? 'true' : undefined
+
+  if (control.kind === 'radios' || control.kind === 'checkboxes') {
+    const chosen = new Set(value === undefined ? [] : Array.isArray(value) ? value : [value])
+    const inputType = control.kind === 'radios' ? 'radio' : 'checkbox'
+    const options = control.options.map((option, index) => ({ ...option, id: index === 0 ? id : `${id}-${index}` }))
+    // An optional single choice can be taken back: the last choice is "no answer" (an empty value).
+    if (control.kind === 'radios' && !required) options.push({ value: '', label: t.t('select.no_answer'), id: `${id}-none` })
+    return (
+      <div class={fieldClass}>
+        <fieldset class="choices" aria-describedby={describedBy} aria-invalid={invalid}>
+          <legend class="label">{labelText}</legend>
+          {hint}
+          {errorMessage}
+          {options.map((option) => {
+            const builtIn = option.id === `${id}-none`
+            return (
+              <div class="choice">
+                <input
+                  type={inputType}
+                  id={option.id}
+                  name={attr(field.key)}
+                  value={attr(option.value)}
+                  checked={chosen.has(option.value)}
+                />
+                <label for={option.id} dir={builtIn ? undefined : 'auto'} safe>
+                  {option.label}
+                </label>
+              </div>
+            )
+          })}
+        </fieldset>
+      </div>
+    )
+  }
+
+  const shared = {
+    id,
+    name: field.key,
+    // The server checks every rule and says what is wrong in the page's language (the form is `novalidate`).
+    required,
+    'aria-invalid': invalid,
+    'aria-describedby': describedBy,
+  }
+  const single = Array.isArray(value) ? value[0] : value
 
   if (control.kind === 'checkbox') {
     return (
-      <div class={error ? 'field field-checkbox field-invalid' : 'field field-checkbox'}>
+      <div class={fieldClass}>
         {errorMessage}
         <div class="checkbox">
-          <input type="checkbox" value="true" checked={value === 'true'} {...attributes(shared)} />
-          {label}
+          <input type="checkbox" value="true" checked={single === 'true'} {...attributes(shared)} />
+          <label for={id} class="label">
+            {labelText}
+          </label>
         </div>
         {hint}
       </div>
     )
   }
 
-  let input: JSX.Element
+  return (
+    <div class={fieldClass}>
+      <label for={id} class="label">
+        {labelText}
+      </label>
+      {hint}
+      {errorMessage}
+      {held ? <HeldFileNote field={field} held={held} t={t} /> : ''}
+      {input(control, shared, single, t)}
+    </div>
+  )
+}
+
+function input(control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'checkbox' }>, shared: Record<string, string | boolean | undefined>, value: string | undefined, t: Translator) {
   if (control.kind === 'textarea') {
-    input = (
+    return (
       // The HTML parser drops one newline right after <textarea>: give it one, keep the value's own.
-      <textarea {...attributes({ ...control.attributes, ...shared })} safe>
+      <textarea dir="auto" {...attributes({ ...control.attributes, ...shared })} safe>
         {`\n${value ?? ''}`}
       </textarea>
     )
-  } else if (control.kind === 'select') {
-    input = (
-      <select {...attributes({ ...control.attributes, ...shared })}>
+  }
+  if (control.kind === 'select') {
+    return (
+      <select dir="auto" {...attributes({ ...control.attributes, ...shared })}>
         <option value="" safe>
-          {control.placeholder}
+          {control.placeholder ?? t.t('select.placeholder')}
         </option>
         {control.options.map((option) => (
           <option value={attr(option.value)} selected={option.value === value} safe>
@@ -90,18 +162,46 @@ export function Field({ field, value, error }: FieldProps) {
         ))}
       </select>
     )
-  } else {
-    // A file input cannot be given a value; everything else shows what it holds.
-    const shown = control.attributes.type === 'file' ? undefined : value
-    input = <input {...attributes({ ...control.attributes, ...shared, value: shown })} />
   }
+  if (control.attributes.type === 'file') {
+    // A file input cannot be given a value; the one already sent is named above it.
+    return <input class="file-input" {...attributes({ ...control.attributes, ...shared })} />
+  }
+  return <input dir="auto" {...attributes({ ...control.attributes, ...shared, value })} />
+}
 
+/** A file sent with the refused try: named, kept unless removed or replaced (no JavaScript: a checkbox and the file control). */
+function HeldFileNote({ field, held, t }: { field: FieldDefinition; held: HeldFile; t: Translator }) {
+  const removeId = `${controlId(field.key)}-remove`
+  const sentence = t.t('file.kept', { name: '\u0000', size: { bytes: held.size } }).split('\u0000')
   return (
-    <div class={error ? 'field field-invalid' : 'field'}>
-      {label}
-      {hint}
-      {errorMessage}
-      {input}
+    <div class="held-file">
+      <input type="hidden" name={`_held_${attr(field.key)}`} value={attr(held.id)} />
+      <p class="held-file-name">
+        {sentence.map((part, index) => (index === 0 ? <span safe>{part}</span> : <><bdi class="file-name" safe>{held.name}</bdi><span safe>{part}</span></>))}
+      </p>
+      <div class="checkbox">
+        <input type="checkbox" id={removeId} name={`_remove_${attr(field.key)}`} value="true" />
+        <label for={removeId} safe>
+          {t.t('file.remove')}
+        </label>
+      </div>
+      <p class="hint" safe>
+        {t.t('file.replace')}
+      </p>
     </div>
   )
+}
+
+/**
+ * How much room a followed error-summary link leaves above the control, so the
+ * label, hint and message show with it (CSS `scroll-margin-top` by class: the
+ * page has no script to measure, and no inline style is allowed). Estimated
+ * from the text above the control at a phone's width.
+ */
+function scrollRoom(field: FieldDefinition, error: string | undefined): string {
+  if (!error) return ''
+  const lines = (text: string | null | undefined) => (text ? text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(line.length / 32)), 0) : 0)
+  const rem = 2 + 1.6 * (lines(field.label) + lines(field.description) + lines(error) + 1)
+  return `room-${Math.min(30, Math.ceil(rem / 2) * 2)}`
 }

@@ -1,10 +1,10 @@
 /** @jsxImportSource @kitajs/html */
+import type { MessageKey, Translator } from '../src/i18n/index.ts'
 import { attr } from './attributes.ts'
 import { Layout } from './Layout.tsx'
 
-/** Every page a person can see other than the form itself. */
+/** Every page a person can see other than the form, its receipt and its answered page. */
 export type StatusKind =
-  | 'thanks'
   | 'answered'
   | 'cancelled'
   | 'expired'
@@ -17,88 +17,31 @@ export type StatusKind =
   | 'unreadable'
   | 'error'
 
-const PAGES: Record<StatusKind, { heading: string; message: string; retry?: boolean }> = {
-  thanks: {
-    heading: 'Thank you',
-    message: 'This form has been answered. There is nothing more to do; you can close this page.',
-  },
-  answered: {
-    heading: 'This form was already answered',
-    message: 'A form takes one answer, and it already has one. What you just sent was not recorded.',
-  },
-  cancelled: {
-    heading: 'This form was cancelled',
-    message: 'Whoever sent it no longer needs an answer, so it does not accept one.',
-  },
-  expired: {
-    heading: 'This form has expired',
-    message: 'Its time to answer has passed, so it does not accept an answer. If you still want to answer, ask whoever sent it for a new link.',
-  },
-  'not-found': {
-    heading: 'Form not found',
-    message: 'There is no form at this address. Check that the link is complete; the form may also have been deleted.',
-  },
-  'cross-site': {
-    heading: 'Answer refused',
-    message: 'This answer was sent from another website, so it was not accepted. Open the link you were given and answer there.',
-    retry: true,
-  },
-  'rate-limited': {
-    heading: 'Too many tries',
-    message: 'Too many answers came from your address in the last minute. Wait a moment, then try again.',
-    retry: true,
-  },
-  'too-large': {
-    heading: 'Too large to send',
-    message: 'What you sent is larger than this form accepts. Choose smaller files, then try again.',
-    retry: true,
-  },
-  'too-slow': {
-    heading: 'Sending took too long',
-    message: 'Your answer arrived too slowly and was not recorded, perhaps because the connection is poor. Go back to the form and send it again.',
-    retry: true,
-  },
-  busy: {
-    heading: 'Busy for a moment',
-    message: 'The server is too busy to take your answer right now, so nothing was recorded. Go back to the form and send it again in a moment.',
-    retry: true,
-  },
-  unreadable: {
-    heading: 'Answer not understood',
-    message: 'What arrived could not be read as an answer to this form. Go back to the form and send it from there.',
-    retry: true,
-  },
-  error: {
-    heading: 'Something went wrong',
-    message: 'Your answer may not have been recorded. Please try again in a moment.',
-    retry: true,
-  },
-}
+/** The kinds after which going back to the form and sending again can work. */
+const RETRY = new Set<StatusKind>(['cross-site', 'rate-limited', 'too-large', 'too-slow', 'busy', 'unreadable', 'error'])
 
 export interface StatusPageProps {
   kind: StatusKind
+  t: Translator
   /** The form this is about, when known: its title is shown, its link offered for a retry. */
   form?: { id: string; title: string }
   retryAfterSeconds?: number
 }
 
-export function StatusPage({ kind, form, retryAfterSeconds }: StatusPageProps) {
-  const page = PAGES[kind]
+export function StatusPage({ kind, t, form, retryAfterSeconds }: StatusPageProps) {
+  const name = kind.replace('-', '_')
+  const heading = t.t(`status.${name}.heading` as MessageKey)
   return (
-    <Layout title={page.heading}>
-      {form ? <p class="form-name" safe>{form.title}</p> : ''}
-      <h1 safe>{page.heading}</h1>
-      <p safe>{page.message}</p>
-      {retryAfterSeconds ? (
+    <Layout title={heading} t={t}>
+      {form ? <p class="form-name" dir="auto" safe>{form.title}</p> : ''}
+      <h1 safe>{heading}</h1>
+      <p safe>{t.t(`status.${name}.message` as MessageKey)}</p>
+      {retryAfterSeconds ? <p safe>{t.t('status.retry_after', { count: retryAfterSeconds })}</p> : ''}
+      {RETRY.has(kind) && form ? (
         <p>
-          You can try again in {retryAfterSeconds} second{retryAfterSeconds === 1 ? '' : 's'}.
-        </p>
-      ) : (
-        ''
-      )}
-      {page.retry && form ? (
-        <p>
-          <a href={`/f/${attr(form.id)}`}>Back to the form</a>
+          <a href={`/f/${attr(form.id)}`} safe>
+            {t.t('status.back')}
+          </a>
         </p>
       ) : (
         ''

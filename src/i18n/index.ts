@@ -1,6 +1,6 @@
 import { en, type MessageKey } from './catalogs/en.ts'
 import { catalogs } from './catalogs/index.ts'
-import { DEFAULT_LOCALE, directionOf, type Locale } from './locales.ts'
+import { DEFAULT_LOCALE, directionOf, negotiateLocale, type Locale } from './locales.ts'
 
 export { matchLocale, negotiateLocale, directionOf, SUPPORTED_LOCALES, DEFAULT_LOCALE, type Locale } from './locales.ts'
 export type { MessageKey } from './catalogs/en.ts'
@@ -124,4 +124,20 @@ export function isTimeZone(zone: string): boolean {
   } catch {
     return false
   }
+}
+
+/**
+ * The language a request's page was chosen in, once a route knows it (a form's
+ * `page.locale`): an error page for that request (413, 408, 400) speaks it
+ * too. Requests not marked get Accept-Language's choice.
+ */
+const requestLanguages = new WeakMap<Request, Translator>()
+
+export function rememberPageLanguage(request: Request, t: Translator): Translator {
+  requestLanguages.set(request, t)
+  return t
+}
+
+export function pageLanguageOf(request: Request): Translator {
+  return requestLanguages.get(request) ?? translator(negotiateLocale(request.headers.get('accept-language')))
 }

@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import packageJson from '../../package.json' with { type: 'json' }
+import { SUPPORTED_LOCALES, translator } from '../../src/i18n/index.ts'
+import { decodeEntities } from '../html.ts'
 import { killAllChildren, request, runIntake, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
 
 const STEP_TIMEOUT = 30_000
@@ -190,6 +192,29 @@ describe('intake serve from an empty directory', () => {
     expect(res.body.status).toBe('active')
     formId = res.body.id
     expect(res.body.url).toBe(`http://localhost:${first!.port}/f/${formId}`)
+  })
+
+  test('the executable carries full ICU data: a date hint reads as this process writes it, in every language', async () => {
+    const dates = { min: '2026-01-01', max: '2026-12-31' }
+    const res = await request(`${first!.url}/api/v1/forms`, {
+      key,
+      body: { title: 'Dates', fields: [{ key: 'day', type: 'date', label: 'Day', config: dates }, { key: 'n', type: 'number', label: 'N', config: { min: 1000.5, max: 20000 } }] },
+    })
+    expect(res.status).toBe(201)
+    const hints: Record<string, string> = {}
+    const expected: Record<string, string> = {}
+    for (const locale of SUPPORTED_LOCALES) {
+      const page = await request(`${first!.url}/f/${res.body.id}`, { headers: { 'accept-language': locale } })
+      const hint = /<div id="field-day-hint" class="hint"><p class="hint-note">([^<]*)<\/p>/.exec(page.text)?.[1]
+      hints[locale] = decodeEntities(hint ?? '(no hint)')
+      const tr = translator(locale)
+      expected[locale] = tr.t('hint.date_between', { min: { date: dates.min }, max: { date: dates.max } })
+    }
+    expect(hints).toEqual(expected)
+    // Not English words under another language's sentence: the month names are the language's own.
+    expect(hints.de).toContain('Dezember')
+    expect(hints.ja).toContain('12月')
+    expect(hints.ar).toContain('ديسمبر')
   })
 
   test('20 concurrent JSON submissions: exactly one 201 and nineteen 409', async () => {

@@ -15,6 +15,8 @@ import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { createLruCache } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
+import { SUPPORTED_LOCALES, matchLocale, negotiateLocale, rememberPageLanguage, translator, type Locale, type Translator } from '../../i18n/index.ts'
+import type { PageSettings } from '../../../views/page-settings.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
 import type { SubmissionService } from './service.ts'
@@ -37,16 +39,28 @@ const formView = (form: StoredForm): FormView => ({
   title: form.title,
   description: form.description,
   fields: form.fields,
+  page: {},
+  expiresAt: form.expiresAt,
 })
+
+/**
+ * The language a form's pages speak to this request: the form's `page.locale`
+ * when its author set one, else the best match for the browser's
+ * Accept-Language, else English (CONTRACT 11).
+ */
+export function pageLanguage(page: PageSettings | undefined, request: Request): Translator {
+  const chosen = page?.locale === undefined ? undefined : matchLocale(page.locale)
+  return rememberPageLanguage(request, translator(chosen ?? negotiateLocale(request.headers.get('accept-language'))))
+}
 
 /**
  * The page of a form that takes no answer: a thank-you once answered (409 when
  * someone posts to it again), 410 when cancelled or expired.
  */
-function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean): string {
+function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t: Translator): string {
   const about = { id: form.id, title: form.title }
-  if (form.status === 'completed') return htmlPage(set, <StatusPage kind={posted ? 'answered' : 'thanks'} form={about} />, posted ? 409 : 200)
-  return htmlPage(set, <StatusPage kind={form.status === 'cancelled' ? 'cancelled' : 'expired'} form={about} />, 410)
+  if (form.status === 'completed') return htmlPage(set, <StatusPage kind="answered" form={about} t={t} />, posted ? 409 : 200)
+  return htmlPage(set, <StatusPage kind={form.status === 'cancelled' ? 'cancelled' : 'expired'} form={about} t={t} />, 410)
 }
 
 /**
@@ -111,8 +125,18 @@ function originOf(url: string): string | undefined {
  */
 const RENDERED_PAGES_KEPT = { maxBytes: 64 * 1024 * 1024, maxEntryBytes: 16 * 1024 * 1024 }
 
-/** The rendered pages of forms, by form id: a form's is forgotten when it is answered, cancelled or deleted. */
-export const createRenderedPages = () => createLruCache<PageBytes>({ ...RENDERED_PAGES_KEPT, sizeOf: (page) => page.size })
+/** The rendered pages of forms, by form id and language: a form's are forgotten when it is answered, cancelled or deleted. */
+export function createRenderedPages() {
+  const pages = createLruCache<PageBytes>({ ...RENDERED_PAGES_KEPT, sizeOf: (page) => page.size })
+  const keyOf = (formId: string, locale: Locale) => `${formId} ${locale}`
+  return {
+    get: (formId: string, locale: Locale) => pages.get(keyOf(formId, locale)),
+    set: (formId: string, locale: Locale, page: PageBytes) => pages.set(keyOf(formId, locale), page),
+    forget(formId: string) {
+      for (const locale of SUPPORTED_LOCALES) pages.delete(keyOf(formId, locale))
+    },
+  }
+}
 export type RenderedPages = ReturnType<typeof createRenderedPages>
 
 /** The public side: the page a person answers, and where answers are sent (from that page or a custom front end). */
@@ -121,11 +145,15 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
   return new Elysia({ name: 'submissions' })
     .get(
       '/f/:id',
-      async ({ params, set }) => {
-        // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once.
+      async ({ params, set, request }) => {
+        // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once per language.
         const state = await submissions.publicState(params.id)
-        if (state.status !== 'active') return closedPage(set, state, false)
-        const page = renderedPages.get(state.id) ?? renderedPages.set(state.id, await renderFormPage({ form: formView(await submissions.publicForm(state.id)) }))
+        const t = pageLanguage(state.page, request)
+        if (state.page.locale === undefined) set.headers.vary = 'Accept-Language'
+        if (state.status !== 'active') return closedPage(set, state, false, t)
+        const page =
+          renderedPages.get(state.id, t.locale) ??
+          renderedPages.set(state.id, t.locale, await renderFormPage({ form: formView(await submissions.publicForm(state.id)), t }))
         return htmlPage(set, page)
       },
       {
@@ -166,7 +194,8 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
 
         // Before reading what may be a large upload: is there a form, and does it take an answer?
         const form = await submissions.publicForm(params.id)
-        if (form.status !== 'active') return closedPage(set, form, true)
+        const t = pageLanguage(form.page, request)
+        if (form.status !== 'active') return closedPage(set, form, true, t)
         const view = formView(form)
         const allowances = fileAllowances(view.fields)
         const incoming = fileStorage.receive()
@@ -206,8 +235,8 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           // See Other: the thank-you page, which a refresh can never send again.
           return redirect(`/f/${form.id}`, 303)
         }
-        if (refused.kind === 'closed') return closedPage(set, refused.form, true)
-        return htmlPage(set, await renderFormPage({ form: view, submitted: refused.typed, problems: refused.problems }), 422)
+        if (refused.kind === 'closed') return closedPage(set, refused.form, true, t)
+        return htmlPage(set, await renderFormPage({ form: view, t, submitted: refused.typed, problems: refused.problems }), 422)
       },
       {
         detail: apiDoc({
