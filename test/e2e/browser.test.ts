@@ -14,120 +14,33 @@
  * Without Chromium at /usr/bin/chromium they skip, with a line saying how to
  * run them; with INTAKE_REQUIRE_BROWSER=1 (as .ci/run sets) that is a failure.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
-import { skipWithout } from '../prerequisites.ts'
-import { PROJECT_ROOT, killAllChildren, request, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
+import type { Page } from 'playwright-core'
+import {
+  SCHEMES,
+  STEP_TIMEOUT,
+  activeElement,
+  audit,
+  browserMissing,
+  expectNoViolations,
+  heading,
+  open,
+  submitWith,
+  tabTo,
+  useBrowser,
+  type AuditResult,
+} from './browser.ts'
 
 // These run inside the page (page.evaluate); the test's own tsconfig has no DOM lib.
 declare const document: any
-declare const axe: any
 declare function getComputedStyle(element: unknown): any
-declare function matchMedia(query: string): { matches: boolean }
 
-const STEP_TIMEOUT = 30_000
-const LAUNCH_TIMEOUT = 60_000
-const CHROMIUM = '/usr/bin/chromium'
-const AXE_SOURCE = readFileSync(join(PROJECT_ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
-const SCHEMES = ['light', 'dark'] as const
-type Scheme = (typeof SCHEMES)[number]
+const skipBrowser = browserMissing()
+const harness = useBrowser({ tempPrefix: 'intake-browser-', skip: skipBrowser })
+const { api, createForm, responsesOf, onlyResponse, answerByJson, pageUrl, withContext, withContexts } = harness
 
-const skipBrowser = skipWithout({
-  tests: 'the browser tests',
-  present: existsSync(CHROMIUM),
-  missing: `Chromium is not installed at ${CHROMIUM}`,
-  toRun: "install Debian's chromium (sudo apt-get install chromium)",
-  requiredBy: 'INTAKE_REQUIRE_BROWSER',
-})
-
-const intake = useBuiltBinary('intake-browser-')
-let server: RunningIntake
-let key: string
-let browser: Browser | undefined
-/** Every request a page made to anything but the intake server under test. */
-const foreignRequests: string[] = []
-
-beforeAll(async () => {
-  if (skipBrowser) return
-  server = await startIntake(intake.path, { cwd: intake.tempDir(), env: { SERVICE_PUBLIC_RATE_LIMIT: '0' } })
-  if (!server.apiKey) throw new Error(`intake printed no "API key:" line\n${server.stdout()}`)
-  key = server.apiKey
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    timeout: LAUNCH_TIMEOUT,
-  })
-}, LAUNCH_TIMEOUT)
-
-afterAll(async () => {
-  try {
-    await closeBrowser()
-  } finally {
-    await killAllChildren()
-  }
-}, STEP_TIMEOUT)
-
-/** Closes Chromium; if that hangs or fails, SIGKILLs the Chromium processes this test process started (by pid). */
-async function closeBrowser() {
-  const closing = browser?.close().catch(() => undefined)
-  browser = undefined
-  if (closing) await Promise.race([closing, Bun.sleep(10_000)])
-  for (const pid of ownChromiumChildren()) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {}
-  }
-}
-
-/** Pids of processes whose parent is this test process and whose executable is Chromium. */
-function ownChromiumChildren(): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid !== process.pid) continue
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
-      if (cmdline.includes('chrom')) pids.push(Number(entry))
-    } catch {}
-  }
-  return pids
-}
-
-// ---------------------------------------------------------------- API helpers
-
-interface ResponseObject {
-  id: string
-  form_id: string
-  data: Record<string, unknown>
-  submitted_at: string
-  metadata: { ip: string | null; user_agent: string | null }
-  context: unknown
-}
-
-const api = (path: string, options: { method?: string; body?: unknown } = {}) =>
-  request(`${server.url}/api/v1${path}`, { key, ...options })
-
-async function createForm(body: Record<string, unknown>): Promise<{ id: string; url: string }> {
-  const res = await api('/forms', { body })
-  expect({ status: res.status, body: res.body }).toMatchObject({ status: 201, body: { status: 'active' } })
-  return res.body
-}
-
-async function responsesOf(formId: string): Promise<ResponseObject[]> {
-  const res = await api(`/forms/${formId}/responses`)
-  expect(res.status).toBe(200)
-  expect(Array.isArray(res.body)).toBe(true)
-  return res.body
-}
-
-/** Where the page lives for the browser: the server under test, on 127.0.0.1. */
-const pageUrl = (formId: string) => `${server.url}/f/${formId}`
+// ---------------------------------------------------------------- the forms
 
 const PLAN_OPTIONS = [
   { value: 'plan-basic', label: 'Basic' },
@@ -169,96 +82,6 @@ const EVERY_FIELD_TAB_ORDER = [
 /** A valid answer to an every-field form, as the JSON submission takes it. */
 const VALID_JSON_ANSWER = { name: 'Grace Hopper', email: 'grace@example.org', plan: 'plan-basic', agree: true }
 
-/** Answers a form through the JSON submission (no browser); the first answer wins. */
-async function answerByJson(formId: string, data: Record<string, unknown>) {
-  const res = await request(pageUrl(formId), { method: 'POST', body: data })
-  expect({ status: res.status, body: res.body }).toMatchObject({ status: 201, body: { form_id: formId } })
-}
-
-// ------------------------------------------------------------ browser helpers
-
-interface ContextOptions {
-  colorScheme?: Scheme
-  /** Only for the axe audit: lets the injected axe script run despite the page's CSP. */
-  bypassCSP?: boolean
-}
-
-async function newContext(options: ContextOptions = {}): Promise<BrowserContext> {
-  if (!browser) throw new Error('Chromium is not running')
-  const context = await browser.newContext({
-    locale: 'en-US',
-    colorScheme: options.colorScheme ?? 'light',
-    bypassCSP: options.bypassCSP ?? false,
-    viewport: { width: 1024, height: 900 },
-  })
-  context.setDefaultTimeout(10_000)
-  context.setDefaultNavigationTimeout(10_000)
-  context.on('request', (req) => {
-    const url = req.url()
-    if (!url.startsWith(`${server.url}/`) && !url.startsWith('data:') && url !== 'about:blank') foreignRequests.push(url)
-  })
-  return context
-}
-
-/** Runs `body` with fresh contexts, closing them whatever happens. */
-async function withContexts<T>(options: ContextOptions[], body: (contexts: BrowserContext[]) => Promise<T>): Promise<T> {
-  const contexts: BrowserContext[] = []
-  try {
-    for (const option of options) contexts.push(await newContext(option))
-    return await body(contexts)
-  } finally {
-    await Promise.all(contexts.map((context) => context.close().catch(() => undefined)))
-  }
-}
-
-const withContext = <T>(options: ContextOptions, body: (context: BrowserContext) => Promise<T>) =>
-  withContexts([options], ([context]) => body(context!))
-
-async function open(context: BrowserContext, url: string): Promise<{ page: Page; response: PageResponse }> {
-  const page = await context.newPage()
-  const response = await page.goto(url, { waitUntil: 'load' })
-  if (!response) throw new Error(`no response for ${url}`)
-  return { page, response }
-}
-
-/** The focused element, as `#id`, or `tag:text` when it has no id. */
-const activeElement = (page: Page): Promise<string> =>
-  page.evaluate(() => {
-    const el = document.activeElement
-    if (!el || el === document.body) return 'body'
-    return el.id ? `#${el.id}` : `${el.tagName.toLowerCase()}:${(el.textContent ?? '').trim()}`
-  })
-
-/**
- * Presses Tab until focus leaves the current element (a date control has a tab
- * stop per part), and expects it on `expected`. Focus stuck after several
- * presses is a keyboard trap.
- */
-async function tabTo(page: Page, expected: string) {
-  const from = await activeElement(page)
-  let now = from
-  for (let press = 0; press < 6 && now === from; press++) {
-    await page.keyboard.press('Tab')
-    now = await activeElement(page)
-  }
-  expect({ from, tabbedTo: now }).toEqual({ from, tabbedTo: expected })
-}
-
-/**
- * Does `action` (a key press that sends the form) and waits for the POST's
- * response and the new document's load. Returns the POST's response (303, 409, 422...).
- */
-async function submitWith(page: Page, action: () => Promise<void>): Promise<PageResponse> {
-  const posted = page.waitForResponse((res) => res.request().method() === 'POST' && res.request().isNavigationRequest())
-  const loaded = page.waitForEvent('load')
-  await action()
-  const response = await posted
-  await loaded
-  return response
-}
-
-const heading = (page: Page) => page.locator('h1').innerText()
-
 /** What the controls of an every-field form hold (the file control aside). */
 const controlValues = async (page: Page) => ({
   name: await page.locator('#field-name').inputValue(),
@@ -271,85 +94,10 @@ const controlValues = async (page: Page) => ({
   start: await page.locator('#field-start').inputValue(),
 })
 
-/** The answer the browser posted, as the API reads it back: exactly one. */
-async function onlyResponse(formId: string): Promise<ResponseObject> {
-  const list = await responsesOf(formId)
-  expect(list).toHaveLength(1)
-  return list[0]!
-}
-
 // ------------------------------------------------------------------- axe-core
 
-interface AxeNode {
-  target: unknown
-  html: string
-  failureSummary?: string
-}
-interface AxeRule {
-  id: string
-  impact: string | null
-  description: string
-  help: string
-  helpUrl: string
-  nodes: AxeNode[]
-}
-
-interface AuditResult {
-  page: string
-  scheme: Scheme
-  serious: { id: string; impact: string | null; help: string; description: string; nodes: { target: unknown; html: string; failureSummary?: string }[] }[]
-}
-
-/**
- * Injects axe-core (the context must bypass CSP: the page itself allows no
- * script) and runs the WCAG 2.x A/AA rules. Returns the serious and critical
- * violations, printed in full when there are any.
- */
-async function audit(page: Page, label: string, scheme: Scheme): Promise<AuditResult> {
-  // The scheme really is in effect, and the stylesheet follows it.
-  const media = await page.evaluate(() => ({
-    dark: matchMedia('(prefers-color-scheme: dark)').matches,
-    background: getComputedStyle(document.documentElement).backgroundColor as string,
-  }))
-  expect({ label, dark: media.dark }).toEqual({ label, dark: scheme === 'dark' })
-  expect({ label, scheme, background: media.background }).toEqual({
-    label,
-    scheme,
-    background: scheme === 'dark' ? 'rgb(17, 19, 22)' : 'rgb(243, 244, 246)',
-  })
-
-  await page.addScriptTag({ content: AXE_SOURCE })
-  const results = (await page.evaluate(
-    async (tags) => await axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations', 'incomplete', 'passes'] }),
-    AXE_TAGS,
-  )) as { violations: AxeRule[]; passes: AxeRule[]; incomplete: AxeRule[] }
-
-  // axe ran for real: rules passed, and colour contrast was actually measured on this page.
-  expect(results.passes.length).toBeGreaterThan(0)
-  const measured = [...results.passes, ...results.violations].some((rule) => rule.id === 'color-contrast')
-  expect({ label, scheme, contrastMeasured: measured }).toEqual({ label, scheme, contrastMeasured: true })
-
-  const serious = results.violations
-    .filter((rule) => rule.impact === 'serious' || rule.impact === 'critical')
-    .map((rule) => ({
-      id: rule.id,
-      impact: rule.impact,
-      help: rule.help,
-      description: rule.description,
-      nodes: rule.nodes.map((node) => ({ target: node.target, html: node.html, failureSummary: node.failureSummary })),
-    }))
-  if (serious.length > 0) {
-    console.error(`axe-core: ${serious.length} serious/critical violation(s) on the ${label} page (${scheme}):\n${JSON.stringify(serious, null, 2)}`)
-  }
-  return { page: label, scheme, serious }
-}
-
-/** Every audit clean: compared as a whole, so a failure lists every page and scheme at once. */
-function expectNoSeriousViolations(results: AuditResult[]) {
-  expect(results.map((r) => ({ page: r.page, scheme: r.scheme, serious: r.serious }))).toEqual(
-    results.map((r) => ({ page: r.page, scheme: r.scheme, serious: [] })),
-  )
-}
+/** Serious and critical violations only: the every-field pages (browser-languages.test.ts holds every state to no violation of any impact). */
+const expectNoSeriousViolations = expectNoViolations
 
 /** Opens `url` in a fresh light and a fresh dark context, checks what was served, audits each. */
 async function auditUrlInBothSchemes(
@@ -435,7 +183,7 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
 
       const answer = await onlyResponse(form.id)
       expect(answer.form_id).toBe(form.id)
-      const fileUrl = `http://localhost:${server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/attachment`
+      const fileUrl = `http://localhost:${harness.server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/attachment`
       expect(answer.data).toEqual({
         name: typed.name,
         email: typed.email,
@@ -450,7 +198,7 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
       expect(typeof answer.data.amount).toBe('number')
       expect(answer.metadata.user_agent).toBe(await page.evaluate(() => (globalThis as any).navigator.userAgent as string))
 
-      const download = await fetch(`${server.url}${new URL(fileUrl).pathname}`, { headers: { authorization: `Bearer ${key}` } })
+      const download = await fetch(`${harness.server.url}${new URL(fileUrl).pathname}`, { headers: { authorization: `Bearer ${harness.key}` } })
       expect(download.status).toBe(200)
       expect(Buffer.from(await download.arrayBuffer()).equals(upload.buffer)).toBe(true)
 
@@ -591,14 +339,14 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
 
     const answer = await onlyResponse(form.id)
     const fileUrl = answer.data.document
-    expect(fileUrl).toBe(`http://localhost:${server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/document`)
+    expect(fileUrl).toBe(`http://localhost:${harness.server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/document`)
     expect(answer.data.comment).toBe('Zürich')
     const path = new URL(String(fileUrl)).pathname
 
     // Without the key: refused.
-    expect((await fetch(`${server.url}${path}`)).status).toBe(403)
+    expect((await fetch(`${harness.server.url}${path}`)).status).toBe(403)
 
-    const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
+    const res = await fetch(`${harness.server.url}${path}`, { headers: { authorization: `Bearer ${harness.key}` } })
     expect(res.status).toBe(200)
     const bytes = Buffer.from(await res.arrayBuffer())
     expect(bytes.length).toBe(upload.buffer.length)
@@ -648,7 +396,7 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
 
       // The one stylesheet loaded, from the app, and its rules apply.
       expect(stylesheets).toHaveLength(1)
-      expect(stylesheets[0]!.url).toMatch(new RegExp(`^${server.url.replace(/\./g, '\\.')}/assets/style-[0-9a-z]+\\.css$`))
+      expect(stylesheets[0]!.url).toMatch(new RegExp(`^${harness.server.url.replace(/\./g, '\\.')}/assets/style-[0-9a-z]+\\.css$`))
       expect(stylesheets[0]!.status).toBe(200)
       expect(stylesheets[0]!.type).toMatch(/^text\/css/)
       const applied = await page.evaluate(() => ({
@@ -799,5 +547,5 @@ describe.skipIf(skipBrowser)('axe-core audit (WCAG 2.x A and AA), light and dark
 })
 
 test.skipIf(skipBrowser)('no page made a request to anything but the intake server on 127.0.0.1', () => {
-  expect(foreignRequests).toEqual([])
+  expect(harness.foreignRequests).toEqual([])
 })
