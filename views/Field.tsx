@@ -42,7 +42,8 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
   const required = field.required ?? false
   const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined
   const mark = marked === 'required' && required ? t.t('mark.required') : marked === 'optional' && !required ? t.t('mark.optional') : undefined
-  const fieldClass = ['field', `field-${control.kind}`, error ? 'field-invalid' : '', scrollRoom(field, error)].filter(Boolean).join(' ')
+  const noteText = note ? t.t(note.key, note.params) : undefined
+  const fieldClass = ['field', `field-${control.kind}`, error ? 'field-invalid' : '', scrollRoom(field, error, noteText, held !== undefined)].filter(Boolean).join(' ')
 
   const labelText = (
     <>
@@ -53,7 +54,7 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
   const hint = hintId ? (
     <div id={hintId} class="hint">
       {field.description ? <RichText text={field.description} t={t} class="hint-text" /> : ''}
-      {note ? <p class="hint-note" safe>{t.t(note.key, note.params)}</p> : ''}
+      {noteText ? <p class="hint-note" safe>{noteText}</p> : ''}
     </div>
   ) : (
     ''
@@ -197,11 +198,24 @@ function HeldFileNote({ field, held, t }: { field: FieldDefinition; held: HeldFi
  * How much room a followed error-summary link leaves above the control, so the
  * label, hint and message show with it (CSS `scroll-margin-top` by class: the
  * page has no script to measure, and no inline style is allowed). Estimated
- * from the text above the control at a phone's width.
+ * from the text above the control at a phone's width: about 32 columns to a
+ * line, a wide (Chinese, Japanese, Korean) character taking two; each line
+ * 1.6rem. A checkbox has only its message above it (its label is beside it);
+ * a kept file's note adds its lines.
  */
-function scrollRoom(field: FieldDefinition, error: string | undefined): string {
+function scrollRoom(field: FieldDefinition, error: string | undefined, note: string | undefined, held: boolean): string {
   if (!error) return ''
-  const lines = (text: string | null | undefined) => (text ? text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(line.length / 32)), 0) : 0)
-  const rem = 2 + 1.6 * (lines(field.label) + lines(field.description) + lines(error) + 1)
+  const lines = (text: string | null | undefined) => (text ? text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(columns(line) / 32)), 0) : 0)
+  const above = field.type === 'checkbox' ? lines(error) : lines(field.label) + lines(field.description) + lines(note) + lines(error) + (held ? 6 : 0) + 1
+  const rem = 2 + 1.6 * above
   return `room-${Math.min(30, Math.ceil(rem / 2) * 2)}`
+}
+
+/** East Asian wide characters (CJK ideographs, kana, Hangul, full-width forms) take two columns of text. */
+const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/
+
+function columns(line: string): number {
+  let width = 0
+  for (const character of line) width += WIDE.test(character) ? 2 : 1
+  return width
 }
