@@ -55,8 +55,11 @@ const DESKTOP = { width: 1280, height: 900 }
 /** A catalog's words, as the page should write them. */
 const words = (locale: Locale, key: MessageKey, params?: MessageParams) => translator(locale).t(key, params)
 
-/** The text of an element, whitespace runs made single spaces. */
-const textOf = async (page: Page, selector: string) => ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim()
+/** Text with each run of white space (no-break ones too, as French puts before a colon) made one plain space. */
+const squash = (text: string) => text.replace(/\s+/g, ' ').trim()
+
+/** The text of an element, squashed. */
+const textOf = async (page: Page, selector: string) => squash((await page.locator(selector).first().textContent()) ?? '')
 
 /** Sends the form with the keyboard: Enter on its button. */
 const send = (page: Page) => submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
@@ -101,7 +104,7 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
     const { page, response } = await open(context, pageUrl(formId))
     expect(response.status()).toBe(200)
     expect({ expected, ...(await languageOf(page)) }).toEqual({ expected, lang: expected, dir: rtl ? 'rtl' : 'ltr', direction: rtl ? 'rtl' : 'ltr' })
-    expect({ expected, button: await textOf(page, 'button[type="submit"]') }).toEqual({ expected, button: catalogs[expected]['page.submit'] as string })
+    expect({ expected, button: await textOf(page, 'button[type="submit"]') }).toEqual({ expected, button: squash(catalogs[expected]['page.submit'] as string) })
 
     // Name left empty: refused, in this language.
     await page.locator('#field-city').fill('Zürich')
@@ -109,10 +112,10 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
     expect(refused.status()).toBe(422)
     expect((await languageOf(page)).lang).toBe(expected)
     expect({ expected, title: await page.title() }).toEqual({ expected, title: words(expected, 'page.title_error', { title }) })
-    expect({ expected, summary: await textOf(page, '.error-summary h2') }).toEqual({ expected, summary: words(expected, 'summary.title') })
+    expect({ expected, summary: await textOf(page, '.error-summary h2') }).toEqual({ expected, summary: squash(words(expected, 'summary.title')) })
     expect({ expected, message: await textOf(page, '#field-name-error') }).toEqual({
       expected,
-      message: `${words(expected, 'error.prefix')} ${words(expected, 'error.required.text')}`,
+      message: squash(`${words(expected, 'error.prefix')} ${words(expected, 'error.required.text')}`),
     })
     expect(await page.locator('#field-city').inputValue()).toBe('Zürich')
 
