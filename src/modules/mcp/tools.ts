@@ -78,7 +78,7 @@ export const TOOLS: Tool[] = [
     async call(backend, args) {
       const { idempotency_key, ...body } = args
       if (idempotency_key !== undefined && (typeof idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(idempotency_key))) {
-        throw invalidAt('/idempotency_key', 'Must be 1 to 255 visible ASCII characters')
+        throw invalidAt('/idempotency_key', 'Must be 1 to 255 visible ASCII characters', 'invalid_format')
       }
       const { form, answersSchema } = await backend.createForm(body, idempotency_key)
       return { ...(form as object), answers_schema: answersSchema }
@@ -181,7 +181,7 @@ export async function callTool(backend: ToolBackend, name: string, args: Record<
   if (!tool) return toolError(`Unknown tool "${name}". The tools are: ${TOOLS.map((t) => t.name).join(', ')}`)
   try {
     const illFormed = illFormedTextAt(args ?? {})
-    if (illFormed !== undefined) throw invalidAt(illFormed, 'Holds a lone surrogate, which is not valid Unicode text')
+    if (illFormed !== undefined) throw invalidAt(illFormed, 'Holds a lone surrogate, which is not valid Unicode text', 'invalid_encoding')
     const result = await tool.call(backend, args ?? {}, abort)
     return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result }
   } catch (error) {
