@@ -17,7 +17,7 @@ export interface FormView {
 export interface FormPageProps {
   form: FormView
   /** What the person sent, by field key (files excepted); absent on a first visit, when defaults show. */
-  submitted?: Record<string, string>
+  submitted?: Record<string, string | string[]>
   problems?: Problem[]
 }
 
@@ -96,8 +96,9 @@ function FormPage({ form, problems = [], fieldsHtml }: FormPageProps & { fieldsH
   )
 }
 
-/** The configured default as the text a control shows ("true" ticks a checkbox). */
-function defaultText(field: FieldDefinition): string | undefined {
+/** The configured default as the text a control shows ("true" ticks a checkbox; a multiple select's values tick theirs). */
+function defaultText(field: FieldDefinition): string | string[] | undefined {
   const value = field.config?.default
+  if (Array.isArray(value)) return value.map(String)
   return value === undefined || value === false ? undefined : String(value)
 }
