@@ -87,6 +87,7 @@ export function Field({ field, value, error }: FieldProps) {
                   value: option.value,
                   checked: chosen(option.value),
                   required: required && !multiple,
+                  'aria-invalid': error ? 'true' : undefined,
                 })}
               />
               <label for={optionId} safe>
