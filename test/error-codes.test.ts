@@ -128,3 +128,10 @@ describe('submission 422s', () => {
     expect(problemsOf(await submit(t.app, form.id, [1]))).toEqual([{ path: '', code: 'invalid_type' }])
   })
 })
+
+test('the README lists every code, and no other', async () => {
+  const readme = await Bun.file(new URL('../README.md', import.meta.url)).text()
+  const table = readme.slice(readme.indexOf('| `code` | meaning |'), readme.indexOf('| case | status |'))
+  const listed = [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).filter((c) => c !== 'code')
+  expect(listed.sort()).toEqual([...ERROR_CODES].sort())
+})

@@ -2,43 +2,17 @@ import type { MessageParams } from '../i18n/index.ts'
 
 /**
  * What kind of problem an `errors[]` item reports, so a client can react
- * without reading the message (CONTRACT 11 lists them all).
+ * without reading the message: CONTRACT 11's list, in its order (the README
+ * lists the same, and the OpenAPI document names them).
  */
-export type ErrorCode =
-  | 'required'
-  | 'unknown_key'
-  | 'invalid_type'
-  | 'invalid_value'
-  | 'invalid_format'
-  | 'not_unique'
-  | 'too_short'
-  | 'too_long'
-  | 'too_small'
-  | 'too_large'
-  | 'step'
-  | 'pattern'
-  | 'invalid_pattern'
-  | 'email'
-  | 'not_an_option'
-  | 'too_few_selected'
-  | 'too_many_selected'
-  | 'unchecked'
-  | 'date'
-  | 'date_too_early'
-  | 'date_too_late'
-  | 'file_too_large'
-  | 'file_type'
-  | 'unknown_field'
-  | 'control_character'
-  | 'invalid_encoding'
-
-/** Every code, in CONTRACT 11's order: what the README lists and a test checks the codes against. */
-export const ERROR_CODES: readonly ErrorCode[] = [
+export const ERROR_CODES = [
   'required', 'unknown_key', 'invalid_type', 'invalid_value', 'invalid_format', 'not_unique', 'too_short', 'too_long',
   'too_small', 'too_large', 'step', 'pattern', 'invalid_pattern', 'email', 'not_an_option', 'too_few_selected',
   'too_many_selected', 'unchecked', 'date', 'date_too_early', 'date_too_late', 'file_too_large', 'file_type',
   'unknown_field', 'control_character', 'invalid_encoding',
-]
+] as const
+
+export type ErrorCode = (typeof ERROR_CODES)[number]
 
 /** One problem with a request, located by JSON Pointer (`/fields/0/label`; `` is the whole body). */
 export interface Problem {
