@@ -4,7 +4,11 @@
  * its messages with never reach the API.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ERROR_CODES } from '../src/lib/errors.ts'
+import { fieldTypes } from '../src/fields/index.ts'
+import { Upload } from '../src/fields/types.ts'
+import { en } from '../src/i18n/catalogs/en.ts'
+import type { MessageParams } from '../src/i18n/index.ts'
+import { ERROR_CODES, type ErrorCode } from '../src/lib/errors.ts'
 import { createTestContext, send, submit, type TestContext, type TestResponse } from './utils.ts'
 
 let t: TestContext
@@ -134,4 +138,30 @@ test('the README lists every code, and no other', async () => {
   const table = readme.slice(readme.indexOf('| `code` | meaning |'), readme.indexOf('| case | status |'))
   const listed = [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).filter((c) => c !== 'code')
   expect(listed.sort()).toEqual([...ERROR_CODES].sort())
+})
+
+describe("a rejection's params: the placeholders of the English catalog's message for its code", () => {
+  const upload = new Upload('a.txt', 'text/plain', 2048, 'file-id')
+  test.each<[string, Record<string, unknown>, unknown, ErrorCode, MessageParams | undefined]>([
+    ['text', { min_length: 3 }, 'ab', 'too_short', { count: 3 }],
+    ['textarea', { max_length: 2 }, 'abc', 'too_long', { count: 2 }],
+    ['number', { min: 2 }, 1, 'too_small', { min: 2 }],
+    ['number', { max: 2 }, 3, 'too_large', { max: 2 }],
+    ['number', { step: 2 }, 3, 'step', { step: 2 }],
+    ['number', { min: 1, step: 2 }, 2, 'step', { step: 2, min: 1 }],
+    ['date', { min: '2026-01-02' }, '2026-01-01', 'date_too_early', { date: { date: '2026-01-02' } }],
+    ['date', { max: '2026-01-01' }, '2026-01-02', 'date_too_late', { date: { date: '2026-01-01' } }],
+    ['select', { options: ['a', 'b'], multiple: true, min_selected: 2 }, ['a'], 'too_few_selected', { count: 2 }],
+    ['select', { options: ['a', 'b'], multiple: true, max_selected: 1 }, ['a', 'b'], 'too_many_selected', { count: 1 }],
+    ['file', { max_size: 1024 }, upload, 'file_too_large', { size: { bytes: 1024 } }],
+    ['file', { accept: '.pdf' }, new Upload('a.txt', 'text/plain', 1, 'file-id'), 'file_type', { types: { fileTypes: '.pdf' } }],
+    ['text', {}, 'a\nb', 'invalid_format', undefined],
+    ['email', {}, 'a@b', 'email', undefined],
+  ])('%s %p given %p: %s', async (type, config, input, code, params) => {
+    const parsed = await fieldTypes[type]!.parse(input, config, false)
+    expect(parsed).toEqual(params ? { kind: 'invalid', message: expect.any(String), code, params } : { kind: 'invalid', message: expect.any(String), code })
+    // Every param the page is handed has its placeholder in the message the page will choose.
+    const template = JSON.stringify(en[(code === 'step' && params?.min ? 'error.step_from' : `error.${code}`) as keyof typeof en])
+    for (const name of Object.keys(params ?? {})) expect(template).toContain(`{${name}}`)
+  })
 })
