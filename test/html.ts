@@ -1,6 +1,6 @@
 /**
- * Pages parsed as a browser reads them, with Bun's HTMLRewriter: attribute
- * values and text after entity decoding, elements in document order.
+ * Pages as a browser reads them: parsed with Bun's HTMLRewriter and
+ * entity-decoded, so assertions see attribute values and text after decoding.
  */
 import { expect } from 'bun:test'
 

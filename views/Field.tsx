@@ -76,7 +76,7 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
     if (control.kind === 'radios' && !required) options.push({ value: '', label: t.t('select.no_answer'), id: `${id}-none` })
     return (
       <div class={fieldClass}>
-        <fieldset class="choices" aria-describedby={describedBy} aria-invalid={invalid}>
+        <fieldset class="choices" aria-describedby={describedBy}>
           <legend class="label">{labelText}</legend>
           {hint}
           {errorMessage}
@@ -85,11 +85,15 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
             return (
               <div class="choice">
                 <input
-                  type={inputType}
-                  id={option.id}
-                  name={attr(field.key)}
-                  value={attr(option.value)}
-                  checked={chosen.has(option.value)}
+                  {...attributes({
+                    type: inputType,
+                    id: option.id,
+                    name: field.key,
+                    value: option.value,
+                    checked: chosen.has(option.value),
+                    required: required && inputType === 'radio',
+                    'aria-invalid': invalid,
+                  })}
                 />
                 <label for={option.id} dir={builtIn ? undefined : 'auto'} safe>
                   {option.label}

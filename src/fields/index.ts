@@ -60,7 +60,7 @@ export async function checkFieldConfig(field: FieldDefinition): Promise<Problem[
   const problems = type.checkConfig(config).map((p) => ({ ...p, path: `/config${p.path}` }))
   if (problems.length === 0 && config.default !== undefined) {
     const parsed = await type.parse(config.default, config, false)
-    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message, ...(parsed.code && { code: parsed.code }) })
+    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message, code: parsed.code })
   }
   return problems
 }

@@ -144,7 +144,7 @@ const everyFieldForm = (title: string) => ({
     { key: 'email', type: 'email', label: 'Email address', required: true },
     { key: 'notes', type: 'textarea', label: 'Notes', description: 'Anything we should know.', config: { rows: 3 } },
     { key: 'amount', type: 'number', label: 'Amount', config: { min: 0, max: 10000, step: 0.5 } },
-    { key: 'plan', type: 'select', label: 'Plan', required: true, config: { options: PLAN_OPTIONS } },
+    { key: 'plan', type: 'select', label: 'Plan', required: true, config: { options: PLAN_OPTIONS, display: 'dropdown' } },
     { key: 'agree', type: 'checkbox', label: 'I agree to the terms', required: true },
     { key: 'newsletter', type: 'checkbox', label: 'Send me the newsletter' },
     { key: 'start', type: 'date', label: 'Start date', config: { min: '2020-01-01', max: '2030-12-31' } },

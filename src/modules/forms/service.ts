@@ -142,7 +142,7 @@ export function createFormService(
      */
     async create(principal: Principal, input: unknown, idempotencyKey?: string): Promise<{ form: Form; replayed: boolean }> {
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-        throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters')
+        throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters', 'invalid_format')
       }
       // A large body is checked a turn of the event loop at a time: other requests go on meanwhile.
       const slices = timeSlicer()
@@ -150,7 +150,7 @@ export function createFormService(
       await slices.pause()
       const context = body.context ? encodeFreeForm(body.context, '/context') : null
       if (context !== null && utf8Length(context) > CONTEXT_MAX_BYTES) {
-        throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`)
+        throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`, 'too_long')
       }
       const now = clock()
       const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
@@ -183,7 +183,7 @@ export function createFormService(
           const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
           if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
             if (earlier.requestHash !== requestHash) {
-              throw invalidAt('', 'This Idempotency-Key was already used with a different body; use a new key for a new form')
+              throw invalidAt('', 'This Idempotency-Key was already used with a different body; use a new key for a new form', 'not_unique')
             }
             return { created: (await tx.forms.findForAccount(principal.accountId, earlier.formId, now))!, replayed: true }
           }
@@ -259,8 +259,8 @@ export function createFormService(
       let expiresAt: number | null | undefined
       if (body.expires_at !== undefined && body.expires_at !== null) {
         expiresAt = parseApiTime(body.expires_at)
-        if (expiresAt === undefined || expiresAt > MAX_TIME) throw invalidAt('/expires_at', 'Expected an ISO 8601 datetime such as 2026-12-01T12:00:00Z')
-        if (expiresAt <= clock()) throw invalidAt('/expires_at', 'Must be in the future')
+        if (expiresAt === undefined || expiresAt > MAX_TIME) throw invalidAt('/expires_at', 'Expected an ISO 8601 datetime such as 2026-12-01T12:00:00Z', 'invalid_format')
+        if (expiresAt <= clock()) throw invalidAt('/expires_at', 'Must be in the future', 'too_small')
       } else {
         expiresAt = body.expires_at
       }
@@ -314,7 +314,7 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
   const fields = body.fields as FieldDefinition[]
   const keys = new Set<string>()
   for (const [index, field] of fields.entries()) {
-    if (keys.has(field.key)) problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"` })
+    if (keys.has(field.key)) problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"`, code: 'not_unique' })
     keys.add(field.key)
     problems.addAll(await checkFieldConfig(field), `/fields/${index}`)
     await slices.pause()
@@ -323,13 +323,13 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
     .filter((field) => field.type === 'file')
     .reduce((total, field) => total + fileMaxSize(field.config), 0)
   if (fileSizes > FORM_FILES_MAX_SIZE) {
-    problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)` })
+    problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)`, code: 'too_large' })
   }
   if (body.callback_url != null && !isHttpUrl(body.callback_url)) {
-    problems.add({ path: '/callback_url', message: 'Expected an absolute http or https URL' })
+    problems.add({ path: '/callback_url', message: 'Expected an absolute http or https URL', code: 'invalid_format' })
   }
   if (body.expires_in != null && parseDuration(body.expires_in)! > EXPIRES_IN_MAX_MS) {
-    problems.add({ path: '/expires_in', message: 'Must be at most 365 days' })
+    problems.add({ path: '/expires_in', message: 'Must be at most 365 days', code: 'too_large' })
   }
   problems.throwIfAny()
   return body

@@ -66,15 +66,24 @@ function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t:
 /**
  * A form post as the submission service takes it: strings and uploads by
  * field key (keys starting with "_" belong to the page, not the form), and the
- * strings alone, to show the person again if something needs fixing.
+ * strings alone, to show the person again if something needs fixing. A
+ * multiple select's key comes once per ticked box: its values are collected,
+ * in the order sent, into an array (empty keys absent: nothing ticked).
  */
-function formPostValues(entries: Array<FormEntry<IncomingFile>>) {
+function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDefinition[]) {
+  const multiple = new Set(fields.filter((field) => field.type === 'select' && field.config?.multiple === true).map((field) => field.key))
   // No prototype: a field key can never reach Object.prototype.
-  const values: Record<string, string | Upload> = Object.create(null)
-  const typed: Record<string, string> = Object.create(null)
+  const values: Record<string, string | string[] | Upload> = Object.create(null)
+  const typed: Record<string, string | string[]> = Object.create(null)
   for (const [key, entry] of entries) {
     if (key.startsWith('_')) continue
-    if (typeof entry === 'string') {
+    if (typeof entry === 'string' && multiple.has(key)) {
+      const chosen = typed[key]
+      if (Array.isArray(chosen)) chosen.push(entry)
+      else {
+        values[key] = typed[key] = [entry]
+      }
+    } else if (typeof entry === 'string') {
       values[key] = entry
       typed[key] = entry
     } else {
@@ -200,7 +209,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const allowances = fileAllowances(view.fields)
         const incoming = fileStorage.receive()
         const claimed = new Set<string>()
-        let refused: { kind: 'invalid'; problems: Problem[]; typed: Record<string, string> } | { kind: 'closed'; form: FormPublicState } | undefined
+        let refused: { kind: 'invalid'; problems: Problem[]; typed: Record<string, string | string[]> } | { kind: 'closed'; form: FormPublicState } | undefined
         try {
           refused = await bodies.formPost(
             request,
@@ -211,7 +220,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
               settled: incoming.settled,
             },
             async (entries) => {
-              const { values, typed } = formPostValues(entries)
+              const { values, typed } = formPostValues(entries, view.fields)
               try {
                 await submissions.submit(form, values, submitter)
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)

@@ -61,21 +61,21 @@ export async function parseAnswers(fields: FieldDefinition[], values: Record<str
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
     const invisible = typeof input === 'string' ? controlCharacterProblem(input, '') : undefined
-    outcomes.push(invisible ? rejected(invisible.message, invisible.code) : fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
+    outcomes.push(invisible ? rejected(invisible.message, invisible.code, invisible.params) : fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
     await slices.pause()
   }
   const parsed = await Promise.all(outcomes)
   for (const [index, field] of fields.entries()) {
     const outcome = parsed[index]!
     const path = `/${pointerSegment(field.key)}`
-    if (outcome.kind === 'invalid') problems.add({ path, message: outcome.message, ...(outcome.code && { code: outcome.code }) })
+    if (outcome.kind === 'invalid') problems.add({ path, message: outcome.message, code: outcome.code, ...(outcome.params && { params: outcome.params }) })
     else if (outcome.kind === 'value') answers.data[field.key] = outcome.value
     else if (outcome.kind === 'upload') answers.uploads.push({ key: field.key, upload: outcome.upload })
-    else if (field.required) problems.add({ path, message: 'This field is required' })
+    else if (field.required) problems.add({ path, message: 'This field is required', code: 'required' })
   }
   const known = new Set(fields.map((field) => field.key))
   for (const key of Object.keys(values)) {
-    if (!known.has(key)) problems.add({ path: `/${pointerSegment(key)}`, message: 'Unknown field' })
+    if (!known.has(key)) problems.add({ path: `/${pointerSegment(key)}`, message: 'Unknown field', code: 'unknown_field' })
     if (problems.overflowed) break
   }
   answers.problems = problems.items
@@ -133,7 +133,7 @@ export function createSubmissionService(
       const expired = form.status === 'active' && form.expiresAt !== null && form.expiresAt <= clock()
       const closed = closedFormError(expired ? { status: 'expired' } : form)
       if (closed) throw closed
-      if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values' }])
+      if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values', code: 'invalid_type' }])
       const fields = form.fields
       const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values)
       if (problems.length > 0) throw invalid(problems, moreProblems)
