@@ -202,7 +202,7 @@ export function failEveryStoreCall(store: Store): void {
   const fail = async () => {
     throw new Error('the store failed unexpectedly (a test made it)')
   }
-  for (const part of [store.forms, store.responses, store.deliveries, store.keys] as unknown as Array<Record<string, unknown>>) {
+  for (const part of [store.forms, store.responses, store.deliveries, store.keys, store.submissions] as unknown as Array<Record<string, unknown>>) {
     for (const name of Object.keys(part)) part[name] = fail
   }
   Object.assign(store, { transaction: fail, stagedTransaction: fail, ping: fail })

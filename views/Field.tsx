@@ -1,6 +1,8 @@
 /** @jsxImportSource @kitajs/html */
 import { fieldTypes } from '../src/fields/index.ts'
 import type { FieldDefinition } from '../src/fields/types.ts'
+import { translator } from '../src/i18n/index.ts'
+import type { HeldFileView } from '../src/modules/submissions/service.ts'
 import { attr, attributes } from './attributes.ts'
 
 export const controlId = (key: string) => `field-${key}`
@@ -10,13 +12,15 @@ export interface FieldProps {
   /** What the control shows: the person's own input on a second try, else the default. */
   value: string | undefined
   error: string | undefined
+  /** A file field's file kept from the last try. */
+  held?: HeldFileView
 }
 
 /**
  * One field: label, help, error and the native control its type asks for.
  * Help and error are tied to the control with aria-describedby.
  */
-export function Field({ field, value, error }: FieldProps) {
+export function Field({ field, value, error, held }: FieldProps) {
   const type = fieldTypes[field.type]!
   const config = field.config ?? {}
   const control = type.control(config)
@@ -90,10 +94,14 @@ export function Field({ field, value, error }: FieldProps) {
         ))}
       </select>
     )
+  } else if (control.attributes.type === 'file') {
+    // A file input cannot be given a value: a file kept from the last try is named, with a box to remove it,
+    // and the control (no longer required: the kept file answers) replaces it.
+    input = held ? <HeldFile fieldKey={field.key} held={held} control={<input {...attributes({ ...control.attributes, ...shared, required: false })} />} /> : (
+      <input {...attributes({ ...control.attributes, ...shared })} />
+    )
   } else {
-    // A file input cannot be given a value; everything else shows what it holds.
-    const shown = control.attributes.type === 'file' ? undefined : value
-    input = <input {...attributes({ ...control.attributes, ...shared, value: shown })} />
+    input = <input {...attributes({ ...control.attributes, ...shared, value })} />
   }
 
   return (
@@ -102,6 +110,30 @@ export function Field({ field, value, error }: FieldProps) {
       {hint}
       {errorMessage}
       {input}
+    </div>
+  )
+}
+
+/** A file kept from a refused try: what it is, its hold id to post back, a box to remove it, and the control to replace it. */
+function HeldFile({ fieldKey, held, control }: { fieldKey: string; held: HeldFileView; control: JSX.Element }) {
+  const { t } = translator('en')
+  const removeId = `${controlId(fieldKey)}-remove`
+  return (
+    <div class="held-file">
+      <p class="held-file-name" safe>
+        {t('file.kept', { name: held.name, size: { bytes: held.size } })}
+      </p>
+      <input type="hidden" name={attr(`_held_${fieldKey}`)} value={attr(held.id)} />
+      <div class="checkbox">
+        <input type="checkbox" id={attr(removeId)} name={attr(`_remove_${fieldKey}`)} value="true" />
+        <label for={attr(removeId)} safe>
+          {t('file.remove')}
+        </label>
+      </div>
+      <p class="hint-text" safe>
+        {t('file.replace')}
+      </p>
+      {control}
     </div>
   )
 }

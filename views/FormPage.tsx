@@ -1,5 +1,6 @@
 /** @jsxImportSource @kitajs/html */
 import type { FieldDefinition } from '../src/fields/types.ts'
+import type { HeldFileView } from '../src/modules/submissions/service.ts'
 import type { Problem } from '../src/lib/errors.ts'
 import { attr } from './attributes.ts'
 import { Field, controlId } from './Field.tsx'
@@ -19,6 +20,8 @@ export interface FormPageProps {
   /** What the person sent, by field key (files excepted); absent on a first visit, when defaults show. */
   submitted?: Record<string, string>
   problems?: Problem[]
+  /** Files kept from a refused try, by field key: the page names each and offers to remove or replace it. */
+  held?: Record<string, HeldFileView>
 }
 
 /** Where the fields go in the page around them: a comment no escaped text can contain. */
@@ -32,12 +35,12 @@ const FIELDS_GO_HERE = `<!--fields-${crypto.randomUUID()}-->`
  * how the pieces are sent).
  */
 export async function renderFormPage(props: FormPageProps): Promise<PageBytes> {
-  const { form, submitted, problems = [] } = props
+  const { form, submitted, problems = [], held = {} } = props
   const fieldErrors = new Map(problems.map((p) => [keyOf(p.path), p.message]))
   const slices = timeSlicer()
   const fields: Uint8Array[] = []
   for (const field of form.fields) {
-    const html = (<Field field={field} value={submitted ? submitted[field.key] : defaultText(field)} error={fieldErrors.get(field.key)} />) as string
+    const html = (<Field field={field} value={submitted ? submitted[field.key] : defaultText(field)} error={fieldErrors.get(field.key)} held={held[field.key]} />) as string
     fields.push(Buffer.from(html, 'utf8'))
     await slices.pause()
   }

@@ -2,7 +2,9 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { renderFormPage, type FormView } from '../../../views/FormPage.tsx'
+import { AnsweredPage, ReceiptPage } from '../../../views/ReceiptPage.tsx'
 import { StatusPage } from '../../../views/StatusPage.tsx'
+import { translator } from '../../i18n/index.ts'
 import { fileMaxSize } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
@@ -16,8 +18,9 @@ import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { createLruCache } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
+import type { HeldFileView } from './service.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
-import type { SubmissionService } from './service.ts'
+import { RECEIPT_MS, type AnsweredForm, type PostedHolds, type SubmissionService } from './service.ts'
 
 export interface SubmissionRouteOptions {
   trustProxy: boolean
@@ -51,15 +54,23 @@ function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean): s
 
 /**
  * A form post as the submission service takes it: strings and uploads by
- * field key (keys starting with "_" belong to the page, not the form), and the
- * strings alone, to show the person again if something needs fixing.
+ * field key (keys starting with "_" belong to the page, not the form), the
+ * strings alone, to show the person again if something needs fixing, and
+ * what the page says of files kept from the last try (`_held_<key>`,
+ * `_remove_<key>`).
  */
 function formPostValues(entries: Array<FormEntry<IncomingFile>>) {
   // No prototype: a field key can never reach Object.prototype.
   const values: Record<string, string | Upload> = Object.create(null)
   const typed: Record<string, string> = Object.create(null)
+  const holds: PostedHolds = { ids: new Map(), removed: new Set() }
   for (const [key, entry] of entries) {
-    if (key.startsWith('_')) continue
+    if (key.startsWith('_')) {
+      if (typeof entry !== 'string') continue
+      if (key.startsWith(HELD_PREFIX)) holds.ids.set(key.slice(HELD_PREFIX.length), entry)
+      else if (key.startsWith(REMOVE_PREFIX)) holds.removed.add(key.slice(REMOVE_PREFIX.length))
+      continue
+    }
     if (typeof entry === 'string') {
       values[key] = entry
       typed[key] = entry
@@ -67,7 +78,47 @@ function formPostValues(entries: Array<FormEntry<IncomingFile>>) {
       values[key] = new Upload(entry.filename, entry.type, entry.size, entry.fileId)
     }
   }
-  return { values, typed }
+  return { values, typed, holds }
+}
+
+/** The page's names for a file kept from the last try, and for removing it (views/Field.tsx writes them). */
+const HELD_PREFIX = '_held_'
+const REMOVE_PREFIX = '_remove_'
+
+/** The cookie that carries a receipt token from the 303 to the page it leads to. */
+const RECEIPT_COOKIE = 'intake_receipt'
+
+/** The receipt token the request's cookies carry, if any. */
+function receiptToken(request: Request): string | undefined {
+  const header = request.headers.get('cookie')
+  if (header === null) return undefined
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=')
+    if (at !== -1 && part.slice(0, at).trim() === RECEIPT_COOKIE) return part.slice(at + 1).trim()
+  }
+  return undefined
+}
+
+/**
+ * The receipt cookie: only this form's page receives it, never another
+ * site's request, never a script; over https only when intake is served so.
+ * `maxAgeSeconds` 0 clears it.
+ */
+function receiptCookie(formId: string, value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${RECEIPT_COOKIE}=${value}; Path=/f/${formId}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
+}
+
+/** The page of a completed form: the receipt once, right after sending (its token spent now); else that it was answered, and when. */
+function answeredPage(set: ResponseSet, answered: AnsweredForm, receipt: boolean): string {
+  const { form, response, files } = answered
+  const t = translator('en')
+  const timeZone = form.page.time_zone ?? 'UTC'
+  const successMessage = form.page.success_message
+  if (receipt && response) {
+    const answers = form.fields.map((field) => ({ field, value: response.data[field.key], file: files.get(field.key) }))
+    return htmlPage(set, <ReceiptPage t={t} view={{ title: form.title, answers, submittedAt: response.submittedAt, timeZone, successMessage }} />)
+  }
+  return htmlPage(set, <AnsweredPage t={t} view={{ title: form.title, submittedAt: response?.submittedAt, timeZone, successMessage }} />)
 }
 
 /** The most bytes of each file field that are kept: its max_size (a file beyond it is refused; a part for no file field keeps nothing). */
@@ -93,6 +144,8 @@ function isCrossSite(request: Request, baseUrl: string): boolean {
   // The request's own origin is what its Host header names (Bun builds request.url from it).
   return sender !== originOf(baseUrl) && sender !== originOf(request.url)
 }
+
+const isHttps = (url: string) => url.toLowerCase().startsWith('https:')
 
 /** The serialised origin of a URL (scheme, host and a non-default port, lower case), or undefined. */
 function originOf(url: string): string | undefined {
@@ -121,9 +174,20 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
   return new Elysia({ name: 'submissions' })
     .get(
       '/f/:id',
-      async ({ params, set }) => {
+      async ({ params, set, request }) => {
         // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once.
         const state = await submissions.publicState(params.id)
+        if (state.status === 'completed') {
+          const token = receiptToken(request)
+          let receipt = false
+          if (token !== undefined) {
+            // Shown once: the cookie goes with this visit, whatever it held.
+            set.headers['set-cookie'] = receiptCookie(state.id, '', 0, isHttps(options.baseUrl()))
+            // Only a GET spends it (a HEAD sends no page).
+            receipt = request.method === 'GET' && (await submissions.spendReceipt(state.id, token))
+          }
+          return answeredPage(set, await submissions.answered(state.id), receipt)
+        }
         if (state.status !== 'active') return closedPage(set, state, false)
         const page = renderedPages.get(state.id) ?? renderedPages.set(state.id, await renderFormPage({ form: formView(await submissions.publicForm(state.id)) }))
         return htmlPage(set, page)
@@ -169,9 +233,14 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         if (form.status !== 'active') return closedPage(set, form, true)
         const view = formView(form)
         const allowances = fileAllowances(view.fields)
+        const hasFileField = allowances.size > 0
         const incoming = fileStorage.receive()
         const claimed = new Set<string>()
-        let refused: { kind: 'invalid'; problems: Problem[]; typed: Record<string, string> } | { kind: 'closed'; form: FormPublicState } | undefined
+        const newToken = submissions.newReceiptToken()
+        let refused:
+          | { kind: 'invalid'; problems: Problem[]; typed: Record<string, string>; held: Record<string, HeldFileView> }
+          | { kind: 'closed'; form: FormPublicState }
+          | undefined
         try {
           refused = await bodies.formPost(
             request,
@@ -182,14 +251,20 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
               settled: incoming.settled,
             },
             async (entries) => {
-              const { values, typed } = formPostValues(entries)
+              const { values, typed, holds } = formPostValues(entries)
+              const used = hasFileField ? await submissions.useHolds(form, values, holds) : new Map()
               try {
-                await submissions.submit(form, values, submitter)
+                await submissions.submit(form, values, submitter, { receiptToken: newToken })
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
                 return undefined
               } catch (error) {
                 if (!(error instanceof HttpError)) throw error
-                if (error.status === 422 && error.problems) return { kind: 'invalid' as const, problems: error.problems, typed }
+                if (error.status === 422 && error.problems) {
+                  // Each file that passed its own checks is kept for the next try, so the person need not choose it again.
+                  const { held, fileIds } = hasFileField ? await submissions.holdAccepted(form, values, used) : { held: {}, fileIds: [] }
+                  for (const fileId of fileIds) claimed.add(fileId)
+                  return { kind: 'invalid' as const, problems: error.problems, typed, held }
+                }
                 // Answered, cancelled or expired while this person was typing.
                 if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: await submissions.publicState(form.id) }
                 throw error
@@ -203,11 +278,12 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           })
         }
         if (refused === undefined) {
-          // See Other: the thank-you page, which a refresh can never send again.
+          // See Other: the receipt, once (the cookie's token), then the answered page; a refresh never sends again.
+          set.headers['set-cookie'] = receiptCookie(form.id, newToken, RECEIPT_MS / 1000, isHttps(options.baseUrl()))
           return redirect(`/f/${form.id}`, 303)
         }
         if (refused.kind === 'closed') return closedPage(set, refused.form, true)
-        return htmlPage(set, await renderFormPage({ form: view, submitted: refused.typed, problems: refused.problems }), 422)
+        return htmlPage(set, await renderFormPage({ form: view, submitted: refused.typed, problems: refused.problems, held: refused.held }), 422)
       },
       {
         detail: apiDoc({

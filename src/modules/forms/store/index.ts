@@ -1,5 +1,7 @@
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormStatus } from '../model.ts'
+import type { FormStatus, PageSettings } from '../model.ts'
+
+export type { PageSettings }
 
 /**
  * What the forms module keeps, and the one interface every database gives it
@@ -28,6 +30,8 @@ export interface StoredForm {
   /** Removed once the form expires. */
   context: FreeFormJson | null
   settings: FreeFormJson
+  /** How the person's page speaks (CONTRACT 11): as given at creation, `{}` when none. */
+  page: PageSettings
   status: FormStatus
   expiresAt: number | null
   createdAt: number

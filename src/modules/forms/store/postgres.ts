@@ -10,7 +10,7 @@ const effectiveStatus = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN 'exp
 const liveContext = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN NULL ELSE context END AS context`
 const summaryColumns = (now: string) => `id, title, description, fields_count, ${effectiveStatus(now)}, expires_at, created_at`
 const fullColumns = (now: string) => `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-  webhook_secret, ${liveContext(now)}, settings, ${effectiveStatus(now)}, expires_at, created_at`
+  webhook_secret, ${liveContext(now)}, settings, page, ${effectiveStatus(now)}, expires_at, created_at`
 
 /** Sorts after every ULID: the cursor of a first page. */
 const BEFORE_EVERY_FORM = '8'
@@ -25,17 +25,17 @@ const BEFORE_EVERY_FORM = '8'
 const IDEMPOTENCY_LOCKS = 0x696e74
 
 const INSERT = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, status, expires_at, created_at, updated_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13)`
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13, $14)`
 // Forms created together in one transaction (see coalesce.ts); times as float8, as the lookups take them.
 const INSERT_MANY = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
    SELECT id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, 'active', expires_at, created_at, created_at
+     webhook_secret, context, settings, 'active', expires_at, created_at, created_at, page
    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[],
-     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[])
+     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[], $14::text[])
      AS made(id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-       webhook_secret, context, settings, expires_at, created_at)`
+       webhook_secret, context, settings, expires_at, created_at, page)`
 const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
 const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')} FROM forms WHERE id = $1`
@@ -213,6 +213,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
         form.settings,
         form.expiresAt,
         form.createdAt,
+        JSON.stringify(form.page),
       ])
     },
     setStatus: async (id, status, now) => void (await query(SET_STATUS, [id, status, now])),

@@ -7,7 +7,7 @@ const PAST_EXPIRY = `(status = 'active' AND expires_at <= $now)`
 const EFFECTIVE_STATUS = `CASE WHEN ${PAST_EXPIRY} THEN 'expired' ELSE status END AS status`
 const SUMMARY_COLUMNS = `id, title, description, fields_count, ${EFFECTIVE_STATUS}, expires_at, created_at`
 const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-  webhook_secret, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context, settings,
+  webhook_secret, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context, settings, page,
   ${EFFECTIVE_STATUS}, expires_at, created_at`
 
 /** Sorts after every ULID: the cursor of a first page. */
@@ -18,9 +18,9 @@ const BEFORE_EVERY_FORM = '8'
 export function createSqliteFormStore(db: Database): FormWrites {
   const insert = db.query(
     `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-       webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+       webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
      VALUES ($id, $account_id, $title, $description, $fields, $fields_count, $callback_url, $callback_metadata,
-       $webhook_secret, $context, $settings, 'active', $expires_at, $created_at, $created_at)`,
+       $webhook_secret, $context, $settings, 'active', $expires_at, $created_at, $created_at, $page)`,
   )
   const byIdForAccount = db.query<FormRow, { id: string; account_id: string; now: number }>(
     `SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id AND account_id = $account_id`,
@@ -101,6 +101,7 @@ export function createSqliteFormStore(db: Database): FormWrites {
         settings: form.settings,
         expires_at: form.expiresAt,
         created_at: form.createdAt,
+        page: JSON.stringify(form.page),
       })
     },
     async findForAccount(accountId, id, now) {
