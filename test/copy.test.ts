@@ -281,7 +281,7 @@ function bulkDatabase(path: string, forms: number, files: number): void {
       ])
       db.run(`WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ${forms})
         INSERT INTO forms SELECT printf('00BULKFORM%016d', x), '01BULKACCOUNT0000000000000', 'Bulk ' || x, NULL,
-          '[{"key":"name","type":"text","label":"Name"}]', 1, 'http://127.0.0.1:9/hook', '{}', '${'b'.repeat(64)}', NULL, '{}', 'completed', NULL, 1700000000000 + x, 1700000000000 + x FROM i`)
+          '[{"key":"name","type":"text","label":"Name"}]', 1, 'http://127.0.0.1:9/hook', '{}', '${'b'.repeat(64)}', NULL, '{}', 'completed', NULL, 1700000000000 + x, 1700000000000 + x, '{}' FROM i`)
       db.run(`INSERT INTO responses SELECT printf('00BULKRESP%016d', rowid), id, '{"name":"Ada ' || rowid || '"}', '127.0.0.1', 'bulk', created_at FROM forms WHERE id LIKE '00BULK%'`)
       db.run(`INSERT INTO deliveries SELECT printf('00BULKDLVR%016d', rowid), form_id, id, 'form.completed', 'http://127.0.0.1:9/hook', data, 'delivered', 1, 1, NULL, NULL, 200, NULL, submitted_at, submitted_at FROM responses WHERE id LIKE '00BULK%'`)
       db.run(`WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ${files})
