@@ -142,7 +142,7 @@ describe('opening a database from an older intake', () => {
     const after = rowsOf(path)
     for (const table of Object.keys(before)) if (table !== 'response_files' && table !== 'forms') expect(after[table]).toEqual(before[table]!)
     // Migration 5 gave every form a page object, empty.
-    expect(after.forms).toEqual(before.forms!.map((form) => ({ ...form, page: '{}' })))
+    expect(after.forms).toEqual(before.forms!.map((form) => ({ ...(form as Record<string, unknown>), page: '{}' })))
     // Migration 3 moved each file's bytes into chunks of at most 512 KiB: read back in order, they are the same bytes.
     expect(before.response_files!.length).toBeGreaterThan(0)
     const { files, largestChunk } = filesAsFirstStored(db)
