@@ -128,9 +128,9 @@ describe('page: described where clients look', () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       }),
     )
-    const body = await res.json()
+    const body = (await res.json()) as { result: { tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown> } }> } }
     const tool = body.result.tools.find((candidate: { name: string }) => candidate.name === 'create_form')
-    const page = tool.inputSchema.properties.page
+    const page = tool!.inputSchema.properties.page
     expect(JSON.stringify(page)).toContain('time_zone')
     expect(JSON.stringify(page)).toContain('additionalProperties')
   })
