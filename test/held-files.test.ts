@@ -100,6 +100,12 @@ describe('a valid file survives a 422', () => {
     expect(await downloaded(form.id, 'doc')).toBe('%PDF first')
   })
 
+  test('a post without multipart (the file field as empty text) uses the held file too', async () => {
+    const { form, id } = await refusedWithFile()
+    expect((await postForm(t.app, form.id, { name: 'Ada', _held_doc: id!, doc: '' })).status).toBe(303)
+    expect(await downloaded(form.id, 'doc')).toBe('%PDF first')
+  })
+
   test('refused again for another reason, the same file stays held under the same id', async () => {
     const { form, id } = await refusedWithFile()
     const second = await postForm(t.app, form.id, post({ name: '', _held_doc: id!, doc: undefined }))

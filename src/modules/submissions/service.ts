@@ -60,8 +60,9 @@ export interface AnsweredForm {
   files: Map<string, { name: string; size: number }>
 }
 
-/** A browser's part for a file control left empty: no name, no bytes. */
-const isNoFile = (value: unknown) => value === undefined || (value instanceof Upload && value.name === '' && value.size === 0)
+/** No file chosen: nothing sent, a browser's empty nameless part, or (from a client that posts without multipart) empty text. */
+const isNoFile = (value: unknown) =>
+  value === undefined || (typeof value === 'string' && value.trim() === '') || (value instanceof Upload && value.name === '' && value.size === 0)
 
 /** Why a form takes no answer now, or undefined when it does. The page and the JSON path say the same. */
 export function closedFormError(form: Pick<StoredForm, 'status'>): HttpError | undefined {
