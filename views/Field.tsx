@@ -97,7 +97,9 @@ export function Field({ field, value, error, held }: FieldProps) {
   } else if (control.attributes.type === 'file') {
     // A file input cannot be given a value: a file kept from the last try is named, with a box to remove it,
     // and the control (no longer required: the kept file answers) replaces it.
-    input = held ? <HeldFile fieldKey={field.key} held={held} control={<input {...attributes({ ...control.attributes, ...shared, required: false })} />} /> : (
+    const describedBy = [shared['aria-describedby'], `${id}-kept`, `${id}-replace`].filter(Boolean).join(' ')
+    const replacing = { ...control.attributes, ...shared, required: false, 'aria-describedby': describedBy }
+    input = held ? <HeldFile fieldKey={field.key} held={held} control={<input {...attributes(replacing)} />} /> : (
       <input {...attributes({ ...control.attributes, ...shared })} />
     )
   } else {
@@ -120,7 +122,7 @@ function HeldFile({ fieldKey, held, control }: { fieldKey: string; held: HeldFil
   const removeId = `${controlId(fieldKey)}-remove`
   return (
     <div class="held-file">
-      <p class="held-file-name" safe>
+      <p id={attr(`${controlId(fieldKey)}-kept`)} class="held-file-name" safe>
         {t('file.kept', { name: held.name, size: { bytes: held.size } })}
       </p>
       <input type="hidden" name={attr(`_held_${fieldKey}`)} value={attr(held.id)} />
@@ -130,7 +132,7 @@ function HeldFile({ fieldKey, held, control }: { fieldKey: string; held: HeldFil
           {t('file.remove')}
         </label>
       </div>
-      <p class="hint-text" safe>
+      <p id={attr(`${controlId(fieldKey)}-replace`)} class="hint-text" safe>
         {t('file.replace')}
       </p>
       {control}

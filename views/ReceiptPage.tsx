@@ -36,7 +36,7 @@ export interface AnsweredView {
 export function ReceiptPage({ t, view }: { t: Translator; view: ReceiptView }) {
   return (
     <Layout title={t.t('receipt.title')}>
-      <p class="form-name" safe>
+      <p class="form-name" dir="auto" safe>
         {view.title}
       </p>
       <div class="receipt-panel">
@@ -48,7 +48,9 @@ export function ReceiptPage({ t, view }: { t: Translator; view: ReceiptView }) {
       <dl class="receipt">
         {view.answers.map((answer) => (
           <div class="receipt-row">
-            <dt safe>{answer.field.label}</dt>
+            <dt dir="auto" safe>
+              {answer.field.label}
+            </dt>
             <dd class="receipt-answer">{answerText(t, answer)}</dd>
           </div>
         ))}
@@ -61,7 +63,7 @@ export function ReceiptPage({ t, view }: { t: Translator; view: ReceiptView }) {
 export function AnsweredPage({ t, view }: { t: Translator; view: AnsweredView }) {
   return (
     <Layout title={t.t('answered.heading')}>
-      <p class="form-name" safe>
+      <p class="form-name" dir="auto" safe>
         {view.title}
       </p>
       <h1 safe>{t.t('answered.heading')}</h1>
