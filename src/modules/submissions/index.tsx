@@ -18,9 +18,8 @@ import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { createLruCache } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
-import type { HeldFileView } from './service.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
-import { RECEIPT_MS, type AnsweredForm, type PostedHolds, type SubmissionService } from './service.ts'
+import { RECEIPT_MS, type AnsweredForm, type HeldFileView, type PostedHolds, type SubmissionService } from './service.ts'
 
 export interface SubmissionRouteOptions {
   trustProxy: boolean
@@ -199,7 +198,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           summary: 'The form page (HTML)',
           description: 'What the person you share the link with sees: the form while it is active, else a page saying it was answered (200), cancelled or expired (410).',
           params: { id: 'Form id' },
-          responses: { 200: 'The form, or the thank-you page once answered (text/html)' },
+          responses: { 200: 'The form; once answered, the receipt (once, right after sending) or a page saying it was answered, and when (text/html)' },
           errors: [404, 410],
         }),
       },
@@ -291,11 +290,11 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           auth: false,
           summary: 'Submit the answer to a form',
           description:
-            'The form page posts here (application/x-www-form-urlencoded or multipart/form-data; 303 to the thank-you page, or 422 with the page and its errors). ' +
+            'The form page posts here (application/x-www-form-urlencoded or multipart/form-data; 303 to the page, which shows the receipt once, with a one-time cookie; or 422 with the page and its errors, files that passed their checks kept for the next try). ' +
             'Custom front ends send application/json: the data object itself, field key to value; 201 with a receipt. The same rules apply to both; the first answer wins.',
           params: { id: 'Form id' },
           body: JsonObject,
-          responses: { 201: SubmissionReceipt, 303: 'Recorded (form post): on to the thank-you page' },
+          responses: { 201: SubmissionReceipt, 303: 'Recorded (form post): on to the receipt' },
           errors: [400, 403, 404, 409, 410, 413, 415, 422, 429],
         }),
       },
