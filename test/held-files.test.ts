@@ -106,6 +106,13 @@ describe('a valid file survives a 422', () => {
     expect(await downloaded(form.id, 'doc')).toBe('%PDF first')
   })
 
+  test('a file name with control characters or a path is kept under the name the answer stores', async () => {
+    const { form, res, id } = await refusedWithFile([NAME, DOC], pdf('odd', 'C:\\scans\\odd\u0000\u0007name.pdf'))
+    expect(pageText(res.text)).toContain('oddname.pdf')
+    expect((await postForm(t.app, form.id, post({ name: 'Ada', _held_doc: id!, doc: undefined }))).status).toBe(303)
+    expect(await downloaded(form.id, 'doc')).toBe('%PDF odd')
+  })
+
   test('refused again for another reason, the same file stays held under the same id', async () => {
     const { form, id } = await refusedWithFile()
     const second = await postForm(t.app, form.id, post({ name: '', _held_doc: id!, doc: undefined }))

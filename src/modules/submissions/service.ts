@@ -235,21 +235,27 @@ export function createSubmissionService(
       for (const field of form.fields) {
         if (field.type !== 'file') continue
         const value = values[field.key]
-        const kept = used.get(field.key)
-        if (kept) {
-          held[field.key] = { id: kept.id, name: kept.name, size: kept.size }
+        const reused = used.get(field.key)
+        if (reused) {
+          held[field.key] = { id: reused.id, name: reused.name, size: reused.size }
           continue
         }
         if (!(value instanceof Upload) || isNoFile(value)) continue
-        const outcome = await fieldTypes.file!.parse(value, field.config ?? {}, field.required ?? false)
-        if (outcome.kind !== 'upload') continue
+        // Kept under the name the answer would store (PostgreSQL's text holds no NUL), and only when the
+        // file, so named, passes its field's checks: the next post checks it again as it is kept.
+        if (CONTROL_CHARACTERS.test(value.type)) continue
+        const asKept = new Upload(safeFileName(value.name), value.type, value.size, value.fileId)
+        const config = field.config ?? {}
+        const required = field.required ?? false
+        if ((await fieldTypes.file!.parse(value, config, required)).kind !== 'upload') continue
+        if ((await fieldTypes.file!.parse(asKept, config, required)).kind !== 'upload') continue
         fresh.push({
           id: randomBytes(16).toString('base64url'),
           formId: form.id,
           fieldKey: field.key,
-          name: value.name,
-          contentType: value.type,
-          size: value.size,
+          name: asKept.name,
+          contentType: asKept.type,
+          size: asKept.size,
           fileId: value.fileId,
           heldUntil: now + HOLD_MS,
         })
@@ -365,6 +371,8 @@ export function createSubmissionService(
 }
 
 export type SubmissionService = ReturnType<typeof createSubmissionService>
+
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
 
 /** The last path segment of a browser-sent file name, without control characters; never empty. */
 function safeFileName(name: string): string {
