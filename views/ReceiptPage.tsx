@@ -41,7 +41,7 @@ export function ReceiptPage({ t, view }: { t: Translator; view: ReceiptView }) {
       </p>
       <div class="receipt-panel">
         <h1 safe>{t.t('receipt.heading')}</h1>
-        <Message t={t} message={view.successMessage} fallback={t.t('receipt.default_message')} />
+        <Message message={view.successMessage} fallback={t.t('receipt.default_message')} />
         <p safe>{t.t('receipt.sent_at', { time: t.dateTime(view.submittedAt, view.timeZone) })}</p>
       </div>
       <h2 safe>{t.t('receipt.what_you_sent')}</h2>
@@ -68,13 +68,13 @@ export function AnsweredPage({ t, view }: { t: Translator; view: AnsweredView })
       </p>
       <h1 safe>{t.t('answered.heading')}</h1>
       {view.submittedAt === undefined ? '' : <p safe>{t.t('answered.at', { time: t.dateTime(view.submittedAt, view.timeZone) })}</p>}
-      <Message t={t} message={view.successMessage} fallback={t.t('answered.default_message')} />
+      <Message message={view.successMessage} fallback={t.t('answered.default_message')} />
     </Layout>
   )
 }
 
 /** The API client's words once sent (paragraphs kept), or the built-in ones. */
-function Message({ message, fallback }: { t: Translator; message: string | undefined; fallback: string }) {
+function Message({ message, fallback }: { message: string | undefined; fallback: string }) {
   if (message === undefined || message.trim() === '') return <p safe>{fallback}</p>
   return (
     <>
