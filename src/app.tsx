@@ -75,7 +75,7 @@ export function createIntake(options: IntakeOptions) {
     webhookBlockPrivate: config.webhookBlockPrivate,
     resolver: options.resolver,
   })
-  const fileStorage = createFileStorage({ store, clock, logger })
+  const fileStorage = createFileStorage({ store, clock, logger, forgetLapsed: () => submissions.forgetLapsed() })
   const renderedPages = createRenderedPages()
   const bodies = createBodyReader({ budgetBytes: config.uploadBudgetBytes, pace: options.bodyPace })
   const auth = createAuthService(store, clock, logger)

@@ -58,7 +58,7 @@ async function expectPage(res: TestResponse, status: number): Promise<Page> {
 async function expectThankYou(res: TestResponse) {
   const page = await expectPage(res, 200)
   expect(page.all('form')).toEqual([])
-  expect(page.one('h1').text).toMatch(/thank you/i)
+  expect(page.one('h1').text).toMatch(/this form has been answered/i)
   return page
 }
 

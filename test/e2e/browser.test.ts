@@ -425,13 +425,14 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
       expect(posted.status()).toBe(303)
       expect(posted.headers()['location']).toBe(`/f/${form.id}`)
       expect(page.url()).toBe(pageUrl(form.id))
-      expect(await heading(page)).toBe('Thank you')
+      // The receipt, once (the 303's cookie reached the page it leads to).
+      expect(await heading(page)).toBe('Your answer has been sent')
 
-      // A reload asks for the thank-you page again (a GET), and records nothing.
+      // A reload asks for the page again (a GET), records nothing, and shows only that the form was answered.
       const reloaded = await page.reload({ waitUntil: 'load' })
       expect(reloaded?.request().method()).toBe('GET')
       expect(reloaded?.status()).toBe(200)
-      expect(await heading(page)).toBe('Thank you')
+      expect(await heading(page)).toBe('This form has been answered')
 
       const answer = await onlyResponse(form.id)
       expect(answer.form_id).toBe(form.id)
@@ -556,7 +557,7 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
       await page.locator('#field-start').fill('2030-12-31')
       const fixed = await submitWith(page, () => page.locator('button[type="submit"]').press('Space'))
       expect(fixed.status()).toBe(303)
-      expect(await heading(page)).toBe('Thank you')
+      expect(await heading(page)).toBe('Your answer has been sent')
       expect((await onlyResponse(form.id)).data).toEqual({
         name: 'Alan Turing',
         email: 'alan@example.org',
@@ -586,7 +587,7 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
       await page.locator('#field-comment').fill('Zürich')
       const posted = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
       expect(posted.status()).toBe(303)
-      expect(await heading(page)).toBe('Thank you')
+      expect(await heading(page)).toBe('Your answer has been sent')
     })
 
     const answer = await onlyResponse(form.id)
@@ -729,10 +730,46 @@ describe.skipIf(skipBrowser)('axe-core audit (WCAG 2.x A and AA), light and dark
     expectNoSeriousViolations(results)
   }, STEP_TIMEOUT)
 
-  test('the thank-you page', async () => {
+  test('the 422 page keeping a file, and the receipt', async () => {
+    const results: AuditResult[] = []
+    for (const scheme of SCHEMES) {
+      // A form per scheme: the receipt needs an answer of its own.
+      const form = await createForm({
+        title: 'Audit: kept file and receipt',
+        fields: [
+          { key: 'name', type: 'text', label: 'Your name', required: true },
+          { key: 'document', type: 'file', label: 'Document', required: true },
+          { key: 'agree', type: 'checkbox', label: 'I agree' },
+        ],
+      })
+      results.push(
+        ...(await withContext({ colorScheme: scheme, bypassCSP: true }, async (context) => {
+          const { page } = await open(context, pageUrl(form.id))
+          await page.evaluate(() => {
+            document.querySelector('form').noValidate = true
+          })
+          await page.locator('#field-document').setInputFiles({ name: 'scan.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF kept') })
+          const refused = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+          expect(refused.status()).toBe(422)
+          expect(await page.locator('.held-file').count()).toBe(1)
+          const kept = await audit(page, '422 keeping a file', scheme)
+          // The kept file is sent with the answer: no file chosen again.
+          await page.locator('#field-name').fill('Ada')
+          const sent = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+          expect(sent.status()).toBe(303)
+          expect(await heading(page)).toBe('Your answer has been sent')
+          expect(await page.locator('.receipt').textContent()).toContain('scan.pdf')
+          return [kept, await audit(page, 'receipt', scheme)]
+        })),
+      )
+    }
+    expectNoSeriousViolations(results)
+  }, STEP_TIMEOUT)
+
+  test('the answered page', async () => {
     const form = await createForm(everyFieldForm('Audit: thanks'))
     await answerByJson(form.id, VALID_JSON_ANSWER)
-    expectNoSeriousViolations(await auditUrlInBothSchemes('thank-you', pageUrl(form.id), { status: 200, heading: 'Thank you' }))
+    expectNoSeriousViolations(await auditUrlInBothSchemes('answered', pageUrl(form.id), { status: 200, heading: 'This form has been answered' }))
   }, STEP_TIMEOUT)
 
   test('the 409 page: a tab opened before the first answer sends a second one', async () => {
