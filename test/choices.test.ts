@@ -182,7 +182,7 @@ describe('a multiple select answered by a form post', () => {
     const id = await formWith(selectField({ multiple: true, max_selected: 2 }))
     const page = await pageOf(await postForm(t.app, id, [['pick', 'red'], ['pick', 'blue'], ['pick', 'amber']]), 422)
     expect(inputsOf(page, 'pick').filter((i) => i.checked).map((i) => i.value)).toEqual(['red', 'blue', 'amber'])
-    expect(page.byId('field-pick-error').text).toContain('Choose at most 2 options')
+    expect(page.byId('field-pick-error').text).toContain('Select no more than 2 options')
   })
 
   test('a 422 page keeps the chosen radio', async () => {
@@ -226,7 +226,7 @@ describe('how the page shows a select', () => {
   test('radios: a fieldset whose legend is the label; each radio labelled; the first has the field id', async () => {
     const page = await pageOf(await openPage(t.app, await formWith(selectField({ options: ['yes', { value: 'no', label: 'No, not now' }] }, true))))
     const fieldset = page.one('fieldset')
-    expect(page.within(fieldset, 'legend').map((l) => l.text.trim())).toEqual(['Pick (required)'])
+    expect(page.within(fieldset, 'legend').map((l) => l.text.trim())).toEqual(['Pick'])
     expect(inputsOf(page, 'pick')).toEqual([
       { type: 'radio', id: 'field-pick', value: 'yes', checked: false },
       { type: 'radio', id: 'field-pick-1', value: 'no', checked: false },

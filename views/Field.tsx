@@ -68,9 +68,11 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
   if (control.kind === 'radios' || control.kind === 'checkboxes') {
     const chosen = new Set(value === undefined ? [] : Array.isArray(value) ? value : [value])
     const inputType = control.kind === 'radios' ? 'radio' : 'checkbox'
-    const options = control.options.map((option, index) => ({ ...option, id: index === 0 ? id : `${id}-${index}` }))
+    const choices = control.options.map((option) => ({ ...option, builtIn: false }))
     // An optional single choice can be taken back: the last choice is "no answer" (an empty value).
-    if (control.kind === 'radios' && !required) options.push({ value: '', label: t.t('select.no_answer'), id: `${id}-none` })
+    if (control.kind === 'radios' && !required) choices.push({ value: '', label: t.t('select.no_answer'), builtIn: true })
+    // The first carries the field's id: where the error summary's link lands.
+    const options = choices.map((choice, index) => ({ ...choice, id: index === 0 ? id : `${id}-${index}` }))
     return (
       <div class={fieldClass}>
         <fieldset class="choices" aria-describedby={describedBy}>
@@ -78,7 +80,7 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
           {hint}
           {errorMessage}
           {options.map((option) => {
-            const builtIn = option.id === `${id}-none`
+            const builtIn = option.builtIn
             return (
               <div class="choice">
                 <input
