@@ -7,7 +7,7 @@ import { pageLanguageOf } from './i18n/index.ts'
 import type { Config } from './config.ts'
 import { DatabaseUnavailable, type Store } from './db/store.ts'
 import { requestIdOf, requestIds, withAccessLog } from './lib/access-log.ts'
-import { HttpError } from './lib/errors.ts'
+import { HttpError, publicProblem } from './lib/errors.ts'
 import { SECURITY_HEADERS, htmlPage, isFormContentType, isJsonContentType, pathOf } from './lib/http.ts'
 import { createLogger, type Logger } from './lib/log.ts'
 import { apiDoc, buildOpenApi } from './lib/openapi.ts'
@@ -75,7 +75,7 @@ export function createIntake(options: IntakeOptions) {
     webhookBlockPrivate: config.webhookBlockPrivate,
     resolver: options.resolver,
   })
-  const fileStorage = createFileStorage({ store, clock, logger })
+  const fileStorage = createFileStorage({ store, clock, logger, forgetLapsed: () => submissions.forgetLapsed() })
   const renderedPages = createRenderedPages()
   const bodies = createBodyReader({ budgetBytes: config.uploadBudgetBytes, pace: options.bodyPace })
   const auth = createAuthService(store, clock, logger)
@@ -165,7 +165,7 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
         const retryAfter = Number(failure.headers?.['Retry-After']) || undefined
         return htmlPage(set, <StatusPage kind={pageKind(failure.status)} t={pageLanguageOf(request)} retryAfterSeconds={retryAfter} />, failure.status)
       }
-      return failure.problems ? { detail: failure.detail, errors: failure.problems } : { detail: failure.detail }
+      return failure.problems ? { detail: failure.detail, errors: failure.problems.map(publicProblem) } : { detail: failure.detail }
     })
     .use(apiAuth(auth, apiLimiter))
     .get(

@@ -298,3 +298,50 @@ describe('real answers against the schema (ajv, draft 2020-12, formats checked)'
     })
   })
 })
+
+describe('choices (select multiple, radios, a drop-down) against the schema', () => {
+  const CHOICES = [
+    { key: 'tags', type: 'select', label: 'Tags', required: true, config: { options: ['a', 'b', 'c', 'd'], multiple: true, max_selected: 3 } },
+    { key: 'extras', type: 'select', label: 'Extras', config: { options: ['x', 'y', 'z'], multiple: true, min_selected: 2 } },
+    { key: 'any', type: 'select', label: 'Any', config: { options: ['p', 'q'], multiple: true } },
+    { key: 'ok', type: 'select', label: 'Approve?', required: true, config: { options: ['yes', 'no'], display: 'radio' } },
+    { key: 'city', type: 'select', label: 'City', config: { options: ['Oslo', 'Rome'], display: 'dropdown' } },
+  ]
+
+  test('a multiple select is an array of unique option values with its bounds; a single one a string enum', async () => {
+    const { properties: p, required } = await schemaOf(await formWith(CHOICES))
+    expect(p.tags).toEqual({ title: 'Tags', type: 'array', items: { type: 'string', enum: ['a', 'b', 'c', 'd'] }, uniqueItems: true, minItems: 1, maxItems: 3 })
+    // Optional: no answer is left out of data; an answer given chose at least min_selected.
+    expect(p.extras).toEqual({ title: 'Extras', type: 'array', items: { type: 'string', enum: ['x', 'y', 'z'] }, uniqueItems: true, minItems: 2 })
+    expect(p.any).toEqual({ title: 'Any', type: 'array', items: { type: 'string', enum: ['p', 'q'] }, uniqueItems: true })
+    expect(p.ok).toEqual({ title: 'Approve?', type: 'string', enum: ['yes', 'no'] })
+    expect(p.city).toEqual({ title: 'City', type: 'string', enum: ['Oslo', 'Rome'] })
+    expect(required).toEqual(['tags', 'ok'])
+  })
+
+  test('answers posted through the page and sent as JSON validate; what breaks a rule does not', async () => {
+    const page = await formWith(CHOICES)
+    const validate = validatorFor(await schemaOf(page))
+    const body: Array<[string, string]> = [['tags', 'c'], ['tags', 'a'], ['extras', 'z'], ['extras', 'x'], ['ok', 'no'], ['city', 'Rome']]
+    expect((await postForm(t.app, page, body)).status).toBe(303)
+    const posted = (await t.api.get(`/forms/${page}/responses`)).body[0].data
+    expect(posted).toEqual({ tags: ['a', 'c'], extras: ['x', 'z'], ok: 'no', city: 'Rome' })
+    expect({ valid: validate(posted), errors: validate.errors ?? null }).toEqual({ valid: true, errors: null })
+
+    const json = await formWith(CHOICES)
+    expect((await submit(t.app, json, { tags: ['d'], ok: 'yes', any: ['q', 'p'] })).status).toBe(201)
+    const sent = (await t.api.get(`/forms/${json}/responses`)).body[0].data
+    expect(sent).toEqual({ tags: ['d'], ok: 'yes', any: ['p', 'q'] })
+    expect(validate(sent)).toBe(true)
+
+    for (const broken of [
+      { ...sent, tags: ['d', 'd'] },
+      { ...sent, tags: ['a', 'b', 'c', 'd'] },
+      { ...sent, tags: [] },
+      { ...sent, tags: 'd' },
+      { ...sent, extras: ['x'] },
+      { ...sent, any: ['r'] },
+      { ...sent, ok: ['yes'] },
+    ]) expect(validate(broken)).toBe(false)
+  })
+})

@@ -83,7 +83,7 @@ describe('creating a form (POST /api/v1/forms)', () => {
     const body = selectFields((_f, o) => o)
     const res = await typicalStall('create, 100 x 200 numeric options', request('POST', '/api/v1/forms', body))
     expectListCapped(res, /^\/fields\/\d+\/config\/options\/\d+$/)
-    expect(res.body.errors[0]).toEqual({ path: '/fields/0/config/options/0', message: 'Expected a string or an object {"value", "label"}' })
+    expect(res.body.errors[0]).toEqual({ path: '/fields/0/config/options/0', message: 'Expected a string or an object {"value", "label"}', code: 'invalid_type' })
   })
 
   test('20,000 options with an unknown key each: the first 100 unknown keys', async () => {
@@ -102,7 +102,7 @@ describe('creating a form (POST /api/v1/forms)', () => {
     const body = `{"title":"Deep","fields":[{"key":"a","type":"text","label":"A"}],"context":{"a":${nestedArrays(500_000)}}}`
     const res = await typicalStall('create, context 500,000 levels deep', request('POST', '/api/v1/forms', body))
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/context', message: 'Must not nest deeper than 100 levels' }])
+    expect(res.body.errors).toEqual([{ path: '/context', message: 'Must not nest deeper than 100 levels', code: 'invalid_value' }])
   })
 
   test('the largest valid form (100 selects of 200 options) is created, with an Idempotency-Key', async () => {
@@ -187,20 +187,20 @@ describe('answering a form with JSON (POST /f/{id})', () => {
     const body = `{"name":[${Array.from({ length: 250_000 }, () => '7').join(',')}]}`
     const res = await typicalStall('answer, 250,000-element array', request('POST', `/f/${formId}`, body))
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/name', message: 'Expected text' }])
+    expect(res.body.errors).toEqual([{ path: '/name', message: 'Expected text', code: 'invalid_type' }])
   })
 
   test('a value nested 500,000 levels deep: refused before it is parsed', async () => {
     const res = await typicalStall('answer, 500,000 levels deep', request('POST', `/f/${formId}`, `{"name":${nestedArrays(500_000)}}`))
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/name', message: 'Must not nest deeper than 100 levels' }])
+    expect(res.body.errors).toEqual([{ path: '/name', message: 'Must not nest deeper than 100 levels', code: 'invalid_value' }])
   })
 
   test('a 10,000-character answer to a pattern that backtracks for seconds in JavaScript', async () => {
     const form = await t.api.createForm({ fields: [{ key: 'code', type: 'text', label: 'Code', config: { pattern: '(a+)+$', max_length: 10_000 } }] })
     const res = await typicalStall('answer, (a+)+$ against 10,000 characters', request('POST', `/f/${form.id}`, { code: `${'a'.repeat(9_999)}!` }))
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/code', message: 'Does not match the required format' }])
+    expect(res.body.errors).toEqual([{ path: '/code', message: 'Does not match the required format', code: 'pattern' }])
   })
 })
 
@@ -227,7 +227,7 @@ describe('a pattern stored by an older version that RE2 cannot run', () => {
     const id = await legacyForm(BACKTRACKING)
     const res = await typicalStall('answer to an old pattern, JSON', request('POST', `/f/${id}`, { code: `${'a'.repeat(40)}!` }))
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/code', message: expect.stringMatching(/^(Could not be checked against the required format in time|Does not match the required format)/) }])
+    expect(res.body.errors).toEqual([{ path: '/code', message: expect.stringMatching(/^(Could not be checked against the required format in time|Does not match the required format)/), code: 'pattern' }])
   })
 
   test('the same through the page (a form post)', async () => {
@@ -279,7 +279,7 @@ describe('a large body is read as JSON.parse reads it, a piece at a time', () =>
           parses = false
         }
         const refused = await send(t.app, 'POST', '/api/v1/forms', { key: t.key, body: broken })
-        if (!parses) expect(refused.body.errors).toEqual([{ path: '', message: 'Request body is not valid JSON' }])
+        if (!parses) expect(refused.body.errors).toEqual([{ path: '', message: 'Request body is not valid JSON', code: 'invalid_format' }])
       }),
       { numRuns: 25, seed: 20261125 },
     )

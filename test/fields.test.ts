@@ -8,6 +8,7 @@ import { checkFieldConfig, fieldTypes, submissionBodyLimit } from '../src/fields
 import { accepts, describeAccept, formatSize } from '../src/fields/file.ts'
 import { Upload, type Control, type FieldDefinition, type FieldType, type Parsed } from '../src/fields/types.ts'
 import { parseAnswers } from '../src/modules/submissions/service.ts'
+import { translator, type Message } from '../src/i18n/index.ts'
 
 // ---------------------------------------------------------------- helpers
 
@@ -28,7 +29,8 @@ function parse(name: string, input: unknown, config: Config = {}, required = fal
 
 /** The expected outcomes, as `toEqual` compares them. */
 const value = (v: string | number | boolean): Parsed => ({ kind: 'value', value: v })
-const INVALID: Parsed = { kind: 'invalid', message: expect.any(String) }
+// Every rejection says what kind it is (CONTRACT 11's codes); params only where the message has placeholders.
+const INVALID: Parsed = expect.objectContaining({ kind: 'invalid', message: expect.any(String), code: expect.any(String) })
 const EMPTY: Parsed = { kind: 'empty' }
 
 const field = (key: string, type: string, config?: Config, required?: boolean): FieldDefinition => ({
@@ -461,10 +463,17 @@ describe('file', () => {
   })
 
   test('the messages name the limit a person must meet', () => {
-    expect(parse('file', upload('a.bin', '', 101), { max_size: 100 })).toEqual({ kind: 'invalid', message: 'The file must be at most 100 bytes' })
+    expect(parse('file', upload('a.bin', '', 101), { max_size: 100 })).toEqual({
+      kind: 'invalid',
+      message: 'The file must be at most 100 bytes',
+      code: 'file_too_large',
+      params: { size: { bytes: 100 } },
+    })
     expect(parse('file', upload('a.txt', 'text/plain', 1), { accept: 'image/*,.pdf' })).toEqual({
       kind: 'invalid',
       message: 'The file must be an image or PDF',
+      code: 'file_type',
+      params: { types: { fileTypes: 'image/*,.pdf' } },
     })
   })
 
@@ -533,7 +542,7 @@ describe('parseAnswers', () => {
       expect(await parseAnswers([field('answer', type, BASE[type], true)], {})).toEqual({
         data: {},
         uploads: [],
-        problems: [{ path: '/answer', message: expect.any(String) }],
+        problems: [{ path: '/answer', message: expect.any(String), code: type === 'checkbox' ? 'unchecked' : 'required' }],
         moreProblems: false,
       })
     },
@@ -541,13 +550,13 @@ describe('parseAnswers', () => {
 
   test.each([undefined, null, '', '   '])('a required text given %p: "This field is required"', async (input) => {
     expect((await parseAnswers([field('name', 'text', {}, true)], { name: input })).problems).toEqual([
-      { path: '/name', message: 'This field is required' },
+      { path: '/name', message: 'This field is required', code: 'required' },
     ])
   })
 
   test('an invalid value is a problem at its key; the valid ones are still read', async () => {
     const result = await parseAnswers([field('n', 'number'), field('t', 'text')], { n: 'abc', t: 'ok' })
-    expect(result.problems).toEqual([{ path: '/n', message: 'Enter a number' }])
+    expect(result.problems).toEqual([{ path: '/n', message: 'Enter a number', code: 'invalid_format' }])
     expect(result.data).toEqual({ t: 'ok' })
   })
 
@@ -557,17 +566,17 @@ describe('parseAnswers', () => {
     ['_page', '/_page'],
   ])('the unknown key %p is a problem at %p', async (key, path) => {
     const result = await parseAnswers([field('name', 'text')], { name: 'Ann', [key]: 'x' })
-    expect(result.problems).toEqual([{ path, message: 'Unknown field' }])
+    expect(result.problems).toEqual([{ path, message: 'Unknown field', code: 'unknown_field' }])
   })
 
   test('a "__proto__" key from a JSON body is an unknown field', async () => {
     const values = JSON.parse('{"name":"Ann","__proto__":{"name":"x"}}') as Record<string, unknown>
-    expect((await parseAnswers([field('name', 'text')], values)).problems).toEqual([{ path: '/__proto__', message: 'Unknown field' }])
+    expect((await parseAnswers([field('name', 'text')], values)).problems).toEqual([{ path: '/__proto__', message: 'Unknown field', code: 'unknown_field' }])
   })
 
   test.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf'])('a field keyed %p reads nothing from Object.prototype', async (key) => {
     expect(await parseAnswers([field(key, 'text')], {})).toEqual({ data: {}, uploads: [], problems: [], moreProblems: false })
-    expect((await parseAnswers([field(key, 'text', {}, true)], {})).problems).toEqual([{ path: `/${key}`, message: 'This field is required' }])
+    expect((await parseAnswers([field(key, 'text', {}, true)], {})).problems).toEqual([{ path: `/${key}`, message: 'This field is required', code: 'required' }])
     expect((await parseAnswers([field(key, 'checkbox')], {})).data).toEqual({ [key]: false })
     expect((await parseAnswers([field(key, 'text')], { [key]: 'given' })).data).toEqual({ [key]: 'given' })
   })
@@ -587,7 +596,9 @@ describe('parseAnswers', () => {
 
   test('a field without config gets the type defaults (text max_length 1000)', async () => {
     expect((await parseAnswers([field('t', 'text')], { t: 'a'.repeat(1000) })).problems).toEqual([])
-    expect((await parseAnswers([field('t', 'text')], { t: 'a'.repeat(1001) })).problems).toEqual([{ path: '/t', message: expect.any(String) }])
+    expect((await parseAnswers([field('t', 'text')], { t: 'a'.repeat(1001) })).problems).toEqual([
+      { path: '/t', message: expect.any(String), code: 'too_long', params: { count: 1000 } },
+    ])
   })
 })
 
@@ -672,21 +683,21 @@ describe('checkFieldConfig', () => {
     ['file: a semicolon-separated list', 'file', { accept: '.pdf;.doc' }, '/config/accept'],
     ['file: one bad token among good ones', 'file', { accept: 'image/*, pdf' }, '/config/accept'],
   ] as const)('%s: a problem at %s', async (_case, type, config, path) => {
-    const code = path === '/config/pattern' ? { code: 'invalid_pattern' as const } : {}
-    expect(await checkFieldConfig(field('f', type, config))).toEqual([{ path, message: expect.any(String), ...code }])
+    const code = path === '/config/pattern' ? 'invalid_pattern' : expect.any(String)
+    expect(await checkFieldConfig(field('f', type, config))).toEqual([expect.objectContaining({ path, message: expect.any(String), code })])
   })
 
   test('problems of several keys are all reported', async () => {
     expect(await checkFieldConfig(field('f', 'text', { min_length: 6, max_length: 5, pattern: '(' }))).toEqual([
-      { path: '/config/min_length', message: expect.any(String) },
+      { path: '/config/min_length', message: expect.any(String), code: 'invalid_value' },
       { path: '/config/pattern', message: expect.any(String), code: 'invalid_pattern' },
     ])
   })
 
   test('both unreal date bounds are reported', async () => {
     expect(await checkFieldConfig(field('f', 'date', { min: '2026-02-30', max: '2026-02-31' }))).toEqual([
-      { path: '/config/min', message: expect.any(String) },
-      { path: '/config/max', message: expect.any(String) },
+      { path: '/config/min', message: expect.any(String), code: 'date' },
+      { path: '/config/max', message: expect.any(String), code: 'date' },
     ])
   })
 })
@@ -715,12 +726,18 @@ describe('control', () => {
       { kind: 'input', attributes: { type: 'number', min: 1, max: 9, step: 2, placeholder: 'n', inputmode: 'decimal' } },
     ],
     ['number', { step: 0.1 }, { kind: 'input', attributes: { type: 'number', step: 0.1, inputmode: 'decimal' } }],
+    ['select', { options: ['a', { value: 'b', label: 'Bee' }] }, { kind: 'radios', options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'Bee' }] }],
     [
       'select',
-      { options: ['a', { value: 'b', label: 'Bee' }] },
-      { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'Bee' }], placeholder: 'Choose an option' },
+      { options: ['a', { value: 'b', label: 'Bee' }], display: 'dropdown' },
+      { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'Bee' }], placeholder: undefined },
     ],
-    ['select', { options: ['a'], placeholder: 'Pick one' }, { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }], placeholder: 'Pick one' }],
+    [
+      'select',
+      { options: ['a'], placeholder: 'Pick one', display: 'dropdown' },
+      { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }], placeholder: 'Pick one' },
+    ],
+    ['select', { options: ['a', 'b'], multiple: true }, { kind: 'checkboxes', options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'b' }] }],
     ['checkbox', { default: true }, { kind: 'checkbox', attributes: {} }],
     ['date', {}, { kind: 'input', attributes: { type: 'date' } }],
     ['date', { min: '2026-01-01', max: '2026-12-31' }, { kind: 'input', attributes: { type: 'date', min: '2026-01-01', max: '2026-12-31' } }],
@@ -732,20 +749,34 @@ describe('control', () => {
 })
 
 describe('note', () => {
-  test.each<[string, Config, string | undefined]>([
+  test.each<[string, Config, Message | undefined]>([
     ['text', {}, undefined],
-    ['text', { min_length: 3 }, 'At least 3 characters.'],
-    ['textarea', { min_length: 20 }, 'At least 20 characters.'],
+    ['text', { min_length: 3 }, { key: 'hint.min_length', params: { count: 3 } }],
+    ['textarea', { min_length: 20 }, { key: 'hint.min_length', params: { count: 20 } }],
     ['number', {}, undefined],
-    ['number', { min: 1, max: 9 }, 'A number from 1 to 9.'],
-    ['number', { min: 0 }, 'A number of at least 0.'],
-    ['number', { max: 5 }, 'A number of at most 5.'],
-    ['date', {}, 'A date, written YYYY-MM-DD.'],
-    ['date', { min: '2026-01-01', max: '2026-12-31' }, 'A date from 2026-01-01 to 2026-12-31 (YYYY-MM-DD).'],
-    ['file', {}, 'Up to 10 MB.'],
-    ['file', { accept: 'image/*,.pdf', max_size: MIB }, 'An image or PDF, up to 1 MB.'],
+    ['number', { min: 1, max: 9 }, { key: 'hint.number_between', params: { min: 1, max: 9 } }],
+    ['number', { min: 0 }, { key: 'hint.number_min', params: { min: 0 } }],
+    ['number', { max: 5 }, { key: 'hint.number_max', params: { max: 5 } }],
+    // The date control shows its own format: a written one would contradict it.
+    ['date', {}, undefined],
+    ['date', { min: '2026-01-01', max: '2026-12-31' }, { key: 'hint.date_between', params: { min: { date: '2026-01-01' }, max: { date: '2026-12-31' } } }],
+    ['date', { min: '2026-01-01' }, { key: 'hint.date_min', params: { min: { date: '2026-01-01' } } }],
+    ['date', { max: '2026-12-31' }, { key: 'hint.date_max', params: { max: { date: '2026-12-31' } } }],
+    ['file', {}, { key: 'hint.file_size', params: { size: { bytes: 10 * MIB } } }],
+    ['file', { accept: 'image/*,.pdf', max_size: MIB }, { key: 'hint.file_types', params: { types: { fileTypes: 'image/*,.pdf' }, size: { bytes: MIB } } }],
+    ['select', { options: ['a', 'b'] }, undefined],
+    ['select', { options: ['a', 'b'], multiple: true }, { key: 'hint.select_any' }],
+    ['select', { options: ['a', 'b', 'c'], multiple: true, min_selected: 2 }, { key: 'hint.select_at_least', params: { count: 2 } }],
+    ['select', { options: ['a', 'b', 'c'], multiple: true, max_selected: 2 }, { key: 'hint.select_at_most', params: { count: 2 } }],
+    ['select', { options: ['a', 'b', 'c'], multiple: true, min_selected: 2, max_selected: 2 }, { key: 'hint.select_exactly', params: { count: 2 } }],
+    ['select', { options: ['a', 'b', 'c'], multiple: true, min_selected: 1, max_selected: 2 }, { key: 'hint.select_between', params: { min: 1, max: 2 } }],
   ])('%s with %p: %p', (type, config, expected) => {
-    expect(typeOf(type).note?.(config)).toBe(expected)
+    expect(typeOf(type).note?.(config)).toEqual(expected)
+  })
+
+  test('every note is a message of the English catalog, with its placeholders', () => {
+    const note = typeOf('date').note!({ min: '2026-01-01', max: '2026-12-31' })!
+    expect(translator('en').t(note.key, note.params)).toBe('A date from January 1, 2026 to December 31, 2026.')
   })
 })
 

@@ -862,7 +862,7 @@ describe('the 201 response', () => {
     const form = expectCreated(res)
     expect(res.headers.get('content-type')).toContain('application/json')
     expect(Object.keys(form).sort()).toEqual(
-      ['id', 'title', 'description', 'url', 'status', 'fields_count', 'expires_at', 'created_at', 'context'].sort(),
+      ['id', 'title', 'description', 'url', 'status', 'fields_count', 'expires_at', 'created_at', 'context', 'page'].sort(),
     )
     expect(form.id).toMatch(/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/)
     expect(form.title).toBe('Travel preferences')

@@ -36,7 +36,7 @@ const UNKNOWN_ID = '01ARZ3NDEKTSV4RRFFQ69G5FAV'
 const apiTime = (ms: number) => new Date(ms).toISOString().slice(0, -1)
 
 const SUMMARY_KEYS = ['created_at', 'description', 'expires_at', 'fields_count', 'id', 'status', 'title', 'url']
-const FORM_KEYS = [...SUMMARY_KEYS, 'context'].sort()
+const FORM_KEYS = [...SUMMARY_KEYS, 'context', 'page'].sort()
 const DETAIL_KEYS = [...FORM_KEYS, 'callback_metadata', 'callback_url', 'fields', 'settings'].sort()
 
 const keysOf = (value: unknown) => Object.keys(value as object).sort()
@@ -152,6 +152,7 @@ describe('GET /api/v1/forms/<id>', () => {
       callback_url: 'https://agent.example.org/hook',
       callback_metadata: { run: 'r-42' },
       settings: { theme: 'plain' },
+      page: {},
     })
     expect(res.body.created_at).toMatch(API_TIME_PATTERN)
     expect(res.body.expires_at).toMatch(API_TIME_PATTERN)

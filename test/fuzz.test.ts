@@ -1065,7 +1065,8 @@ describe(named('POST /api/v1/forms'), () => {
       for (const f of sent.fields) {
         must(tags.some((tag) => tag.attrs.get('name') === f.key), `no control named ${show(f.key)} on the page`)
         if (f.type === 'select') {
-          const shown = tags.filter((tag) => tag.name === 'option').map((tag) => tag.attrs.get('value'))
+          // A drop-down's options, or the radios (or checkboxes) named after the field.
+          const shown = tags.filter((tag) => tag.name === 'option' || (tag.name === 'input' && tag.attrs.get('name') === f.key)).map((tag) => tag.attrs.get('value'))
           for (const o of f.config.options) {
             const value = typeof o === 'string' ? o : o.value
             must(shown.includes(value.toWellFormed()), `option ${show(value)} is not on the page`)

@@ -1,6 +1,6 @@
 /**
- * Pages parsed as a browser reads them, with Bun's HTMLRewriter: attribute
- * values and text after entity decoding, elements in document order.
+ * Pages as a browser reads them: parsed with Bun's HTMLRewriter and
+ * entity-decoded, so assertions see attribute values and text after decoding.
  */
 import { expect } from 'bun:test'
 
@@ -15,7 +15,7 @@ export interface Node {
   end: number
 }
 
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' }
 
 /**
  * Decodes character references as a browser does. Strict: a "&" that does not
@@ -32,7 +32,7 @@ export function decodeEntities(raw: string): string {
       break
     }
     out += raw.slice(i, amp)
-    const match = /^&(?:(amp|lt|gt|quot|apos);|#([0-9]+);|#[xX]([0-9a-fA-F]+);)/.exec(raw.slice(amp))
+    const match = /^&(?:(amp|lt|gt|quot|apos|nbsp);|#([0-9]+);|#[xX]([0-9a-fA-F]+);)/.exec(raw.slice(amp))
     if (!match) throw new Error(`unescaped "&" in the page: ${JSON.stringify(raw.slice(amp, amp + 20))}`)
     if (match[1]) out += NAMED[match[1]]
     else out += String.fromCodePoint(match[2] ? Number(match[2]) : parseInt(match[3]!, 16))
@@ -179,3 +179,19 @@ export async function parsePage(html: string): Promise<Page> {
   })
   return new Page(html, nodes)
 }
+
+/** The page's text as read: the body without its tags, with spaces (and Intl's narrow ones) collapsed. */
+export function pageText(html: string): string {
+  const body = html.slice(html.indexOf('<body'))
+  return decodeEntities(body.replace(/<[^>]*>/g, ' ')).replace(/[\s\u00a0\u202f]+/g, ' ').trim()
+}
+
+/** Every <input>'s attributes, decoded. */
+export function inputsOf(html: string): Array<Record<string, string>> {
+  return [...html.matchAll(/<input\b([^>]*)>/g)].map(([, attrs]) =>
+    Object.fromEntries([...attrs!.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].map(([, name, value]) => [name!.toLowerCase(), decodeEntities(value ?? '')])),
+  )
+}
+
+/** The same spaces collapsed in an expected phrase (Intl writes narrow no-break spaces in times). */
+export const collapsed = (text: string) => text.replace(/[\s\u00a0\u202f]+/g, ' ').trim()

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { STYLESHEET } from '../views/assets.ts'
 import { fieldTypes } from '../src/fields/index.ts'
+import { ERROR_CODES } from '../src/lib/errors.ts'
 import { createTestContext, send, type TestContext } from './utils.ts'
 
 let t: TestContext
@@ -77,6 +78,22 @@ describe('GET /api/v1/openapi.json', () => {
     expect(JSON.stringify(doc)).not.toContain('errorMessage')
   })
 
+  test('documents the choice and autofill keys, the codes of a 422, and an answer that is an array', () => {
+    const variants = doc.paths['/api/v1/forms'].post.requestBody.content['application/json'].schema.properties.fields.items.anyOf
+    const config = (type: string) => variants.find((v: any) => v.properties.type.const === type).properties.config.properties
+    expect(config('select').multiple).toMatchObject({ type: 'boolean', default: false })
+    expect(config('select').min_selected).toMatchObject({ type: 'integer', minimum: 1 })
+    expect(config('select').max_selected).toMatchObject({ type: 'integer', minimum: 1 })
+    expect(config('select').display.anyOf.map((v: any) => v.const)).toEqual(['auto', 'radio', 'dropdown'])
+    expect(config('select').default.anyOf.map((v: any) => v.type)).toEqual(['string', 'array'])
+    for (const type of ['text', 'textarea', 'email', 'date']) expect(config(type).autocomplete).toMatchObject({ type: 'string' })
+    const problem = doc.components.schemas.Error.properties.errors.items
+    expect(problem.required).toEqual(['path', 'message', 'code'])
+    expect(problem.properties.code.anyOf.map((v: any) => v.const)).toEqual([...ERROR_CODES])
+    const data = doc.paths['/api/v1/forms/{id}/responses'].get.responses['200'].content['application/json'].schema
+    expect(JSON.stringify(data)).toContain('"type":"array","items":{"type":"string"}')
+  })
+
   test('list forms documents its query parameters and Link header', () => {
     const list = doc.paths['/api/v1/forms'].get
     const names = list.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name)
@@ -84,5 +101,21 @@ describe('GET /api/v1/openapi.json', () => {
     const limit = list.parameters.find((p: any) => p.name === 'limit')
     expect(limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 })
     expect(list.responses['200'].headers.Link).toBeDefined()
+  })
+})
+
+describe('MCP tools/list', () => {
+  test("create_form's input schema carries the choice and autofill keys too", async () => {
+    const res = await send(t.app, 'POST', '/mcp', {
+      key: t.key,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    })
+    expect(res.status).toBe(200)
+    const createForm = res.body.result.tools.find((tool: any) => tool.name === 'create_form')
+    const variants = createForm.inputSchema.properties.fields.items.anyOf
+    const config = (type: string) => variants.find((v: any) => v.properties.type.const === type).properties.config.properties
+    expect(Object.keys(config('select'))).toEqual(expect.arrayContaining(['multiple', 'min_selected', 'max_selected', 'display']))
+    for (const type of ['text', 'textarea', 'email', 'date']) expect(config(type)).toHaveProperty('autocomplete')
   })
 })

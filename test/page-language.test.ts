@@ -250,3 +250,47 @@ describe("the page's own words", () => {
     expect(['a', 'b', 'c'].map((key) => page.label(key).text)).toEqual([`A ${translator('de').t('mark.required')}`, 'B', 'C'])
   })
 })
+
+describe("a field's config.error_message", () => {
+  const TYPES: Array<Record<string, unknown>> = [
+    { type: 'text' },
+    { type: 'textarea' },
+    { type: 'email' },
+    { type: 'number' },
+    { type: 'select', config: { options: ['a', 'b'] } },
+    { type: 'checkbox' },
+    { type: 'date' },
+    { type: 'file' },
+  ]
+
+  test.each(TYPES.map((field) => [field.type as string, field]))('%s takes it, 1 to 300 characters', async (_type, field) => {
+    const create = (message: unknown) =>
+      t.api.post('/forms', { title: 'T', fields: [{ key: 'f', label: 'F', ...field, config: { ...(field.config as object), error_message: message } }] })
+    expect((await create('x')).status).toBe(201)
+    expect((await create('x'.repeat(300))).status).toBe(201)
+    for (const bad of ['', 'x'.repeat(301), 7, null]) {
+      const refused = await create(bad)
+      expect(refused.status).toBe(422)
+      expect((refused.body as { errors: Array<{ path: string }> }).errors.map((e) => e.path)).toEqual(['/fields/0/config/error_message'])
+    }
+  })
+
+  test("replaces the page's message for a missing and for an invalid value; the API's message stays the built-in English", async () => {
+    const form = await t.api.createForm({
+      page: { locale: 'fr' },
+      fields: [
+        { key: 'ref', type: 'text', label: 'Référence', required: true, config: { pattern: '[A-Z]{3}-[0-9]{4}', error_message: 'Saisissez la référence du dossier, comme ABC-1234' } },
+        { key: 'other', type: 'text', label: 'Autre', required: true },
+      ],
+    })
+    for (const value of ['', 'abc']) {
+      const page = await parsePage((await postForm(t.app, form.id, { ref: value, other: '' })).text)
+      expect(page.byId('field-ref-error').text).toContain('Saisissez la référence du dossier, comme ABC-1234')
+      expect(page.byId('field-other-error').text).toContain(translator('fr').t('error.required.text'))
+    }
+    const json = await send(t.app, 'POST', `/f/${form.id}`, { body: { ref: 'abc', other: 'x' } })
+    expect(json.status).toBe(422)
+    const [problem] = (json.body as { errors: Array<{ path: string; message: string; code: string }> }).errors
+    expect(problem).toEqual({ path: '/ref', message: 'Does not match the required format', code: 'pattern' })
+  })
+})

@@ -27,7 +27,6 @@ beforeEach(async () => {
 })
 afterEach(() => t.close())
 
-
 // ---------------------------------------------------------------- page checks
 
 const CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -59,7 +58,7 @@ async function expectPage(res: TestResponse, status: number): Promise<Page> {
 async function expectThankYou(res: TestResponse) {
   const page = await expectPage(res, 200)
   expect(page.all('form')).toEqual([])
-  expect(page.one('h1').text).toMatch(/thank you/i)
+  expect(page.one('h1').text).toMatch(/this form has been answered/i)
   return page
 }
 
@@ -283,8 +282,8 @@ describe('each field type is rendered with its native control', () => {
 
   test('select: a placeholder option with value "", then string and {value,label} options; the default is selected', async () => {
     const fields = [
-      { key: 'meal', type: 'select', label: 'Meal', required: true, config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }, 'meat'], placeholder: 'Pick a meal', default: 'veg' } },
-      { key: 'size', type: 'select', label: 'Size', config: { options: ['S', 'M'] } },
+      { key: 'meal', type: 'select', label: 'Meal', required: true, config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }, 'meat'], placeholder: 'Pick a meal', default: 'veg', display: 'dropdown' } },
+      { key: 'size', type: 'select', label: 'Size', config: { options: ['S', 'M'], display: 'dropdown' } },
     ]
     const form = await t.api.createForm({ fields })
     const page = await expectFormPage(await openPage(t.app, form.id))
@@ -373,7 +372,9 @@ describe('each field type is rendered with its native control', () => {
     for (const field of EVERY_TYPE_FIELDS) {
       const control = page.control(field.key)
       expect(control.attrs.name).toBe(field.key)
-      const label = page.label(field.key)
+      // A group (radios, checkboxes) is named by its fieldset's legend; its first input has the field's id.
+      const group = page.all('fieldset').find((fieldset) => page.within(fieldset).includes(control))
+      const label = group ? page.within(group, 'legend')[0]! : page.label(field.key)
       const text = label.text.replace(/\s+/g, ' ').trim()
       if (field.required) {
         expect(text).toBe(`${field.label} (required)`)
@@ -532,7 +533,7 @@ describe('a refused post (422) shows the page again', () => {
     expect(page.control('notes').text.replace(/\r\n/g, '\n')).toBe('my own\nnotes')
     expect(page.control('email').attrs.value).toBe('ada@example')
     expect(page.control('guests').attrs.value).toBe('2.5')
-    expect(page.within(page.control('meal'), 'option').filter((o) => 'selected' in o.attrs).map((o) => o.attrs.value)).toEqual(['veg'])
+    expect(page.all('input').filter((o) => o.attrs.name === 'meal' && 'checked' in o.attrs).map((o) => o.attrs.value)).toEqual(['veg'])
     expect('checked' in page.control('agree').attrs).toBe(true)
     expect('checked' in page.control('news').attrs).toBe(false)
     expect(page.control('day').attrs.value).toBe('2026-07-08')
@@ -739,6 +740,7 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
         options: [SCRIPT, { value: TRICKY_VALUE, label: `<b>L</b> ${HOVER}` }, '&lt;', { value: `${HOVER}`, label: AMP }],
         placeholder: `${HOVER}${BOLD}`,
         default: TRICKY_VALUE,
+        display: 'dropdown',
       },
     },
     { key: 'mail', type: 'email', label: `Mail ${SCRIPT}`, config: { placeholder: `${SCRIPT}${HOVER}`, default: "o'neil&co@example.com" } },
@@ -819,14 +821,18 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
   })
 
   test.each([
-    ['urlencoded', false],
-    ['multipart', true],
-  ])('the option value %s, posted back as a browser sends it, is accepted and stored exactly', async (_name, asMultipart) => {
+    ['urlencoded', 'dropdown', false],
+    ['multipart', 'dropdown', true],
+    ['urlencoded', 'radio', false],
+    ['multipart', 'radio', true],
+  ] as const)('the option value %s from a %s, posted back as a browser sends it, is accepted and stored exactly', async (_name, display, asMultipart) => {
     const form = await t.api.createForm({
-      fields: [{ key: 'choice', type: 'select', label: 'Choice', required: true, config: { options: ['plain', { value: TRICKY_VALUE, label: 'Tricky' }] } }],
+      fields: [{ key: 'choice', type: 'select', label: 'Choice', required: true, config: { options: ['plain', { value: TRICKY_VALUE, label: 'Tricky' }], display } }],
     })
     const page = await expectFormPage(await openPage(t.app, form.id))
-    const option = page.within(page.control('choice'), 'option').find((o) => o.text === 'Tricky')
+    const option = display === 'dropdown'
+      ? page.within(page.control('choice'), 'option').find((o) => o.text === 'Tricky')
+      : page.all('input').find((o) => o.attrs.name === 'choice' && page.label(o.attrs.id!.slice('field-'.length)).text === 'Tricky')
     expect(option?.attrs.value).toBe(TRICKY_VALUE)
     let res: TestResponse
     if (asMultipart) {

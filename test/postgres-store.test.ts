@@ -67,7 +67,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     const at = T0 + 1000
     expect((await store.forms.find(f.id, before))!.status).toBe('active')
     expect(await store.forms.find(f.id, at)).toMatchObject({ status: 'expired', context: null })
-    expect(await store.forms.findPublicState(f.id, at)).toEqual({ id: f.id, title: f.title, status: 'expired' })
+    expect(await store.forms.findPublicState(f.id, at)).toEqual({ id: f.id, title: f.title, status: 'expired', page: f.page })
     expect(await store.forms.findStateForAccount(account, f.id, at)).toEqual({ id: f.id, status: 'expired', expiresAt: T0 + 1000, context: null })
     expect(await store.forms.findStateForAccount(account, f.id, before)).toEqual({ id: f.id, status: 'active', expiresAt: T0 + 1000, context: '{"secret":1}' })
     expect(await store.transaction((tx) => tx.forms.complete(f.id, at))).toBe(false)
@@ -355,8 +355,8 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
       { id: expiring.id, status: 'active', expiresAt: T0 + 500, context: '{"n":1}' },
       { id: expiring.id, status: 'expired', expiresAt: T0 + 500, context: null },
       undefined,
-      { id: expiring.id, title: expiring.title, status: 'active' },
-      { id: expiring.id, title: expiring.title, status: 'expired' },
+      { id: expiring.id, title: expiring.title, status: 'active', page: expiring.page },
+      { id: expiring.id, title: expiring.title, status: 'expired', page: expiring.page },
       undefined,
       { ...expiring, status: 'expired', context: null },
       { ...theirs, status: 'active' },

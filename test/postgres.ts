@@ -428,6 +428,7 @@ export function formRecord(accountId: string, overrides: Partial<NewForm> = {}):
     webhookSecret: null,
     context: null,
     settings: '{}',
+    page: {},
     expiresAt: null,
     createdAt: T0,
     ...overrides,

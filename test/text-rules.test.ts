@@ -77,7 +77,7 @@ describe('a pattern matches what the browser matches', () => {
       const form = await t.api.createForm(textField({ pattern: '\\p{Lu}+' }))
       const res = await submit(t.app, form.id, { code: value })
       expect({ value, status: res.status }).toEqual({ value, status })
-      if (status === 422) expect(res.body.errors).toEqual([{ path: '/code', message: 'Does not match the required format' }])
+      if (status === 422) expect(res.body.errors).toEqual([{ path: '/code', message: 'Does not match the required format', code: 'pattern' }])
     }
   })
 })
@@ -200,7 +200,7 @@ describe("a person's answer with a control character: 422, naming the invisible 
   test('tabs and line breaks are answers; a single-line text still refuses a line break', async () => {
     const form = await t.api.createForm({ fields: FIELDS })
     const refused = await submit(t.app, form.id, { name: 'a\r\nb' })
-    expect(refused.body.errors).toEqual([{ path: '/name', message: 'Must be a single line' }])
+    expect(refused.body.errors).toEqual([{ path: '/name', message: 'Must be a single line', code: 'invalid_format' }])
     const res = await submit(t.app, form.id, { name: 'A\tB', notes: 'one\r\ntwo\tthree' })
     expect(res.status).toBe(201)
     expect((await t.api.get(`/forms/${form.id}/responses`)).body[0].data).toEqual({ name: 'A\tB', notes: 'one\ntwo\tthree' })

@@ -102,6 +102,8 @@ export interface TestContextOptions {
   bodyPace?: BodyPace
   /** The store, for tests of one store only (several servers share only PostgreSQL); TEST_STORE when not given. */
   store?: StoreKind
+  /** The origin intake is served at (BASE_URL when not given): `https://...` for what only https does. */
+  baseUrl?: string
 }
 
 /** Which store the in-process suite runs on: `INTAKE_TEST_STORE=postgres` (with INTAKE_TEST_DATABASE_URL) for PostgreSQL. */
@@ -137,7 +139,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const clock = testClock()
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
-  const intake = createIntake({ config, store, baseUrl: BASE_URL, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
+  const servedAt = options.baseUrl ?? BASE_URL
+  const intake = createIntake({ config, store, baseUrl: servedAt, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
   const { background } = intake
   const app = { handle: intake.handle, routes: intake.app.routes }
   // Keys a test makes or revokes go over a store of their own, as `intake keys` does from another process,
@@ -156,7 +159,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const otherServers: Array<{ background: Intake['background']; store: Store }> = []
   const anotherServer = async () => {
     const otherStore = await openStore(config, { poolSize: 2 })
-    const other = createIntake({ config, store: otherStore, baseUrl: BASE_URL, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
+    const other = createIntake({ config, store: otherStore, baseUrl: servedAt, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
     const server = { app: { handle: other.handle, routes: other.app.routes }, background: other.background, store: otherStore }
     otherServers.push(server)
     return server
@@ -202,7 +205,7 @@ export function failEveryStoreCall(store: Store): void {
   const fail = async () => {
     throw new Error('the store failed unexpectedly (a test made it)')
   }
-  for (const part of [store.forms, store.responses, store.deliveries, store.keys] as unknown as Array<Record<string, unknown>>) {
+  for (const part of [store.forms, store.responses, store.deliveries, store.keys, store.submissions] as unknown as Array<Record<string, unknown>>) {
     for (const name of Object.keys(part)) part[name] = fail
   }
   Object.assign(store, { transaction: fail, stagedTransaction: fail, ping: fail })

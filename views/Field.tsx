@@ -4,15 +4,12 @@ import type { Control, FieldDefinition } from '../src/fields/types.ts'
 import type { Translator } from '../src/i18n/index.ts'
 import { attr, attributes } from './attributes.ts'
 import { RichText } from './RichText.tsx'
+import type { HeldFileView } from '../src/modules/submissions/service.ts'
 
 export const controlId = (key: string) => `field-${key}`
 
 /** A file the person sent with a refused answer, kept for the next try (CONTRACT 11). */
-export interface HeldFile {
-  id: string
-  name: string
-  size: number
-}
+export type HeldFile = HeldFileView
 
 export interface FieldProps {
   field: FieldDefinition
@@ -72,25 +69,31 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
   if (control.kind === 'radios' || control.kind === 'checkboxes') {
     const chosen = new Set(value === undefined ? [] : Array.isArray(value) ? value : [value])
     const inputType = control.kind === 'radios' ? 'radio' : 'checkbox'
-    const options = control.options.map((option, index) => ({ ...option, id: index === 0 ? id : `${id}-${index}` }))
+    const choices = control.options.map((option) => ({ ...option, builtIn: false }))
     // An optional single choice can be taken back: the last choice is "no answer" (an empty value).
-    if (control.kind === 'radios' && !required) options.push({ value: '', label: t.t('select.no_answer'), id: `${id}-none` })
+    if (control.kind === 'radios' && !required) choices.push({ value: '', label: t.t('select.no_answer'), builtIn: true })
+    // The first carries the field's id: where the error summary's link lands.
+    const options = choices.map((choice, index) => ({ ...choice, id: index === 0 ? id : `${id}-${index}` }))
     return (
       <div class={fieldClass}>
-        <fieldset class="choices" aria-describedby={describedBy} aria-invalid={invalid}>
+        <fieldset class="choices" aria-describedby={describedBy}>
           <legend class="label">{labelText}</legend>
           {hint}
           {errorMessage}
           {options.map((option) => {
-            const builtIn = option.id === `${id}-none`
+            const builtIn = option.builtIn
             return (
               <div class="choice">
                 <input
-                  type={inputType}
-                  id={option.id}
-                  name={attr(field.key)}
-                  value={attr(option.value)}
-                  checked={chosen.has(option.value)}
+                  {...attributes({
+                    type: inputType,
+                    id: option.id,
+                    name: field.key,
+                    value: option.value,
+                    checked: chosen.has(option.value),
+                    required: required && inputType === 'radio',
+                    'aria-invalid': invalid,
+                  })}
                 />
                 <label for={option.id} dir={builtIn ? undefined : 'auto'} safe>
                   {option.label}
@@ -135,8 +138,14 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
       </label>
       {hint}
       {errorMessage}
-      {held ? <HeldFileNote field={field} held={held} t={t} /> : ''}
-      {input(control, shared, single, t)}
+      {held && control.kind === 'input' && control.attributes.type === 'file' ? (
+        <HeldFileNote field={field} held={held} t={t}>
+          {/* The kept file answers the field: the control that replaces it is not required. */}
+          {input(control, { ...shared, required: false, 'aria-describedby': [describedBy, `${id}-kept`, `${id}-replace`].join(' ') }, single, t)}
+        </HeldFileNote>
+      ) : (
+        input(control, shared, single, t)
+      )}
     </div>
   )
 }
@@ -171,25 +180,27 @@ function input(control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'chec
   return <input dir="auto" {...attributes({ ...control.attributes, ...shared, value })} />
 }
 
-/** A file sent with the refused try: named, kept unless removed or replaced (no JavaScript: a checkbox and the file control). */
-function HeldFileNote({ field, held, t }: { field: FieldDefinition; held: HeldFile; t: Translator }) {
-  const removeId = `${controlId(field.key)}-remove`
+/** A file kept from a refused try: named, its hold id posted back, a box to remove it, and the control to replace it (no JavaScript). */
+function HeldFileNote({ field, held, t, children }: { field: FieldDefinition; held: HeldFile; t: Translator; children: JSX.Element }) {
+  const id = controlId(field.key)
+  const removeId = `${id}-remove`
   const sentence = t.t('file.kept', { name: '\u0000', size: { bytes: held.size } }).split('\u0000')
   return (
     <div class="held-file">
-      <input type="hidden" name={`_held_${attr(field.key)}`} value={attr(held.id)} />
-      <p class="held-file-name">
+      <p id={attr(`${id}-kept`)} class="held-file-name">
         {sentence.map((part, index) => (index === 0 ? <span safe>{part}</span> : <><bdi class="file-name" safe>{held.name}</bdi><span safe>{part}</span></>))}
       </p>
+      <input type="hidden" name={attr(`_held_${field.key}`)} value={attr(held.id)} />
       <div class="checkbox">
-        <input type="checkbox" id={removeId} name={`_remove_${attr(field.key)}`} value="true" />
-        <label for={removeId} safe>
+        <input type="checkbox" id={attr(removeId)} name={attr(`_remove_${field.key}`)} value="true" />
+        <label for={attr(removeId)} safe>
           {t.t('file.remove')}
         </label>
       </div>
-      <p class="hint" safe>
+      <p id={attr(`${id}-replace`)} class="hint" safe>
         {t.t('file.replace')}
       </p>
+      {children}
     </div>
   )
 }

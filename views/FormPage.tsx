@@ -9,7 +9,7 @@ import { Layout } from './Layout.tsx'
 import { RichText } from './RichText.tsx'
 import { pageBytes, type PageBytes } from '../src/lib/http.ts'
 import { timeSlicer } from '../src/lib/slices.ts'
-import type { PageSettings } from './page-settings.ts'
+import type { PageSettings } from '../src/modules/forms/model.ts'
 
 export interface FormView {
   id: string

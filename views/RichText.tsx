@@ -42,7 +42,8 @@ export function RichText({ text, t, class: className }: { text: string; t: Trans
       return out.join('')
     })
     .join('')
-  return <div class={className ? `rich-text ${className}` : 'rich-text'}>{html}</div>
+  // Every piece of `html` was escaped above, so it goes in as markup.
+  return `<div class="${className ? `rich-text ${escapeHtml(className)}` : 'rich-text'}">${html}</div>`
 }
 
 /** One line, escaped, with its URLs as links. */

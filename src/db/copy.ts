@@ -36,6 +36,8 @@ export const COPIED_TABLES = [
   'file_chunks',
   'unclaimed_files',
   'deliveries',
+  'held_files',
+  'receipts',
 ] as const
 
 /** Each store's own record of its schema, written by its migrations, never copied. */

@@ -1,6 +1,7 @@
 import type { KeyReads, KeyWrites } from '../modules/auth/store/index.ts'
 import type { FormReads, FormWrites } from '../modules/forms/store/index.ts'
 import type { ResponseReads, ResponseWrites } from '../modules/responses/store/index.ts'
+import type { SubmissionReads, SubmissionWrites } from '../modules/submissions/store/index.ts'
 import type { DeliveryReads, DeliveryWrites } from '../modules/webhooks/store/index.ts'
 
 /**
@@ -22,6 +23,7 @@ export interface Reads {
   responses: ResponseReads
   deliveries: DeliveryReads
   keys: KeyReads
+  submissions: SubmissionReads
 }
 
 export interface Transaction {
@@ -29,6 +31,7 @@ export interface Transaction {
   responses: ResponseWrites
   deliveries: DeliveryWrites
   keys: KeyWrites
+  submissions: SubmissionWrites
 }
 
 export type StoreKind = 'sqlite' | 'postgres'

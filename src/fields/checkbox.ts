@@ -23,8 +23,8 @@ export const checkbox: FieldType<CheckboxConfig> = {
     else if (typeof input === 'boolean') ticked = input
     else if (typeof input === 'string' && TICKED.has(input.toLowerCase())) ticked = true
     else if (typeof input === 'string' && UNTICKED.has(input.toLowerCase())) ticked = false
-    else return rejected('Expected true or false')
-    if (required && !ticked) return rejected('This box must be ticked')
+    else return rejected('Expected true or false', 'invalid_type')
+    if (required && !ticked) return rejected('This box must be ticked', 'unchecked')
     return answer(ticked)
   },
   control: () => ({ kind: 'checkbox', attributes: {} }),

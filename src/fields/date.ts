@@ -1,4 +1,6 @@
 import { Type } from '@sinclair/typebox'
+import type { Message } from '../i18n/index.ts'
+import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 import { isCalendarDate } from '../lib/time.ts'
 import { EMPTY, answer, checkBounds, isBlank, rejected, type FieldType } from './types.ts'
 
@@ -6,6 +8,7 @@ interface DateConfig {
   default?: string
   min?: string
   max?: string
+  autocomplete?: string
 }
 
 const CalendarDate = Type.String({
@@ -20,31 +23,34 @@ export const date: FieldType<DateConfig> = {
       default: Type.Optional(CalendarDate),
       min: Type.Optional(CalendarDate),
       max: Type.Optional(CalendarDate),
+      autocomplete: Type.Optional(Autocomplete),
     },
     { additionalProperties: false },
   ),
   checkConfig(config) {
     const unreal = (['min', 'max'] as const)
       .filter((key) => config[key] !== undefined && !isCalendarDate(config[key]))
-      .map((key) => ({ path: `/${key}`, message: 'Is not a real calendar date' }))
+      .map((key) => ({ path: `/${key}`, message: 'Is not a real calendar date', code: 'date' as const }))
+    const autocomplete = autocompleteProblem('date', config.autocomplete)
     // YYYY-MM-DD strings compare as the dates they name.
-    return unreal.length > 0 ? unreal : checkBounds(config)
+    return [...(unreal.length > 0 ? unreal : checkBounds(config)), ...(autocomplete ? [autocomplete] : [])]
   },
   parse(input, config) {
     if (isBlank(input)) return EMPTY
-    if (typeof input !== 'string' || !isCalendarDate(input.trim())) return rejected('Enter a real date as YYYY-MM-DD')
+    if (typeof input !== 'string') return rejected('Enter a real date as YYYY-MM-DD', 'invalid_type')
+    if (!isCalendarDate(input.trim())) return rejected('Enter a real date as YYYY-MM-DD', 'date')
     const value = input.trim()
-    if (config.min !== undefined && value < config.min) return rejected(`Must be on or after ${config.min}`)
-    if (config.max !== undefined && value > config.max) return rejected(`Must be on or before ${config.max}`)
+    if (config.min !== undefined && value < config.min) return rejected(`Must be on or after ${config.min}`, 'date_too_early', { date: { date: config.min } })
+    if (config.max !== undefined && value > config.max) return rejected(`Must be on or before ${config.max}`, 'date_too_late', { date: { date: config.max } })
     return answer(value)
   },
-  control: (config) => ({ kind: 'input', attributes: { type: 'date', min: config.min, max: config.max } }),
-  // Browsers without a date picker show a plain text box: say which format to type.
-  note(config) {
-    if (config.min !== undefined && config.max !== undefined) return `A date from ${config.min} to ${config.max} (YYYY-MM-DD).`
-    if (config.min !== undefined) return `A date on or after ${config.min} (YYYY-MM-DD).`
-    if (config.max !== undefined) return `A date on or before ${config.max} (YYYY-MM-DD).`
-    return 'A date, written YYYY-MM-DD.'
+  control: (config) => ({ kind: 'input', attributes: { type: 'date', min: config.min, max: config.max, autocomplete: config.autocomplete } }),
+  // Only the bounds: the date control shows its own format, which a written one would contradict.
+  note(config): Message | undefined {
+    if (config.min !== undefined && config.max !== undefined) return { key: 'hint.date_between', params: { min: { date: config.min }, max: { date: config.max } } }
+    if (config.min !== undefined) return { key: 'hint.date_min', params: { min: { date: config.min } } }
+    if (config.max !== undefined) return { key: 'hint.date_max', params: { max: { date: config.max } } }
+    return undefined
   },
   answerSchema(config) {
     const bounds = [config.min && `on or after ${config.min}`, config.max && `on or before ${config.max}`].filter(Boolean)

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
 import { Placeholder } from './shared.ts'
+import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 
 // The HTML "valid e-mail address" grammar, plus a dot in the domain: an
 // address a person means to be reached at has one.
@@ -13,6 +14,7 @@ export const EMAIL_MAX_LENGTH = 254
 interface EmailConfig {
   placeholder?: string
   default?: string
+  autocomplete?: string
 }
 
 export const email: FieldType<EmailConfig> = {
@@ -21,22 +23,23 @@ export const email: FieldType<EmailConfig> = {
     {
       placeholder: Type.Optional(Placeholder),
       default: Type.Optional(Type.String({ maxLength: EMAIL_MAX_LENGTH })),
+      autocomplete: Type.Optional(Autocomplete),
     },
     { additionalProperties: false },
   ),
-  checkConfig: () => [],
+  checkConfig: (config) => [autocompleteProblem('email', config.autocomplete)].filter((p) => p !== undefined),
   parse(input) {
     if (isBlank(input)) return EMPTY
-    if (typeof input !== 'string') return rejected('Expected an email address')
+    if (typeof input !== 'string') return rejected('Expected an email address', 'invalid_type')
     // Browsers strip surrounding whitespace from type=email; so do we.
     const value = input.trim()
-    if (value.length > EMAIL_MAX_LENGTH) return rejected(`Must be at most ${EMAIL_MAX_LENGTH} characters`)
-    if (!EMAIL.test(value)) return rejected('Enter an email address such as name@example.com')
+    if (value.length > EMAIL_MAX_LENGTH) return rejected(`Must be at most ${EMAIL_MAX_LENGTH} characters`, 'too_long', { count: EMAIL_MAX_LENGTH })
+    if (!EMAIL.test(value)) return rejected('Enter an email address such as name@example.com', 'email')
     return answer(value)
   },
   control: (config) => ({
     kind: 'input',
-    attributes: { type: 'email', maxlength: EMAIL_MAX_LENGTH, placeholder: config.placeholder, autocomplete: 'email', spellcheck: 'false' },
+    attributes: { type: 'email', maxlength: EMAIL_MAX_LENGTH, placeholder: config.placeholder, autocomplete: config.autocomplete ?? 'email', spellcheck: 'false' },
   }),
   answerSchema: () => ({ type: 'string', format: 'email', maxLength: EMAIL_MAX_LENGTH }),
 }

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import type { Message } from '../i18n/index.ts'
 import type { Problem } from '../lib/errors.ts'
 import { EMPTY, Upload, isBlank, rejected, type FieldType } from './types.ts'
 
@@ -40,7 +41,7 @@ export const file: FieldType<FileConfig> = {
       const tokens = acceptTokens(config.accept)
       const bad = tokens.find((token) => !ACCEPT_TOKEN.test(token))
       if (tokens.length === 0 || bad !== undefined) {
-        problems.push({ path: '/accept', message: 'Expected a comma-separated list of extensions (".pdf") or media types ("image/*")' })
+        problems.push({ path: '/accept', message: 'Expected a comma-separated list of extensions (".pdf") or media types ("image/*")', code: 'invalid_format' })
       }
     }
     return problems
@@ -49,11 +50,11 @@ export const file: FieldType<FileConfig> = {
     // A browser sends an empty, nameless part when no file was chosen.
     if (isBlank(input) || (input instanceof Upload && input.name === '' && input.size === 0)) return EMPTY
     // A JSON body cannot carry a file; the page uploads with multipart/form-data.
-    if (!(input instanceof Upload)) return rejected('A file must be uploaded with multipart/form-data')
+    if (!(input instanceof Upload)) return rejected('A file must be uploaded with multipart/form-data', 'invalid_type')
     const maxSize = fileMaxSize(config)
-    if (input.size > maxSize) return rejected(`The file must be at most ${formatSize(maxSize)}`)
+    if (input.size > maxSize) return rejected(`The file must be at most ${formatSize(maxSize)}`, 'file_too_large', { size: { bytes: maxSize } })
     if (config.accept !== undefined && !accepts(config.accept, input)) {
-      return rejected(`The file must be ${describeAccept(config.accept).replace(/^An? /, (a) => a.toLowerCase())}`)
+      return rejected(`The file must be ${describeAccept(config.accept).replace(/^An? /, (a) => a.toLowerCase())}`, 'file_type', { types: { fileTypes: config.accept } })
     }
     return { kind: 'upload', upload: input }
   },
@@ -65,9 +66,11 @@ export const file: FieldType<FileConfig> = {
     format: 'uri',
     description: 'The API URL of the uploaded file: GET it with your API key to download the bytes',
   }),
-  note(config) {
-    const size = formatSize(fileMaxSize(config))
-    return config.accept === undefined ? `Up to ${size}.` : `${describeAccept(config.accept)}, up to ${size}.`
+  note(config): Message | undefined {
+    const size = { bytes: fileMaxSize(config) }
+    return config.accept === undefined
+      ? { key: 'hint.file_size', params: { size } }
+      : { key: 'hint.file_types', params: { types: { fileTypes: config.accept }, size } }
   },
 }
 

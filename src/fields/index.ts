@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
 import { FORM_POST_MAX_BYTES } from '../lib/request-body.ts'
 import { checkbox } from './checkbox.ts'
@@ -20,7 +20,24 @@ export const fieldTypes: Record<string, FieldType> = Object.fromEntries(
 
 export const FIELD_KEY_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,63}$'
 
+/**
+ * Every type's config also takes `error_message`: the page shows it instead of
+ * the built-in message for any invalid or missing value (CONTRACT 11).
+ */
+export const ERROR_MESSAGE_MAX_LENGTH = 300
+const ErrorMessage = Type.String({
+  minLength: 1,
+  maxLength: ERROR_MESSAGE_MAX_LENGTH,
+  description: "What the page says, instead of its built-in message, when this field's value is missing or invalid (write it in the page's language). The API's messages stay as they are.",
+})
+
+function configSchema(type: FieldType): TObject {
+  const { properties, required: _required, ...options } = type.config
+  return Type.Object({ ...properties, error_message: Type.Optional(ErrorMessage) }, options)
+}
+
 function fieldSchema(type: FieldType): TSchema {
+  const config = configSchema(type)
   return Type.Object(
     {
       key: Type.String({
@@ -33,7 +50,7 @@ function fieldSchema(type: FieldType): TSchema {
       description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'Helper text shown below the label' })),
       required: Type.Optional(Type.Boolean({ default: false })),
       // A type with required config keys (select's options) needs its config.
-      config: type.config.required?.length ? type.config : Type.Optional(type.config),
+      config: config.required?.length ? config : Type.Optional(config),
     },
     { additionalProperties: false, title: `${type.name} field` },
   )
@@ -60,7 +77,7 @@ export async function checkFieldConfig(field: FieldDefinition): Promise<Problem[
   const problems = type.checkConfig(config).map((p) => ({ ...p, path: `/config${p.path}` }))
   if (problems.length === 0 && config.default !== undefined) {
     const parsed = await type.parse(config.default, config, false)
-    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message, ...(parsed.code && { code: parsed.code }) })
+    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message, code: parsed.code })
   }
   return problems
 }

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import type { Message, MessageParams } from '../i18n/index.ts'
 import type { Problem } from '../lib/errors.ts'
 import { EMPTY, answer, checkBounds, isBlank, rejected, type FieldType } from './types.ts'
 import { Placeholder } from './shared.ts'
@@ -32,13 +33,14 @@ export const number: FieldType<NumberConfig> = {
     let value: number
     if (typeof input === 'number') value = input
     else if (typeof input === 'string' && DECIMAL.test(input.trim())) value = Number(input.trim())
-    else return rejected('Enter a number')
+    else return rejected('Enter a number', typeof input === 'string' ? 'invalid_format' : 'invalid_type')
     // Beyond 2^53 a number loses digits on the way to storage; refuse rather than change it.
-    if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER) return rejected('Enter a number between -9007199254740991 and 9007199254740991')
-    if (config.min !== undefined && value < config.min) return rejected(`Must be at least ${config.min}`)
-    if (config.max !== undefined && value > config.max) return rejected(`Must be at most ${config.max}`)
+    if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER) return rejected('Enter a number between -9007199254740991 and 9007199254740991', Number.isFinite(value) && value < 0 ? 'too_small' : 'too_large', value < 0 ? { min: -Number.MAX_SAFE_INTEGER } : { max: Number.MAX_SAFE_INTEGER })
+    if (config.min !== undefined && value < config.min) return rejected(`Must be at least ${config.min}`, 'too_small', { min: config.min })
+    if (config.max !== undefined && value > config.max) return rejected(`Must be at most ${config.max}`, 'too_large', { max: config.max })
     if (config.step !== undefined && !onStep(value, config.min ?? 0, config.step)) {
-      return rejected(`Must be a multiple of ${config.step}${config.min ? ` from ${config.min}` : ''}`)
+      const params: MessageParams = config.min ? { step: config.step, min: config.min } : { step: config.step }
+      return rejected(`Must be a multiple of ${config.step}${config.min ? ` from ${config.min}` : ''}`, 'step', params)
     }
     // -0 would serialise as 0 anyway; keep answers canonical.
     return answer(value === 0 ? 0 : value)
@@ -55,10 +57,10 @@ export const number: FieldType<NumberConfig> = {
       inputmode: 'decimal',
     },
   }),
-  note(config) {
-    if (config.min !== undefined && config.max !== undefined) return `A number from ${config.min} to ${config.max}.`
-    if (config.min !== undefined) return `A number of at least ${config.min}.`
-    if (config.max !== undefined) return `A number of at most ${config.max}.`
+  note(config): Message | undefined {
+    if (config.min !== undefined && config.max !== undefined) return { key: 'hint.number_between', params: { min: config.min, max: config.max } }
+    if (config.min !== undefined) return { key: 'hint.number_min', params: { min: config.min } }
+    if (config.max !== undefined) return { key: 'hint.number_max', params: { max: config.max } }
     return undefined
   },
   answerSchema(config) {

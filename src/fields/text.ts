@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
+import type { Message } from '../i18n/index.ts'
 import { EMPTY, answer, isBlank, rejected, type FieldType, type Parsed } from './types.ts'
 import { matchPattern, patternProblem, type PatternVerdict } from './pattern.ts'
 import { Placeholder } from './shared.ts'
+import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 
 export const TEXT_MAX_LENGTH = 10_000
 
@@ -12,6 +14,7 @@ interface TextConfig {
   min_length?: number
   max_length?: number
   pattern?: string
+  autocomplete?: string
 }
 
 export const text: FieldType<TextConfig> = {
@@ -25,6 +28,7 @@ export const text: FieldType<TextConfig> = {
       pattern: Type.Optional(
         Type.String({ minLength: 1, maxLength: 1000, description: 'A regular expression the whole value must match, as the HTML pattern attribute' }),
       ),
+      autocomplete: Type.Optional(Autocomplete),
     },
     { additionalProperties: false },
   ),
@@ -32,8 +36,10 @@ export const text: FieldType<TextConfig> = {
     const problems: Problem[] = []
     const maxLength = config.max_length ?? 1000
     if (config.min_length !== undefined && config.min_length > maxLength) {
-      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})` })
+      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})`, code: 'invalid_value' })
     }
+    const autocomplete = autocompleteProblem('text', config.autocomplete)
+    if (autocomplete) problems.push(autocomplete)
     if (config.pattern !== undefined) {
       const problem = patternProblem(config.pattern, maxLength)
       if (problem !== undefined) problems.push({ path: '/pattern', message: problem, code: 'invalid_pattern' })
@@ -42,8 +48,8 @@ export const text: FieldType<TextConfig> = {
   },
   parse(input, config) {
     if (isBlank(input)) return EMPTY
-    if (typeof input !== 'string') return rejected('Expected text')
-    if (/[\r\n]/.test(input)) return rejected('Must be a single line')
+    if (typeof input !== 'string') return rejected('Expected text', 'invalid_type')
+    if (/[\r\n]/.test(input)) return rejected('Must be a single line', 'invalid_format')
     const maxLength = config.max_length ?? 1000
     const wrongLength = checkLength(input, config.min_length, maxLength)
     if (wrongLength !== undefined || config.pattern === undefined) return wrongLength ?? answer(input)
@@ -58,6 +64,7 @@ export const text: FieldType<TextConfig> = {
       minlength: config.min_length,
       pattern: config.pattern,
       placeholder: config.placeholder,
+      autocomplete: config.autocomplete,
     },
   }),
   note: (config) => lengthNote(config.min_length),
@@ -77,8 +84,8 @@ export const text: FieldType<TextConfig> = {
  */
 export const encodedTextBytes = (maxLength: number) => maxLength * 12
 
-export const lengthNote = (minLength: number | undefined) =>
-  minLength ? `At least ${minLength} characters.` : undefined
+export const lengthNote = (minLength: number | undefined): Message | undefined =>
+  minLength ? { key: 'hint.min_length', params: { count: minLength } } : undefined
 
 /**
  * Lengths of answers are counted in characters (Unicode code points), as JSON
@@ -86,8 +93,8 @@ export const lengthNote = (minLength: number | undefined) =>
  */
 export function checkLength(value: string, minLength: number | undefined, maxLength: number) {
   const length = characterCount(value)
-  if (minLength !== undefined && length < minLength) return rejected(`Must be at least ${minLength} characters`)
-  if (length > maxLength) return rejected(`Must be at most ${maxLength} characters`)
+  if (minLength !== undefined && length < minLength) return rejected(`Must be at least ${minLength} characters`, 'too_short', { count: minLength })
+  if (length > maxLength) return rejected(`Must be at most ${maxLength} characters`, 'too_long', { count: maxLength })
   return undefined
 }
 
@@ -108,6 +115,6 @@ export function characterCount(text: string): number {
 
 function patternOutcome(verdict: PatternVerdict, value: string): Parsed {
   if (verdict === 'match') return answer(value)
-  if (verdict === 'timeout') return rejected('Could not be checked against the required format in time; try again, or a shorter value')
-  return rejected('Does not match the required format')
+  if (verdict === 'timeout') return rejected('Could not be checked against the required format in time; try again, or a shorter value', 'pattern')
+  return rejected('Does not match the required format', 'pattern')
 }

@@ -3,6 +3,7 @@ import type { Problem } from '../lib/errors.ts'
 import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
 import { Placeholder } from './shared.ts'
 import { checkLength, encodedTextBytes, lengthNote } from './text.ts'
+import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 
 export const TEXTAREA_MAX_LENGTH = 100_000
 
@@ -12,6 +13,7 @@ interface TextareaConfig {
   min_length?: number
   max_length?: number
   rows?: number
+  autocomplete?: string
 }
 
 export const textarea: FieldType<TextareaConfig> = {
@@ -23,6 +25,7 @@ export const textarea: FieldType<TextareaConfig> = {
       min_length: Type.Optional(Type.Integer({ minimum: 0, maximum: TEXTAREA_MAX_LENGTH })),
       max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: TEXTAREA_MAX_LENGTH, default: 10_000 })),
       rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 4 })),
+      autocomplete: Type.Optional(Autocomplete),
     },
     { additionalProperties: false },
   ),
@@ -30,13 +33,15 @@ export const textarea: FieldType<TextareaConfig> = {
     const problems: Problem[] = []
     const maxLength = config.max_length ?? 10_000
     if (config.min_length !== undefined && config.min_length > maxLength) {
-      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})` })
+      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})`, code: 'invalid_value' })
     }
+    const autocomplete = autocompleteProblem('textarea', config.autocomplete)
+    if (autocomplete) problems.push(autocomplete)
     return problems
   },
   parse(input, config) {
     if (isBlank(input)) return EMPTY
-    if (typeof input !== 'string') return rejected('Expected text')
+    if (typeof input !== 'string') return rejected('Expected text', 'invalid_type')
     // Browsers submit line breaks as CRLF but count them as one character for maxlength.
     const value = input.replace(/\r\n?/g, '\n')
     return checkLength(value, config.min_length, config.max_length ?? 10_000) ?? answer(value)
@@ -48,6 +53,7 @@ export const textarea: FieldType<TextareaConfig> = {
       maxlength: config.max_length ?? 10_000,
       minlength: config.min_length,
       placeholder: config.placeholder,
+      autocomplete: config.autocomplete,
     },
   }),
   note: (config) => lengthNote(config.min_length),

@@ -1,8 +1,9 @@
 import type { TObject } from '@sinclair/typebox'
 import type { ErrorCode, Problem } from '../lib/errors.ts'
+import type { Message, MessageParams } from '../i18n/index.ts'
 
-/** A value a response's `data` holds. */
-export type AnswerValue = string | number | boolean
+/** A value a response's `data` holds: a multiple select's is the chosen option values. */
+export type AnswerValue = string | number | boolean | string[]
 
 /**
  * A file the person uploaded. Its bytes were written to the database as they
@@ -25,12 +26,13 @@ export type Parsed =
   | { kind: 'value'; value: AnswerValue }
   | { kind: 'upload'; upload: Upload }
   | { kind: 'empty' }
-  | { kind: 'invalid'; message: string; code?: ErrorCode }
+  | { kind: 'invalid'; message: string; code: ErrorCode; params?: MessageParams }
 
 export const answer = (value: AnswerValue): Parsed => ({ kind: 'value', value })
 export const EMPTY: Parsed = { kind: 'empty' }
-export const rejected = (message: string, code?: ErrorCode): Parsed =>
-  code === undefined ? { kind: 'invalid', message } : { kind: 'invalid', message, code }
+/** `params` are the placeholders of the catalog's `error.<code>`, for the page to word it in its language. */
+export const rejected = (message: string, code: ErrorCode, params?: MessageParams): Parsed =>
+  params === undefined ? { kind: 'invalid', message, code } : { kind: 'invalid', message, code, params }
 
 /** A field as the API client defined it (and as it is stored). */
 export interface FieldDefinition {
@@ -45,11 +47,18 @@ export interface FieldDefinition {
 /** Attributes of a native control; undefined and false ones are left out. */
 export type ControlAttributes = Record<string, string | number | boolean | undefined>
 
+export interface ControlOption { value: string; label: string }
+
 /** How the page shows a field: which native control, with which attributes. */
 export type Control =
   | { kind: 'input'; attributes: ControlAttributes & { type: string } }
   | { kind: 'textarea'; attributes: ControlAttributes }
-  | { kind: 'select'; attributes: ControlAttributes; options: Array<{ value: string; label: string }>; placeholder: string }
+  /** A drop-down; an undefined placeholder: the page writes its own "Choose an option". */
+  | { kind: 'select'; attributes: ControlAttributes; options: ControlOption[]; placeholder: string | undefined }
+  /** One choice; the page adds "No answer" when the field is optional. */
+  | { kind: 'radios'; options: ControlOption[] }
+  /** Any number of choices (a multiple select). */
+  | { kind: 'checkboxes'; options: ControlOption[] }
   | { kind: 'checkbox'; attributes: ControlAttributes }
 
 /**
@@ -72,8 +81,8 @@ export interface FieldType<Config = any> {
   parse(input: unknown, config: Config, required: boolean): Parsed | Promise<Parsed>
   /** The native control for this config. The browser's checks are a convenience; `parse` decides. */
   control(config: Config): Control
-  /** A line under the description that states the limits a person must meet, if any. */
-  note?(config: Config): string | undefined
+  /** A line under the description that states the limits a person must meet, if any, for the page to word in its language. */
+  note?(config: Config): Message | undefined
   /** The most bytes a valid answer can take in a form post; 4 KiB when not given. */
   maxSubmittedBytes?(config: Config): number
   /** JSON Schema (2020-12) of this field's value in a response's `data`. */
@@ -87,6 +96,6 @@ export const isBlank = (input: unknown) =>
 /** `min` must not exceed `max` (numbers, or YYYY-MM-DD strings, which compare as dates). */
 export function checkBounds<T extends number | string>(config: { min?: T; max?: T }): Problem[] {
   const { min, max } = config
-  if (min !== undefined && max !== undefined && min > max) return [{ path: '/max', message: 'Must not be less than min' }]
+  if (min !== undefined && max !== undefined && min > max) return [{ path: '/max', message: 'Must not be less than min', code: 'invalid_value' }]
   return []
 }

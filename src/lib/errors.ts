@@ -1,41 +1,34 @@
+import type { MessageParams } from '../i18n/index.ts'
+
 /**
  * What kind of problem an `errors[]` item reports, so a client can react
- * without reading the message (CONTRACT 11 lists them all).
+ * without reading the message: CONTRACT 11's list, in its order (the README
+ * lists the same, and the OpenAPI document names them).
  */
-export type ErrorCode =
-  | 'required'
-  | 'unknown_key'
-  | 'invalid_type'
-  | 'invalid_value'
-  | 'invalid_format'
-  | 'not_unique'
-  | 'too_short'
-  | 'too_long'
-  | 'too_small'
-  | 'too_large'
-  | 'step'
-  | 'pattern'
-  | 'invalid_pattern'
-  | 'email'
-  | 'not_an_option'
-  | 'too_few_selected'
-  | 'too_many_selected'
-  | 'unchecked'
-  | 'date'
-  | 'date_too_early'
-  | 'date_too_late'
-  | 'file_too_large'
-  | 'file_type'
-  | 'unknown_field'
-  | 'control_character'
-  | 'invalid_encoding'
+export const ERROR_CODES = [
+  'required', 'unknown_key', 'invalid_type', 'invalid_value', 'invalid_format', 'not_unique', 'too_short', 'too_long',
+  'too_small', 'too_large', 'step', 'pattern', 'invalid_pattern', 'email', 'not_an_option', 'too_few_selected',
+  'too_many_selected', 'unchecked', 'date', 'date_too_early', 'date_too_late', 'file_too_large', 'file_type',
+  'unknown_field', 'control_character', 'invalid_encoding',
+] as const
+
+export type ErrorCode = (typeof ERROR_CODES)[number]
 
 /** One problem with a request, located by JSON Pointer (`/fields/0/label`; `` is the whole body). */
 export interface Problem {
   path: string
+  /** The built-in English, what the API says. */
   message: string
-  code?: ErrorCode
+  code: ErrorCode
+  /**
+   * What the page needs to word the message in its own language (the
+   * placeholders of the catalog's `error.<code>`). Never sent by the API.
+   */
+  params?: MessageParams
 }
+
+/** A problem as the API sends it: never its params, which are for the page. */
+export const publicProblem = ({ path, message, code }: Problem) => ({ path, message, code })
 
 /**
  * The most problems one 422 lists. Finding more costs time and bytes a client
@@ -110,8 +103,7 @@ export function invalid(problems: Problem[], more = false): HttpError {
   return new HttpError(422, `Validation failed: ${described.join('; ')}${tail}`, listed)
 }
 
-export const invalidAt = (path: string, message: string, code?: ErrorCode) =>
-  invalid([code === undefined ? { path, message } : { path, message, code }])
+export const invalidAt = (path: string, message: string, code: ErrorCode) => invalid([{ path, message, code }])
 
 /** Escape one segment of a JSON Pointer (RFC 6901). */
 export const pointerSegment = (segment: string | number) =>

@@ -1,4 +1,4 @@
-import { invalid, invalidAt, pointerSegment, type Problem } from './errors.ts'
+import { invalid, pointerSegment, type Problem } from './errors.ts'
 import { timeSlicer, yieldToLoop, type TimeSlicer } from './slices.ts'
 
 /** Deeper JSON than this is refused: nothing legitimate needs it, and serialising it could exhaust the stack. */
@@ -54,7 +54,7 @@ function jsonNestingProblem(text: string, maxDepth = MAX_TEXT_DEPTH): Problem | 
       }
       depth++
       if (depth > maxDepth) {
-        return { path: memberPointer(text, rootIsArray, memberKey, index), message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels` }
+        return { path: memberPointer(text, rootIsArray, memberKey, index), message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels`, code: 'invalid_value' }
       }
     } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) {
       depth--
@@ -102,13 +102,13 @@ export async function parseJsonBody(text: string): Promise<unknown> {
   try {
     value = await parseInPieces(text)
   } catch (error) {
-    if (error instanceof SyntaxError) throw invalid([{ path: '', message: 'Request body is not valid JSON' }])
+    if (error instanceof SyntaxError) throw invalid([{ path: '', message: 'Request body is not valid JSON', code: 'invalid_format' }])
     throw error
   }
   await yieldToLoop()
   // Text decoded from UTF-8 holds no lone surrogate: only an escape can write one.
   const illFormed = SURROGATE_ESCAPE.test(text) ? illFormedTextAt(value) : undefined
-  if (illFormed !== undefined) throw invalid([{ path: illFormed, message: 'Holds a lone surrogate ("\\ud800"), which is not valid Unicode text' }])
+  if (illFormed !== undefined) throw invalid([{ path: illFormed, message: 'Holds a lone surrogate ("\\ud800"), which is not valid Unicode text', code: 'invalid_encoding' }])
   return value
 }
 
@@ -315,16 +315,17 @@ export function freeFormProblem(value: unknown, path: string): Problem | undefin
   walkJson(value, (node, place, key) => {
     if (typeof node === 'number') {
       // 1e400 parses as Infinity and would come back as null.
-      if (!Number.isFinite(node)) problem = { path: pointerAt(path, place, key), message: 'Holds a number too large to store' }
+      if (!Number.isFinite(node)) problem = { path: pointerAt(path, place, key), message: 'Holds a number too large to store', code: 'too_large' }
       // Past 2^53 integers silently lose digits (12345678901234567890 -> ...000).
       else if (Number.isInteger(node) && !Number.isSafeInteger(node)) {
         problem = {
           path: pointerAt(path, place, key),
           message: 'Holds an integer beyond ±9007199254740991, which cannot be returned exactly; send it as a string',
+          code: 'too_large',
         }
       }
     } else if (typeof node === 'object' && node !== null && place.depth + 1 > MAX_JSON_DEPTH) {
-      problem = { path, message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels` }
+      problem = { path, message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels`, code: 'invalid_value' }
     }
     return problem ? 'stop' : undefined
   })
@@ -334,7 +335,7 @@ export function freeFormProblem(value: unknown, path: string): Problem | undefin
 /** Compact JSON of a free-form object the client gave, or a 422 naming what cannot be kept exactly. */
 export function encodeFreeForm(value: object, path: string): string {
   const problem = freeFormProblem(value, path)
-  if (problem) throw invalidAt(problem.path, problem.message)
+  if (problem) throw invalid([problem])
   return JSON.stringify(value)
 }
 

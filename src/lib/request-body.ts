@@ -262,7 +262,7 @@ export function createBodyReader(options: BodyReaderOptions) {
       } catch {
         throw invalid([{ path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' }])
       }
-      if (text.trim() === '') throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object' }])
+      if (text.trim() === '') throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object', code: 'invalid_type' }])
       return parseJsonBody(text)
     },
 

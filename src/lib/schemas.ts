@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { ERROR_CODES } from './errors.ts'
 
 /** Schemas shared by several modules' models. */
 
@@ -19,7 +20,7 @@ export const ErrorBody = Type.Object(
         Type.Object({
           path: Type.String({ description: 'JSON Pointer to the offending value' }),
           message: Type.String(),
-          code: Type.Optional(Type.String({ description: 'What kind of problem it is, such as control_character or invalid_pattern' })),
+          code: Type.Union(ERROR_CODES.map((code) => Type.Literal(code)), { description: 'What kind of problem it is, for a client to react to without reading the message' }),
         }),
         { description: 'Present on 422: the problems found, at most 100' },
       ),

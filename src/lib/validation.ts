@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { ProblemList, type Problem } from './errors.ts'
+import { ProblemList, type ErrorCode, type Problem } from './errors.ts'
 import { pointerAt, walkJson } from './json.ts'
 
 /**
@@ -66,8 +66,9 @@ function explain(error: ValueError, at: string, into: ProblemList): Problem[] {
   const path = at + error.path
   const custom = (error.schema as { errorMessage?: string }).errorMessage
   if (error.type === ValueErrorType.Union) return explainUnion(error, path, into)
-  if (custom && error.type !== ValueErrorType.ObjectRequiredProperty) return [{ path, message: custom }]
-  return [{ path, message: messageFor(error) }]
+  const code = codeFor(error)
+  if (custom && error.type !== ValueErrorType.ObjectRequiredProperty) return [{ path, message: custom, code }]
+  return [{ path, message: messageFor(error), code }]
 }
 
 function explainUnion(error: ValueError, path: string, into: ProblemList): Problem[] {
@@ -84,12 +85,12 @@ function explainUnion(error: ValueError, path: string, into: ProblemList): Probl
     const allowed = union.anyOf.map((v) => v.properties?.[discriminator]?.const).join(', ')
     return [
       tag === undefined
-        ? { path: `${path}/${discriminator}`, message: 'Required' }
-        : { path: `${path}/${discriminator}`, message: `Must be one of: ${allowed}` },
+        ? { path: `${path}/${discriminator}`, message: 'Required', code: 'required' }
+        : { path: `${path}/${discriminator}`, message: `Must be one of: ${allowed}`, code: 'invalid_value' },
     ]
   }
   const constants = union.anyOf.map((v) => v.const)
-  if (constants.every((c) => c !== undefined)) return [{ path, message: `Must be one of: ${constants.join(', ')}` }]
+  if (constants.every((c) => c !== undefined)) return [{ path, message: `Must be one of: ${constants.join(', ')}`, code: 'invalid_value' }]
   // Otherwise report against the variant of the value's own JSON type, when there is one.
   const variant = union.anyOf.find((v) => jsonTypeOf(v) === jsonTypeOfValue(value))
   if (variant) {
@@ -98,7 +99,49 @@ function explainUnion(error: ValueError, path: string, into: ProblemList): Probl
   }
   const custom = (union as { errorMessage?: string }).errorMessage
   const expected = [...new Set(union.anyOf.map(jsonTypeOf))].join(' or ')
-  return [{ path, message: custom ?? `Expected ${expected}` }]
+  return [{ path, message: custom ?? `Expected ${expected}`, code: 'invalid_type' }]
+}
+
+/** What kind of problem a TypeBox error is (CONTRACT 11's codes). */
+function codeFor(error: ValueError): ErrorCode {
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'required'
+    case ValueErrorType.ObjectAdditionalProperties:
+      return 'unknown_key'
+    case ValueErrorType.StringMinLength:
+    case ValueErrorType.ArrayMinItems:
+    case ValueErrorType.ObjectMinProperties:
+      return 'too_short'
+    case ValueErrorType.StringMaxLength:
+    case ValueErrorType.ArrayMaxItems:
+    case ValueErrorType.ObjectMaxProperties:
+      return 'too_long'
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberExclusiveMinimum:
+    case ValueErrorType.IntegerExclusiveMinimum:
+      return 'too_small'
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberExclusiveMaximum:
+    case ValueErrorType.IntegerExclusiveMaximum:
+      return 'too_large'
+    case ValueErrorType.NumberMultipleOf:
+    case ValueErrorType.IntegerMultipleOf:
+      return 'step'
+    case ValueErrorType.StringPattern:
+    case ValueErrorType.StringFormat:
+    case ValueErrorType.StringFormatUnknown:
+      return 'invalid_format'
+    case ValueErrorType.ArrayUniqueItems:
+      return 'not_unique'
+    case ValueErrorType.Literal:
+    case ValueErrorType.Never:
+      return 'invalid_value'
+    default:
+      return 'invalid_type'
+  }
 }
 
 function messageFor(error: ValueError): string {
@@ -188,7 +231,7 @@ export function controlCharacterProblem(text: string, path: string): Problem | u
   if (found === null) return undefined
   const code = found[0].charCodeAt(0)
   const name = `U+${code.toString(16).toUpperCase().padStart(4, '0')} (${CONTROL_CHARACTER_NAMES[code]})`
-  return { path, message: `Contains the invisible control character ${name}; remove it`, code: 'control_character' }
+  return { path, message: `Contains the invisible control character ${name}; remove it`, code: 'control_character', params: { character: name } }
 }
 
 /**

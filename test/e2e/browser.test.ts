@@ -483,6 +483,40 @@ describe.skipIf(skipBrowser)('axe-core audit (WCAG 2.x A and AA), light and dark
     expectNoSeriousViolations(results)
   }, STEP_TIMEOUT)
 
+  test('the 422 page keeping a file, and the receipt', async () => {
+    const results: AuditResult[] = []
+    for (const scheme of SCHEMES) {
+      // A form per scheme: the receipt needs an answer of its own.
+      const form = await createForm({
+        title: 'Audit: kept file and receipt',
+        fields: [
+          { key: 'name', type: 'text', label: 'Your name', required: true },
+          { key: 'document', type: 'file', label: 'Document', required: true },
+          { key: 'agree', type: 'checkbox', label: 'I agree' },
+        ],
+      })
+      results.push(
+        ...(await withContext({ colorScheme: scheme, bypassCSP: true }, async (context) => {
+          const { page } = await open(context, pageUrl(form.id))
+          expect(await page.locator('form').getAttribute('novalidate')).not.toBeNull()
+          await page.locator('#field-document').setInputFiles({ name: 'scan.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF kept') })
+          const refused = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+          expect(refused.status()).toBe(422)
+          expect(await page.locator('.held-file').count()).toBe(1)
+          const kept = await audit(page, '422 keeping a file', scheme)
+          // The kept file is sent with the answer: no file chosen again.
+          await page.locator('#field-name').fill('Ada')
+          const sent = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+          expect(sent.status()).toBe(303)
+          expect(await heading(page)).toBe(RECEIPT_HEADING)
+          expect(await page.locator('.receipt').textContent()).toContain('scan.pdf')
+          return [kept, await audit(page, 'receipt', scheme)]
+        })),
+      )
+    }
+    expectNoSeriousViolations(results)
+  }, STEP_TIMEOUT)
+
   test('the answered page (a later visit)', async () => {
     const form = await createForm(everyFieldForm('Audit: thanks'))
     await answerByJson(form.id, VALID_JSON_ANSWER)

@@ -205,6 +205,53 @@ export const migrations: readonly PostgresMigration[] = [
     FOR EACH STATEMENT EXECUTE FUNCTION intake_forms_deleted();
   `,
   },
+  {
+    /*
+     * 3: the page's settings; files kept across a 422; receipts (CONTRACT 11).
+     * Additive: binaries of schema 1 and 2 still run (they write forms without
+     * page, which then holds '{}', and never see the new tables).
+     */
+    oldestCompatible: 1,
+    sql: `
+  ALTER TABLE forms ADD COLUMN page text NOT NULL DEFAULT '{}';  -- JSON object, as given
+
+  -- An upload that passed its field's checks in a post refused with 422, kept for the next post.
+  CREATE TABLE held_files (
+    id            text COLLATE "C" PRIMARY KEY,  -- random: the page names it, so it must not be guessable
+    form_id       text COLLATE "C" NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    field_key     text NOT NULL,
+    name          text NOT NULL,          -- as the browser sent it
+    content_type  text NOT NULL,          -- as the browser declared it
+    size          bigint NOT NULL,
+    file_id       text COLLATE "C" NOT NULL UNIQUE,  -- its bytes are the chunks of this id
+    held_until    bigint NOT NULL
+  );
+  CREATE INDEX held_files_form ON held_files(form_id);
+  CREATE INDEX held_files_until ON held_files(held_until);
+  -- However a hold goes (used, removed, lapsed, its form deleted), its chunks are then
+  -- unclaimed, unless the answer that used it holds them.
+  CREATE FUNCTION intake_held_files_unclaim() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM response_files WHERE file_id = OLD.file_id) THEN
+      INSERT INTO unclaimed_files (file_id, since) VALUES (OLD.file_id, 0)
+        ON CONFLICT (file_id) DO UPDATE SET since = 0;
+    END IF;
+    RETURN NULL;
+  END
+  $$;
+  CREATE TRIGGER held_files_unclaim AFTER DELETE ON held_files
+    FOR EACH ROW EXECUTE FUNCTION intake_held_files_unclaim();
+
+  -- One-time tokens that show the person what they sent, once, right after sending.
+  CREATE TABLE receipts (
+    token_hash  text COLLATE "C" PRIMARY KEY,  -- SHA-256 hex of the cookie's token; the token is never stored
+    form_id     text COLLATE "C" NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    expires_at  bigint NOT NULL
+  );
+  CREATE INDEX receipts_form ON receipts(form_id);
+  CREATE INDEX receipts_expiry ON receipts(expires_at);
+  `,
+  },
 ]
 
 /** The schema this build writes. */

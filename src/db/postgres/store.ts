@@ -4,6 +4,7 @@ import type { SQL } from 'bun'
 import { createPostgresKeyStore } from '../../modules/auth/store/postgres.ts'
 import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
 import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
+import { createPostgresSubmissionStore } from '../../modules/submissions/store/postgres.ts'
 import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
 import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
 import { listenForChanges, type ChangeListener } from './changes.ts'
@@ -213,6 +214,7 @@ function storesOn(query: Query, scope: Scope, keysVersion?: () => unknown): Tran
     responses: createPostgresResponseStore(query, scope),
     deliveries: createPostgresDeliveryStore(query, scope),
     keys: createPostgresKeyStore(query, scope, keysVersion),
+    submissions: createPostgresSubmissionStore(query, scope),
   }
 }
 

@@ -147,4 +147,42 @@ export const migrations: readonly string[] = [
   ) STRICT;
   INSERT INTO schema_compatibility (id, oldest_compatible) VALUES (1, 3);
   `,
+
+  /*
+   * 5: the page's settings; files kept across a 422; receipts. Additive: an
+   * intake of schema 3 or 4 still runs (it writes forms without \`page\`, which
+   * then holds '{}', and never sees the new tables).
+   */ `
+  ALTER TABLE forms ADD COLUMN page TEXT NOT NULL DEFAULT '{}';  -- JSON object, as given
+
+  -- An upload that passed its field's checks in a post refused with 422, kept for the next post.
+  CREATE TABLE held_files (
+    id            TEXT PRIMARY KEY,       -- random: the page names it, so it must not be guessable
+    form_id       TEXT NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    field_key     TEXT NOT NULL,
+    name          TEXT NOT NULL,          -- as the browser sent it
+    content_type  TEXT NOT NULL,          -- as the browser declared it
+    size          INTEGER NOT NULL,
+    file_id       TEXT NOT NULL UNIQUE,   -- its bytes in file_chunks
+    held_until    INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX held_files_form ON held_files(form_id);
+  CREATE INDEX held_files_until ON held_files(held_until);
+  -- However a hold goes (used, removed, lapsed, its form deleted), its chunks are then
+  -- unclaimed, unless the answer that used it holds them.
+  CREATE TRIGGER held_files_unclaim AFTER DELETE ON held_files
+    WHEN NOT EXISTS (SELECT 1 FROM response_files WHERE file_id = old.file_id)
+  BEGIN
+    INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (old.file_id, 0);
+  END;
+
+  -- One-time tokens that show the person what they sent, once, right after sending.
+  CREATE TABLE receipts (
+    token_hash  TEXT PRIMARY KEY,         -- SHA-256 hex of the cookie's token; the token is never stored
+    form_id     TEXT NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    expires_at  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX receipts_form ON receipts(form_id);
+  CREATE INDEX receipts_expiry ON receipts(expires_at);
+  `,
 ]

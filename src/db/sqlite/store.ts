@@ -4,6 +4,7 @@ import { resolve } from 'node:path'
 import { createSqliteKeyStore } from '../../modules/auth/store/sqlite.ts'
 import { createSqliteFormStore } from '../../modules/forms/store/sqlite.ts'
 import { createSqliteResponseStore } from '../../modules/responses/store/sqlite.ts'
+import { createSqliteSubmissionStore } from '../../modules/submissions/store/sqlite.ts'
 import { createSqliteDeliveryStore } from '../../modules/webhooks/store/sqlite.ts'
 import type { Reads, Store, Transaction } from '../store.ts'
 import { openDatabase, type OpenOptions } from './open.ts'
@@ -46,12 +47,14 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     responses: createSqliteResponseStore(db),
     deliveries: createSqliteDeliveryStore(db),
     keys: createSqliteKeyStore(db),
+    submissions: createSqliteSubmissionStore(db),
   }
   const snapshots = createReadSnapshots(reader)
   const reads: Reads = {
     forms: readingInSnapshot(createSqliteFormStore(reader), snapshots),
     responses: readingInSnapshot(createSqliteResponseStore(reader), snapshots),
     deliveries: readingInSnapshot(createSqliteDeliveryStore(reader), snapshots),
+    submissions: readingInSnapshot(createSqliteSubmissionStore(reader), snapshots),
     // Keys are read on a connection of their own, never in a snapshot: other processes (the
     // command line) write them, and a revocation must hold for every request sent after it.
     keys: createSqliteKeyStore(keyReader, db),

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { FieldInput } from '../../fields/index.ts'
+import { SUPPORTED_LOCALES } from '../../i18n/locales.ts'
 import { ApiTime, JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
 
 export const FORM_STATUSES = ['active', 'completed', 'cancelled', 'expired'] as const
@@ -8,6 +9,33 @@ export type FormStatus = (typeof FORM_STATUSES)[number]
 export const CONTEXT_MAX_BYTES = 65_536
 export const EXPIRES_IN_MAX_MS = 365 * 86_400_000
 export const DEFAULT_EXPIRES_IN = '48h'
+
+export const PAGE_LIMITS = { submitLabel: 60, successMessage: 2000, sender: 100 } as const
+
+/**
+ * How the person's page speaks (CONTRACT 11): returned exactly as given, `{}`
+ * when none. Its checks are made by `checkPage` (forms/service.ts), which
+ * gives each problem a code; this schema documents it.
+ */
+export const PageSettings = Type.Object(
+  {
+    locale: Type.Optional(
+      Type.String({
+        description: `BCP 47 tag for the page's built-in words, matched after CLDR likely subtags (de-AT is de, zh-TW is zh-Hant). Supported: ${SUPPORTED_LOCALES.join(', ')}. Without it the page follows the browser's Accept-Language.`,
+      }),
+    ),
+    submit_label: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.submitLabel, description: "The button's words instead of the built-in ones" })),
+    success_message: Type.Optional(
+      Type.String({ maxLength: PAGE_LIMITS.successMessage, description: 'What the page says once the answer is sent: on the receipt and on later visits' }),
+    ),
+    sender: Type.Optional(
+      Type.String({ minLength: 1, maxLength: PAGE_LIMITS.sender, description: 'Who is asking, shown at the top as their claim ("Asked by …")' }),
+    ),
+    time_zone: Type.Optional(Type.String({ description: 'IANA time zone for the dates the page writes, such as Europe/Berlin; default UTC' })),
+  },
+  { additionalProperties: false, title: 'PageSettings' },
+)
+export type PageSettings = Static<typeof PageSettings>
 
 export const CreateFormBody = Type.Object(
   {
@@ -22,6 +50,7 @@ export const CreateFormBody = Type.Object(
       Type.Union([JsonObject, Type.Null()], { description: 'Opaque JSON object (at most 64 KB) returned with responses and webhooks' }),
     ),
     settings: Type.Optional(Type.Union([JsonObject, Type.Null()], { description: 'Reserved for future use; null means none' })),
+    page: Type.Optional(Type.Union([PageSettings, Type.Null()], { description: "The page's language, words and time zone; null means none" })),
     expires_in: Type.Optional(
       Type.Union(
         [
@@ -78,7 +107,7 @@ export const FormSummary = Type.Object(formSummaryProperties, { title: 'FormSumm
 export type FormSummary = Static<typeof FormSummary>
 
 export const Form = Type.Object(
-  { ...formSummaryProperties, context: Type.Union([JsonObject, Type.Null()]) },
+  { ...formSummaryProperties, context: Type.Union([JsonObject, Type.Null()]), page: PageSettings },
   { title: 'Form' },
 )
 export type Form = Static<typeof Form>
@@ -103,6 +132,7 @@ export const FormDetail = Type.Object(
     callback_url: Type.Union([Type.String(), Type.Null()]),
     callback_metadata: JsonObject,
     settings: JsonObject,
+    page: PageSettings,
   },
   { title: 'FormDetail' },
 )

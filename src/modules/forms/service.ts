@@ -2,14 +2,15 @@ import type { Static } from '@sinclair/typebox'
 import { createHash, createHmac } from 'node:crypto'
 import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
 import { FieldInput, answersSchema, checkFieldConfig, type FieldDefinition } from '../../fields/index.ts'
+import { SUPPORTED_LOCALES, isTimeZone, matchLocale } from '../../i18n/index.ts'
 import type { Store } from '../../db/store.ts'
-import { ProblemList, conflict, formNotFound, invalidAt } from '../../lib/errors.ts'
+import { ProblemList, conflict, formNotFound, invalidAt, pointerSegment } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { canonicalJson, encodeFreeForm, utf8Length } from '../../lib/json.ts'
 import { createLruCache, stringBytes } from '../../lib/lru.ts'
 import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
 import { timeSlicer, yieldToLoop, type TimeSlicer } from '../../lib/slices.ts'
-import { collectControlCharacters, collectProblems, integerQuery, prepareValidation, validate } from '../../lib/validation.ts'
+import { collectControlCharacters, collectProblems, integerQuery, isPlainObject, prepareValidation, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import {
   CONTEXT_MAX_BYTES,
@@ -17,7 +18,9 @@ import {
   DEFAULT_EXPIRES_IN,
   EXPIRES_IN_MAX_MS,
   ListFormsQuery,
+  PAGE_LIMITS,
   UpdateFormBody,
+  type PageSettings,
   FieldOutput as FieldOutputSchema,
   type Form,
   type FormSummary,
@@ -89,6 +92,7 @@ export function createFormService(
   const withContext = (form: StoredForm): Form => ({
     ...summary(form),
     context: form.context === null ? null : JSON.parse(form.context),
+    page: form.page,
   })
 
   /** The account's form with its fields, or 404 (also for malformed ids and other accounts' forms). */
@@ -122,7 +126,8 @@ export function createFormService(
       head: `${identity.slice(0, -1)},`,
       tail:
         `"created_at":"${formatApiTime(row.createdAt)}","fields_count":${row.fieldsCount},"fields":${JSON.stringify(fields)},` +
-        `"callback_url":${JSON.stringify(row.callbackUrl)},"callback_metadata":${row.callbackMetadata},"settings":${row.settings}}`,
+        `"callback_url":${JSON.stringify(row.callbackUrl)},"callback_metadata":${row.callbackMetadata},"settings":${row.settings},` +
+        `"page":${JSON.stringify(row.page)}}`,
     }
   }
 
@@ -142,7 +147,7 @@ export function createFormService(
      */
     async create(principal: Principal, input: unknown, idempotencyKey?: string): Promise<{ form: Form; replayed: boolean }> {
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-        throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters')
+        throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters', 'invalid_format')
       }
       // A large body is checked a turn of the event loop at a time: other requests go on meanwhile.
       const slices = timeSlicer()
@@ -150,7 +155,7 @@ export function createFormService(
       await slices.pause()
       const context = body.context ? encodeFreeForm(body.context, '/context') : null
       if (context !== null && utf8Length(context) > CONTEXT_MAX_BYTES) {
-        throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`)
+        throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`, 'too_long')
       }
       const now = clock()
       const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
@@ -169,6 +174,7 @@ export function createFormService(
         webhookSecret: callbackUrl === null ? null : webhookSecret(principal.key, id),
         context,
         settings: encodeFreeForm(body.settings ?? {}, '/settings'),
+        page: body.page ?? {},
         expiresAt: expiresIn === null ? null : now + expiresIn,
         createdAt: now,
       }
@@ -183,7 +189,7 @@ export function createFormService(
           const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
           if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
             if (earlier.requestHash !== requestHash) {
-              throw invalidAt('', 'This Idempotency-Key was already used with a different body; use a new key for a new form')
+              throw invalidAt('', 'This Idempotency-Key was already used with a different body; use a new key for a new form', 'not_unique')
             }
             return { created: (await tx.forms.findForAccount(principal.accountId, earlier.formId, now))!, replayed: true }
           }
@@ -259,8 +265,8 @@ export function createFormService(
       let expiresAt: number | null | undefined
       if (body.expires_at !== undefined && body.expires_at !== null) {
         expiresAt = parseApiTime(body.expires_at)
-        if (expiresAt === undefined || expiresAt > MAX_TIME) throw invalidAt('/expires_at', 'Expected an ISO 8601 datetime such as 2026-12-01T12:00:00Z')
-        if (expiresAt <= clock()) throw invalidAt('/expires_at', 'Must be in the future')
+        if (expiresAt === undefined || expiresAt > MAX_TIME) throw invalidAt('/expires_at', 'Expected an ISO 8601 datetime such as 2026-12-01T12:00:00Z', 'invalid_format')
+        if (expiresAt <= clock()) throw invalidAt('/expires_at', 'Must be in the future', 'too_small')
       } else {
         expiresAt = body.expires_at
       }
@@ -277,7 +283,11 @@ export function createFormService(
           throw conflict(`The expiry of a ${form.status} form cannot be changed`)
         }
         if (expiresAt !== undefined) await tx.forms.setExpiry(form.id, expiresAt, now)
-        if (body.status === 'cancelled' && form.status === 'active') await tx.forms.setStatus(form.id, 'cancelled', now)
+        if (body.status === 'cancelled' && form.status === 'active') {
+          await tx.forms.setStatus(form.id, 'cancelled', now)
+          // Files kept across a 422 wait for an answer that can no longer come.
+          await tx.submissions.releaseAll(form.id)
+        }
         return withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!)
       })
       if (updated.status !== 'active') onChange(updated.id)
@@ -303,7 +313,10 @@ export type FormService = ReturnType<typeof createFormService>
  */
 async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<CreateFormBody> {
   const problems = new ProblemList()
-  collectProblems(CreateFormBody, input, problems)
+  // The page object is checked by checkPage, which gives every problem its code.
+  const { page, ...rest } = isPlainObject(input) ? input : { page: undefined }
+  collectProblems(CreateFormBody, isPlainObject(input) ? rest : input, problems)
+  if (page !== undefined) checkPage(page, problems)
   // What follows reads the body as its schema types it (and so bounds it).
   problems.throwIfAny()
   const body = input as CreateFormBody
@@ -314,7 +327,7 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
   const fields = body.fields as FieldDefinition[]
   const keys = new Set<string>()
   for (const [index, field] of fields.entries()) {
-    if (keys.has(field.key)) problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"` })
+    if (keys.has(field.key)) problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"`, code: 'not_unique' })
     keys.add(field.key)
     problems.addAll(await checkFieldConfig(field), `/fields/${index}`)
     await slices.pause()
@@ -323,16 +336,63 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
     .filter((field) => field.type === 'file')
     .reduce((total, field) => total + fileMaxSize(field.config), 0)
   if (fileSizes > FORM_FILES_MAX_SIZE) {
-    problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)` })
+    problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)`, code: 'too_large' })
   }
   if (body.callback_url != null && !isHttpUrl(body.callback_url)) {
-    problems.add({ path: '/callback_url', message: 'Expected an absolute http or https URL' })
+    problems.add({ path: '/callback_url', message: 'Expected an absolute http or https URL', code: 'invalid_format' })
   }
   if (body.expires_in != null && parseDuration(body.expires_in)! > EXPIRES_IN_MAX_MS) {
-    problems.add({ path: '/expires_in', message: 'Must be at most 365 days' })
+    problems.add({ path: '/expires_in', message: 'Must be at most 365 days', code: 'too_large' })
   }
   problems.throwIfAny()
   return body
+}
+
+/** The longest `locale` looked at: BCP 47 tags in use are far shorter, and Intl need not parse a megabyte. */
+const LOCALE_MAX_LENGTH = 64
+const TIME_ZONE_MAX_LENGTH = 100
+
+/**
+ * The problems of a create body's `page` (CONTRACT 11), each with its code:
+ * only the keys PageSettings names, each a string within its bounds, a
+ * locale that some supported language matches, a time zone this runtime
+ * knows. Control characters are found with the rest of the body's texts.
+ */
+function checkPage(page: unknown, problems: ProblemList): void {
+  if (page === null) return
+  if (!isPlainObject(page)) {
+    problems.add({ path: '/page', message: 'Expected an object', code: 'invalid_type' })
+    return
+  }
+  const bounds: Record<keyof PageSettings, { min: number; max: number }> = {
+    locale: { min: 1, max: LOCALE_MAX_LENGTH },
+    submit_label: { min: 1, max: PAGE_LIMITS.submitLabel },
+    success_message: { min: 0, max: PAGE_LIMITS.successMessage },
+    sender: { min: 1, max: PAGE_LIMITS.sender },
+    time_zone: { min: 1, max: TIME_ZONE_MAX_LENGTH },
+  }
+  for (const [key, value] of Object.entries(page)) {
+    const path = `/page/${pointerSegment(key)}`
+    if (!Object.hasOwn(bounds, key)) {
+      problems.add({ path, message: `Unknown key; the page takes ${Object.keys(bounds).join(', ')}`, code: 'unknown_key' })
+      continue
+    }
+    if (typeof value !== 'string') {
+      problems.add({ path, message: 'Expected a string', code: 'invalid_type' })
+      continue
+    }
+    const { min, max } = bounds[key as keyof PageSettings]
+    if (value.length > max) {
+      problems.add({ path, message: `Must be at most ${max} characters`, code: 'too_long' })
+    } else if (value.length < min || (min > 0 && value.trim() === '')) {
+      // A button or a sender of nothing but spaces says nothing.
+      problems.add({ path, message: 'Must not be empty', code: 'too_short' })
+    } else if (key === 'locale' && matchLocale(value) === undefined) {
+      problems.add({ path, message: `No supported language matches "${value}"; supported: ${SUPPORTED_LOCALES.join(', ')}`, code: 'invalid_value' })
+    } else if (key === 'time_zone' && !isTimeZone(value)) {
+      problems.add({ path, message: `Unknown time zone "${value}"; expected an IANA name such as Europe/Berlin or UTC`, code: 'invalid_value' })
+    }
+  }
 }
 
 function isHttpUrl(text: string): boolean {

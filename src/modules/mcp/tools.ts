@@ -68,7 +68,7 @@ export const TOOLS: Tool[] = [
     title: 'Ask a human: create a form',
     description: [
       'Creates a web form for a human to fill in, and returns its `url`. Send that link to the person (in chat, email, a ticket); they open it in any browser, see the title, description and fields, and submit one answer. Nothing is sent to them by intake itself.',
-      'Fields are typed: text, textarea, email, number, select (options), checkbox, date (YYYY-MM-DD), file (upload). Each has a `key` (the key of its value in the answer), a `label` the human reads, optional `description`, `required`, and type-specific `config` (placeholder, default, min/max, options, pattern, accept, max_size...).',
+      'Fields are typed: text, textarea, email, number, select (options; radio buttons up to 7, a drop-down beyond, or `display`; `multiple` for several choices, answered as an array), checkbox, date (YYYY-MM-DD), file (upload). Each has a `key` (the key of its value in the answer), a `label` the human reads, optional `description`, `required`, and type-specific `config` (placeholder, default, min/max, options, pattern, autocomplete, accept, max_size...).',
       'Then wait for the answer with get_responses (wait up to 60 s per call, repeat as needed), or give a `callback_url` to get a signed webhook instead. Keep your own state in `context` (any JSON object, at most 64 KB): it comes back with the answer.',
       'The result is the form (id, url, status, expires_at...) and `answers_schema`: the JSON Schema of the `data` the answer will hold. Forms expire after `expires_in` (default "48h", e.g. "90m", "7d", null for never).',
       'Limits: title 1..255 chars, 1..100 fields, field keys start with a letter (letters, digits, _ and -). Invalid input is refused with a message naming each problem by path.',
@@ -78,7 +78,7 @@ export const TOOLS: Tool[] = [
     async call(backend, args) {
       const { idempotency_key, ...body } = args
       if (idempotency_key !== undefined && (typeof idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(idempotency_key))) {
-        throw invalidAt('/idempotency_key', 'Must be 1 to 255 visible ASCII characters')
+        throw invalidAt('/idempotency_key', 'Must be 1 to 255 visible ASCII characters', 'invalid_format')
       }
       const { form, answersSchema } = await backend.createForm(body, idempotency_key)
       return { ...(form as object), answers_schema: answersSchema }
@@ -140,7 +140,7 @@ export const TOOLS: Tool[] = [
     name: 'get_responses',
     title: 'Get (or wait for) the answer',
     description: [
-      'Returns the answer to a form, if the human has submitted it: `responses` holds at most one, whose `data` maps each field key to the value (strings, numbers, booleans; a file is the URL to download it with your API key), with the `context` you gave.',
+      'Returns the answer to a form, if the human has submitted it: `responses` holds at most one, whose `data` maps each field key to the value (strings, numbers, booleans, an array of option values for a multiple select; a file is the URL to download it with your API key), with the `context` you gave.',
       'With `wait` (1..60 seconds) the call holds until the answer arrives, the form stops being active, or the time is up; then it returns what there is. `form_status` tells you whether to wait again ("active"), read the answer ("completed"), or stop ("cancelled", "expired").',
     ].join('\n\n'),
     input: Type.Object(
@@ -181,7 +181,7 @@ export async function callTool(backend: ToolBackend, name: string, args: Record<
   if (!tool) return toolError(`Unknown tool "${name}". The tools are: ${TOOLS.map((t) => t.name).join(', ')}`)
   try {
     const illFormed = illFormedTextAt(args ?? {})
-    if (illFormed !== undefined) throw invalidAt(illFormed, 'Holds a lone surrogate, which is not valid Unicode text')
+    if (illFormed !== undefined) throw invalidAt(illFormed, 'Holds a lone surrogate, which is not valid Unicode text', 'invalid_encoding')
     const result = await tool.call(backend, args ?? {}, abort)
     return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result }
   } catch (error) {

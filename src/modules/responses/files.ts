@@ -37,9 +37,15 @@ export interface IncomingFile {
  * of the event loop (each a staged transaction, durable with the answer that
  * will hold them), and removed a few chunks per turn once no answer holds
  * them. The sweep runs when woken (a file was unclaimed) and once a minute
- * (uploads left by a crash).
+ * (uploads left by a crash, files held across a 422 whose hour is up).
  */
-export function createFileStorage(options: { store: Store; clock: Clock; logger: Logger }) {
+export function createFileStorage(options: {
+  store: Store
+  clock: Clock
+  logger: Logger
+  /** Lets go of what has lapsed and may hold files (files kept across a 422), before each sweep. */
+  forgetLapsed?: () => Promise<unknown>
+}) {
   const { store, clock, logger } = options
   let running = false
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -47,6 +53,8 @@ export function createFileStorage(options: { store: Store; clock: Clock; logger:
   let sweepAgain = false
 
   async function sweep() {
+    // A lapsed hold's file is unclaimed as the hold goes: this sweep then removes it.
+    await options.forgetLapsed?.()
     for (;;) {
       const fileId = await store.responses.nextUnclaimedFile(clock() - UNCLAIMED_UPLOAD_GRACE_MS)
       if (fileId === undefined || !running) return

@@ -13,8 +13,8 @@ export const ResponseObject = Type.Object(
   {
     id: Ulid,
     form_id: Ulid,
-    data: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
-      description: 'Field key to the submitted value; optional fields left empty are absent, an unticked checkbox is false',
+    data: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())]), {
+      description: 'Field key to the submitted value; optional fields left empty are absent, an unticked checkbox is false, a multiple select is the chosen option values',
     }),
     submitted_at: ApiTime,
     metadata: SubmitterMetadata,

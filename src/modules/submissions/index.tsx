@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { renderFormPage, type FormView } from '../../../views/FormPage.tsx'
+import { AnsweredPage, ReceiptPage } from '../../../views/ReceiptPage.tsx'
 import { StatusPage } from '../../../views/StatusPage.tsx'
 import { fileMaxSize } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
@@ -16,10 +17,10 @@ import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { createLruCache } from '../../lib/lru.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import { SUPPORTED_LOCALES, matchLocale, negotiateLocale, rememberPageLanguage, translator, type Locale, type Translator } from '../../i18n/index.ts'
-import type { PageSettings } from '../../../views/page-settings.ts'
+import type { PageSettings } from '../forms/model.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
-import type { SubmissionService } from './service.ts'
+import { RECEIPT_MS, type AnsweredForm, type HeldFileView, type PostedHolds, type SubmissionService } from './service.ts'
 
 export interface SubmissionRouteOptions {
   trustProxy: boolean
@@ -39,7 +40,7 @@ const formView = (form: StoredForm): FormView => ({
   title: form.title,
   description: form.description,
   fields: form.fields,
-  page: {},
+  page: form.page,
   expiresAt: form.expiresAt,
 })
 
@@ -65,23 +66,79 @@ function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t:
 
 /**
  * A form post as the submission service takes it: strings and uploads by
- * field key (keys starting with "_" belong to the page, not the form), and the
- * strings alone, to show the person again if something needs fixing.
+ * field key (keys starting with "_" belong to the page, not the form), the
+ * strings alone, to show the person again if something needs fixing, and
+ * what the page says of files kept from the last try (`_held_<key>`,
+ * `_remove_<key>`). A multiple select's key comes once per ticked box: its
+ * values are collected, in the order sent, into an array (nothing ticked:
+ * absent).
  */
-function formPostValues(entries: Array<FormEntry<IncomingFile>>) {
+function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDefinition[]) {
+  const multiple = new Set(fields.filter((field) => field.type === 'select' && field.config?.multiple === true).map((field) => field.key))
   // No prototype: a field key can never reach Object.prototype.
-  const values: Record<string, string | Upload> = Object.create(null)
-  const typed: Record<string, string> = Object.create(null)
+  const values: Record<string, string | string[] | Upload> = Object.create(null)
+  const typed: Record<string, string | string[]> = Object.create(null)
+  const holds: PostedHolds = { ids: new Map(), removed: new Set() }
   for (const [key, entry] of entries) {
-    if (key.startsWith('_')) continue
-    if (typeof entry === 'string') {
+    if (key.startsWith('_')) {
+      if (typeof entry !== 'string') continue
+      if (key.startsWith(HELD_PREFIX)) holds.ids.set(key.slice(HELD_PREFIX.length), entry)
+      else if (key.startsWith(REMOVE_PREFIX)) holds.removed.add(key.slice(REMOVE_PREFIX.length))
+      continue
+    }
+    if (typeof entry === 'string' && multiple.has(key)) {
+      const chosen = typed[key]
+      if (Array.isArray(chosen)) chosen.push(entry)
+      else {
+        values[key] = typed[key] = [entry]
+      }
+    } else if (typeof entry === 'string') {
       values[key] = entry
       typed[key] = entry
     } else {
       values[key] = new Upload(entry.filename, entry.type, entry.size, entry.fileId)
     }
   }
-  return { values, typed }
+  return { values, typed, holds }
+}
+
+/** The page's names for a file kept from the last try, and for removing it (views/Field.tsx writes them). */
+const HELD_PREFIX = '_held_'
+const REMOVE_PREFIX = '_remove_'
+
+/** The cookie that carries a receipt token from the 303 to the page it leads to. */
+const RECEIPT_COOKIE = 'intake_receipt'
+
+/** The receipt token the request's cookies carry, if any. */
+function receiptToken(request: Request): string | undefined {
+  const header = request.headers.get('cookie')
+  if (header === null) return undefined
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=')
+    if (at !== -1 && part.slice(0, at).trim() === RECEIPT_COOKIE) return part.slice(at + 1).trim()
+  }
+  return undefined
+}
+
+/**
+ * The receipt cookie: only this form's page receives it, never another
+ * site's request, never a script; over https only when intake is served so.
+ * `maxAgeSeconds` 0 clears it.
+ */
+function receiptCookie(formId: string, value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${RECEIPT_COOKIE}=${value}; Path=/f/${formId}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
+}
+
+/** The page of a completed form: the receipt once, right after sending (its token spent now); else that it was answered, and when. */
+function answeredPage(set: ResponseSet, answered: AnsweredForm, receipt: boolean, t: Translator): string {
+  const { form, response, files } = answered
+  const timeZone = form.page.time_zone ?? 'UTC'
+  const successMessage = form.page.success_message
+  if (receipt && response) {
+    const answers = form.fields.map((field) => ({ field, value: response.data[field.key], file: files.get(field.key) }))
+    return htmlPage(set, <ReceiptPage t={t} view={{ title: form.title, answers, submittedAt: response.submittedAt, timeZone, successMessage }} />)
+  }
+  return htmlPage(set, <AnsweredPage t={t} view={{ title: form.title, submittedAt: response?.submittedAt, timeZone, successMessage }} />)
 }
 
 /** The most bytes of each file field that are kept: its max_size (a file beyond it is refused; a part for no file field keeps nothing). */
@@ -107,6 +164,8 @@ function isCrossSite(request: Request, baseUrl: string): boolean {
   // The request's own origin is what its Host header names (Bun builds request.url from it).
   return sender !== originOf(baseUrl) && sender !== originOf(request.url)
 }
+
+const isHttps = (url: string) => url.toLowerCase().startsWith('https:')
 
 /** The serialised origin of a URL (scheme, host and a non-default port, lower case), or undefined. */
 function originOf(url: string): string | undefined {
@@ -150,6 +209,17 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const state = await submissions.publicState(params.id)
         const t = pageLanguage(state.page, request)
         if (state.page.locale === undefined) set.headers.vary = 'Accept-Language'
+        if (state.status === 'completed') {
+          const token = receiptToken(request)
+          let receipt = false
+          if (token !== undefined) {
+            // Shown once: the cookie goes with this visit, whatever it held.
+            set.headers['set-cookie'] = receiptCookie(state.id, '', 0, isHttps(options.baseUrl()))
+            // Only a GET spends it (a HEAD sends no page).
+            receipt = request.method === 'GET' && (await submissions.spendReceipt(state.id, token))
+          }
+          return answeredPage(set, await submissions.answered(state.id), receipt, t)
+        }
         if (state.status !== 'active') return closedPage(set, state, false, t)
         const page =
           renderedPages.get(state.id, t.locale) ??
@@ -163,7 +233,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           summary: 'The form page (HTML)',
           description: 'What the person you share the link with sees: the form while it is active, else a page saying it was answered (200), cancelled or expired (410).',
           params: { id: 'Form id' },
-          responses: { 200: 'The form, or the thank-you page once answered (text/html)' },
+          responses: { 200: 'The form; once answered, the receipt (once, right after sending) or a page saying it was answered, and when (text/html)' },
           errors: [404, 410],
         }),
       },
@@ -198,9 +268,14 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         if (form.status !== 'active') return closedPage(set, form, true, t)
         const view = formView(form)
         const allowances = fileAllowances(view.fields)
+        const hasFileField = allowances.size > 0
         const incoming = fileStorage.receive()
         const claimed = new Set<string>()
-        let refused: { kind: 'invalid'; problems: Problem[]; typed: Record<string, string> } | { kind: 'closed'; form: FormPublicState } | undefined
+        const newToken = submissions.newReceiptToken()
+        let refused:
+          | { kind: 'invalid'; problems: Problem[]; typed: Record<string, string | string[]>; held: Record<string, HeldFileView> }
+          | { kind: 'closed'; form: FormPublicState }
+          | undefined
         try {
           refused = await bodies.formPost(
             request,
@@ -211,14 +286,20 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
               settled: incoming.settled,
             },
             async (entries) => {
-              const { values, typed } = formPostValues(entries)
+              const { values, typed, holds } = formPostValues(entries, view.fields)
+              const used = hasFileField ? await submissions.useHolds(form, values, holds) : new Map()
               try {
-                await submissions.submit(form, values, submitter)
+                await submissions.submit(form, values, submitter, { receiptToken: newToken })
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
                 return undefined
               } catch (error) {
                 if (!(error instanceof HttpError)) throw error
-                if (error.status === 422 && error.problems) return { kind: 'invalid' as const, problems: error.problems, typed }
+                if (error.status === 422 && error.problems) {
+                  // Each file that passed its own checks is kept for the next try, so the person need not choose it again.
+                  const { held, fileIds } = hasFileField ? await submissions.holdAccepted(form, values, used) : { held: {}, fileIds: [] }
+                  for (const fileId of fileIds) claimed.add(fileId)
+                  return { kind: 'invalid' as const, problems: error.problems, typed, held }
+                }
                 // Answered, cancelled or expired while this person was typing.
                 if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: await submissions.publicState(form.id) }
                 throw error
@@ -232,11 +313,12 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           })
         }
         if (refused === undefined) {
-          // See Other: the thank-you page, which a refresh can never send again.
+          // See Other: the receipt, once (the cookie's token), then the answered page; a refresh never sends again.
+          set.headers['set-cookie'] = receiptCookie(form.id, newToken, RECEIPT_MS / 1000, isHttps(options.baseUrl()))
           return redirect(`/f/${form.id}`, 303)
         }
         if (refused.kind === 'closed') return closedPage(set, refused.form, true, t)
-        return htmlPage(set, await renderFormPage({ form: view, t, submitted: refused.typed, problems: refused.problems }), 422)
+        return htmlPage(set, await renderFormPage({ form: view, t, submitted: refused.typed, problems: refused.problems, held: refused.held }), 422)
       },
       {
         detail: apiDoc({
@@ -244,11 +326,11 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           auth: false,
           summary: 'Submit the answer to a form',
           description:
-            'The form page posts here (application/x-www-form-urlencoded or multipart/form-data; 303 to the thank-you page, or 422 with the page and its errors). ' +
+            'The form page posts here (application/x-www-form-urlencoded or multipart/form-data; 303 to the page, which shows the receipt once, with a one-time cookie; or 422 with the page and its errors, files that passed their checks kept for the next try). ' +
             'Custom front ends send application/json: the data object itself, field key to value; 201 with a receipt. The same rules apply to both; the first answer wins.',
           params: { id: 'Form id' },
           body: JsonObject,
-          responses: { 201: SubmissionReceipt, 303: 'Recorded (form post): on to the thank-you page' },
+          responses: { 201: SubmissionReceipt, 303: 'Recorded (form post): on to the receipt' },
           errors: [400, 403, 404, 409, 410, 413, 415, 422, 429],
         }),
       },

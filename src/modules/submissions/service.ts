@@ -1,5 +1,7 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
-import { rejected, type Parsed, type Upload } from '../../fields/types.ts'
+import { Upload, rejected, type Parsed } from '../../fields/types.ts'
 import { HttpError, ProblemList, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
 import type { Store } from '../../db/store.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
@@ -7,7 +9,8 @@ import { timeSlicer } from '../../lib/slices.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
-import type { NewFile } from '../responses/store/index.ts'
+import type { NewFile, StoredResponse } from '../responses/store/index.ts'
+import type { HeldFile } from './store/index.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
 import type { NewDelivery } from '../webhooks/store/index.ts'
 
@@ -21,6 +24,45 @@ export interface RecordedSubmission {
   formId: string
   submittedAt: number
 }
+
+/** How long a file accepted in a post refused with 422 is kept for the next post (CONTRACT 11). */
+export const HOLD_MS = 3_600_000
+/** How long after sending the receipt can be seen (its cookie's Max-Age too). */
+export const RECEIPT_MS = 600_000
+
+/** 16 random bytes, base64url: a hold id or a receipt token is as hard to guess as a key. */
+const HOLD_ID = /^[A-Za-z0-9_-]{22}$/
+const RECEIPT_TOKEN = /^[A-Za-z0-9_-]{43}$/
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+/** A file kept from a refused post, as the page shows it. */
+export interface HeldFileView {
+  /** The hold id the page posts back (`_held_<key>`). */
+  id: string
+  name: string
+  size: number
+}
+
+/** What a form post says about the files kept from its last try, by field key. */
+export interface PostedHolds {
+  /** `_held_<key>`: the hold id the page showed. */
+  ids: Map<string, string>
+  /** `_remove_<key>` ticked. */
+  removed: Set<string>
+}
+
+/** The answer behind a completed form, for the receipt and the answered page. */
+export interface AnsweredForm {
+  form: StoredForm
+  response: StoredResponse | undefined
+  /** Its files' names and sizes, by field key. */
+  files: Map<string, { name: string; size: number }>
+}
+
+/** No file chosen: nothing sent, a browser's empty nameless part, or (from a client that posts without multipart) empty text. */
+const isNoFile = (value: unknown) =>
+  value === undefined || (typeof value === 'string' && value.trim() === '') || (value instanceof Upload && value.name === '' && value.size === 0)
 
 /** Why a form takes no answer now, or undefined when it does. The page and the JSON path say the same. */
 export function closedFormError(form: Pick<StoredForm, 'status'>): HttpError | undefined {
@@ -61,21 +103,21 @@ export async function parseAnswers(fields: FieldDefinition[], values: Record<str
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
     const invisible = typeof input === 'string' ? controlCharacterProblem(input, '') : undefined
-    outcomes.push(invisible ? rejected(invisible.message, invisible.code) : fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
+    outcomes.push(invisible ? rejected(invisible.message, invisible.code, invisible.params) : fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
     await slices.pause()
   }
   const parsed = await Promise.all(outcomes)
   for (const [index, field] of fields.entries()) {
     const outcome = parsed[index]!
     const path = `/${pointerSegment(field.key)}`
-    if (outcome.kind === 'invalid') problems.add({ path, message: outcome.message, ...(outcome.code && { code: outcome.code }) })
+    if (outcome.kind === 'invalid') problems.add({ path, message: outcome.message, code: outcome.code, ...(outcome.params && { params: outcome.params }) })
     else if (outcome.kind === 'value') answers.data[field.key] = outcome.value
     else if (outcome.kind === 'upload') answers.uploads.push({ key: field.key, upload: outcome.upload })
-    else if (field.required) problems.add({ path, message: 'This field is required' })
+    else if (field.required) problems.add({ path, message: 'This field is required', code: 'required' })
   }
   const known = new Set(fields.map((field) => field.key))
   for (const key of Object.keys(values)) {
-    if (!known.has(key)) problems.add({ path: `/${pointerSegment(key)}`, message: 'Unknown field' })
+    if (!known.has(key)) problems.add({ path: `/${pointerSegment(key)}`, message: 'Unknown field', code: 'unknown_field' })
     if (problems.overflowed) break
   }
   answers.problems = problems.items
@@ -118,6 +160,124 @@ export function createSubmissionService(
     publicForm,
     publicState,
 
+    /** A new receipt token for the cookie; `submit` remembers its hash. */
+    newReceiptToken: () => randomBytes(32).toString('base64url'),
+
+    /**
+     * Spends a receipt token of the form: true once, while it is less than
+     * RECEIPT_MS old. One statement deletes it, so two requests racing with
+     * one token show one receipt. Anything malformed is simply no receipt.
+     */
+    async spendReceipt(formId: string, token: string): Promise<boolean> {
+      if (!RECEIPT_TOKEN.test(token)) return false
+      return store.transaction((tx) => tx.submissions.spendReceipt(formId, sha256(token), clock()))
+    },
+
+    /** The completed form with its answer and its files' names and sizes. */
+    async answered(formId: string): Promise<AnsweredForm> {
+      const form = await publicForm(formId)
+      const [response] = await store.responses.listForForm(form.id)
+      const files = new Map<string, { name: string; size: number }>()
+      if (response && form.fields.some((field) => field.type === 'file')) {
+        for (const file of await store.responses.files(form.id, response.id)) files.set(file.fieldKey, { name: file.name, size: file.size })
+      }
+      return { form, response, files }
+    },
+
+    /**
+     * Puts the files the page kept from the last try back into `values`: for
+     * each file field with no new file, a live hold of this form and field
+     * that the post names and does not remove. A hold the post removes, or
+     * replaces with a new file, is let go. Holds of other forms or fields,
+     * lapsed ones and malformed ids are ignored (the field is then empty).
+     * Returns the holds used, by field key.
+     */
+    async useHolds(form: StoredForm, values: Record<string, unknown>, posted: PostedHolds): Promise<Map<string, HeldFile>> {
+      const used = new Map<string, HeldFile>()
+      const released: Array<{ key: string; id: string }> = []
+      const now = clock()
+      for (const field of form.fields) {
+        if (field.type !== 'file') continue
+        const id = posted.ids.get(field.key)
+        if (id === undefined || !HOLD_ID.test(id)) continue
+        if (posted.removed.has(field.key) || !isNoFile(values[field.key])) {
+          released.push({ key: field.key, id })
+          continue
+        }
+        const held = await store.submissions.heldFile(form.id, field.key, id, now)
+        if (!held) continue
+        used.set(field.key, held)
+        values[field.key] = new Upload(held.name, held.contentType, held.size, held.fileId)
+      }
+      if (released.length > 0) {
+        await store.transaction(async (tx) => {
+          for (const { key, id } of released) await tx.submissions.release(form.id, key, id)
+        })
+      }
+      return used
+    },
+
+    /**
+     * After a 422: keeps every new upload that passed its own field's checks
+     * for the next try (for HOLD_MS; while the form's held files come to at
+     * most FORM_FILES_MAX_SIZE), and the holds this try used. Returns what the
+     * page shows, by field key, and the new holds' file ids (no longer the
+     * post's to remove).
+     */
+    async holdAccepted(
+      form: StoredForm,
+      values: Record<string, unknown>,
+      used: Map<string, HeldFile>,
+    ): Promise<{ held: Record<string, HeldFileView>; fileIds: string[] }> {
+      const held: Record<string, HeldFileView> = Object.create(null)
+      const fresh: HeldFile[] = []
+      const now = clock()
+      for (const field of form.fields) {
+        if (field.type !== 'file') continue
+        const value = values[field.key]
+        const reused = used.get(field.key)
+        if (reused) {
+          held[field.key] = { id: reused.id, name: reused.name, size: reused.size }
+          continue
+        }
+        if (!(value instanceof Upload) || isNoFile(value)) continue
+        // Kept under the name the answer would store (PostgreSQL's text holds no NUL), and only when the
+        // file, so named, passes its field's checks: the next post checks it again as it is kept.
+        if (CONTROL_CHARACTERS.test(value.type)) continue
+        const asKept = new Upload(safeFileName(value.name), value.type, value.size, value.fileId)
+        const config = field.config ?? {}
+        const required = field.required ?? false
+        if ((await fieldTypes.file!.parse(value, config, required)).kind !== 'upload') continue
+        if ((await fieldTypes.file!.parse(asKept, config, required)).kind !== 'upload') continue
+        fresh.push({
+          id: randomBytes(16).toString('base64url'),
+          formId: form.id,
+          fieldKey: field.key,
+          name: asKept.name,
+          contentType: asKept.type,
+          size: asKept.size,
+          fileId: value.fileId,
+          heldUntil: now + HOLD_MS,
+        })
+      }
+      if (fresh.length === 0) return { held, fileIds: [] }
+      const kept = await store.transaction(async (tx) => {
+        const accepted: HeldFile[] = []
+        for (const file of fresh) if (await tx.submissions.hold(file, now, FORM_FILES_MAX_SIZE)) accepted.push(file)
+        await tx.responses.claimFiles(accepted.map((file) => file.fileId))
+        return accepted
+      })
+      for (const file of kept) held[file.fieldKey] = { id: file.id, name: file.name, size: file.size }
+      return { held, fileIds: kept.map((file) => file.fileId) }
+    },
+
+    /** Forgets holds and receipt tokens that have lapsed (the files' sweep calls it); returns how many. */
+    async forgetLapsed(): Promise<number> {
+      const now = clock()
+      if (!(await store.submissions.anyLapsed(now))) return 0
+      return store.transaction((tx) => tx.submissions.forgetLapsed(now))
+    },
+
     /**
      * Records the one response to a form. `values` maps field keys to JSON
      * values, the strings a browser sent, or uploads. Throws 404, 409, 410 or
@@ -127,13 +287,18 @@ export function createSubmissionService(
      * form post reads it before its body): what a form asks never changes, and
      * whether it still takes an answer is decided as the answer is written.
      */
-    async submit(formOrId: string | StoredForm, values: unknown, submitter: Submitter): Promise<RecordedSubmission> {
+    async submit(
+      formOrId: string | StoredForm,
+      values: unknown,
+      submitter: Submitter,
+      options: { receiptToken?: string } = {},
+    ): Promise<RecordedSubmission> {
       const form = typeof formOrId === 'string' ? await publicForm(formOrId) : formOrId
       // A form read a moment ago may have expired since; a cancel is found as the answer is written.
       const expired = form.status === 'active' && form.expiresAt !== null && form.expiresAt <= clock()
       const closed = closedFormError(expired ? { status: 'expired' } : form)
       if (closed) throw closed
-      if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values' }])
+      if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values', code: 'invalid_type' }])
       const fields = form.fields
       const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values)
       if (problems.length > 0) throw invalid(problems, moreProblems)
@@ -151,6 +316,7 @@ export function createSubmissionService(
         }
       })
       const submittedAt = clock()
+      const hasFileField = fields.some((field) => field.type === 'file')
       // Answers in the order of the form's fields, whatever order the files were read in.
       const ordered = Object.fromEntries(fields.flatMap((f) => (Object.hasOwn(data, f.key) ? [[f.key, data[f.key]!]] : [])))
       const response = {
@@ -187,6 +353,11 @@ export function createSubmissionService(
         if (!(await tx.forms.complete(form.id, submittedAt))) return false
         await tx.responses.insert(response, newFiles)
         if (delivery) await tx.deliveries.enqueue(delivery)
+        // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
+        if (hasFileField) await tx.submissions.releaseAll(form.id)
+        if (options.receiptToken !== undefined) {
+          await tx.submissions.rememberReceipt({ tokenHash: sha256(options.receiptToken), formId: form.id, expiresAt: submittedAt + RECEIPT_MS })
+        }
         return true
       }, { independent: true })
       if (!recorded) {
@@ -200,6 +371,8 @@ export function createSubmissionService(
 }
 
 export type SubmissionService = ReturnType<typeof createSubmissionService>
+
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
 
 /** The last path segment of a browser-sent file name, without control characters; never empty. */
 function safeFileName(name: string): string {

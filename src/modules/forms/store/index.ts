@@ -1,5 +1,7 @@
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormStatus } from '../model.ts'
+import type { FormStatus, PageSettings } from '../model.ts'
+
+export type { PageSettings }
 
 /**
  * What the forms module keeps, and the one interface every database gives it
@@ -28,6 +30,8 @@ export interface StoredForm {
   /** Removed once the form expires. */
   context: FreeFormJson | null
   settings: FreeFormJson
+  /** How the person's page speaks (CONTRACT 11): as given at creation, `{}` when none. */
+  page: PageSettings
   status: FormStatus
   expiresAt: number | null
   createdAt: number
@@ -36,8 +40,8 @@ export interface StoredForm {
 /** What changes after creation: the state, expiry and context. */
 export type FormState = Pick<StoredForm, 'id' | 'status' | 'expiresAt' | 'context'>
 
-/** What the public page needs to know before anything else: which page to show. */
-export type FormPublicState = Pick<StoredForm, 'id' | 'title' | 'status'>
+/** What the public page needs to know before anything else: which page to show, and in which language. */
+export type FormPublicState = Pick<StoredForm, 'id' | 'title' | 'status' | 'page'>
 
 /** A form in a list: not its fields, which may be a megabyte. */
 export type FormSummaryRecord = Pick<StoredForm, 'id' | 'title' | 'description' | 'fieldsCount' | 'status' | 'expiresAt' | 'createdAt'>

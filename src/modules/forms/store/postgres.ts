@@ -1,8 +1,8 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { coalesced, columnsOf, insertedTogether, writtenTogether } from '../../../db/postgres/coalesce.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
-import { toStoredForm, toSummary, type FormRow, type SummaryRow } from './rows.ts'
-import type { FormPublicState, FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
+import { toPublicState, toStoredForm, toSummary, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
+import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 
 // Every read computes expiry with the time it is given (`now`, the parameter named here).
 const pastExpiry = (now: string) => `(status = 'active' AND expires_at <= ${now})`
@@ -10,7 +10,7 @@ const effectiveStatus = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN 'exp
 const liveContext = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN NULL ELSE context END AS context`
 const summaryColumns = (now: string) => `id, title, description, fields_count, ${effectiveStatus(now)}, expires_at, created_at`
 const fullColumns = (now: string) => `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-  webhook_secret, ${liveContext(now)}, settings, ${effectiveStatus(now)}, expires_at, created_at`
+  webhook_secret, ${liveContext(now)}, settings, page, ${effectiveStatus(now)}, expires_at, created_at`
 
 /** Sorts after every ULID: the cursor of a first page. */
 const BEFORE_EVERY_FORM = '8'
@@ -25,27 +25,27 @@ const BEFORE_EVERY_FORM = '8'
 const IDEMPOTENCY_LOCKS = 0x696e74
 
 const INSERT = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, status, expires_at, created_at, updated_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13)`
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13, $14)`
 // Forms created together in one transaction (see coalesce.ts); times as float8, as the lookups take them.
 const INSERT_MANY = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
    SELECT id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, 'active', expires_at, created_at, created_at
+     webhook_secret, context, settings, 'active', expires_at, created_at, created_at, page
    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[],
-     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[])
+     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[], $14::text[])
      AS made(id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-       webhook_secret, context, settings, expires_at, created_at)`
+       webhook_secret, context, settings, expires_at, created_at, page)`
 const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
 const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
-const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')} FROM forms WHERE id = $1`
+const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')}, page FROM forms WHERE id = $1`
 const STATE_FOR_ACCOUNT = `SELECT id, ${effectiveStatus('$3')}, expires_at, ${liveContext('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 // The same lookups for many requests at once (see coalesce.ts): `n` is the
 // request's place in the parameters' arrays, each with its own time (float8,
 // as Bun sends any JS number that the single lookups are given).
 const ASKED = `unnest($1::text[], $2::float8[]) WITH ORDINALITY AS asked(form_id, now, n) JOIN forms ON id = asked.form_id`
 const BY_IDS = `SELECT n, ${fullColumns('now')} FROM ${ASKED}`
-const PUBLIC_STATES = `SELECT n, id, title, ${effectiveStatus('now')} FROM ${ASKED}`
+const PUBLIC_STATES = `SELECT n, id, title, ${effectiveStatus('now')}, page FROM ${ASKED}`
 const STATES_FOR_ACCOUNTS = `SELECT n, id, ${effectiveStatus('now')}, expires_at, ${liveContext('now')}
   FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS asked(form_id, owner, now, n)
   JOIN forms ON id = asked.form_id AND account_id = asked.owner`
@@ -115,8 +115,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
   type StateRow = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
   const toState = (row: StateRow | undefined): FormState | undefined =>
     row && { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context }
-  const toPublicState = (row: FormPublicState | undefined): FormPublicState | undefined => row && { id: row.id, title: row.title, status: row.status }
-  /**
+    /**
    * A lookup of one row by its parameters. On the pool, the lookups of one
    * turn share `many` (its parameters each an array of the calls' values, in
    * the same order as `one`'s; its rows carry `n`, counted from 1); in a
@@ -132,7 +131,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
         })
       : async (args) => (await query<Row>(one, args))[0]
   const formOf = lookup<FormRow>(byId, BY_IDS)
-  const publicStateOf = lookup<FormPublicState>(publicState, PUBLIC_STATES)
+  const publicStateOf = lookup<PublicStateRow>(publicState, PUBLIC_STATES)
   const stateOf = lookup<StateRow>(stateForAccount, STATES_FOR_ACCOUNTS)
   const reads: FormReads = {
     async find(id, now) {
@@ -213,6 +212,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
         form.settings,
         form.expiresAt,
         form.createdAt,
+        JSON.stringify(form.page),
       ])
     },
     setStatus: async (id, status, now) => void (await query(SET_STATUS, [id, status, now])),

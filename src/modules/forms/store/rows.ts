@@ -1,8 +1,8 @@
 import type { RowTime } from '../../../db/rows.ts'
 import { optionalTimeOf, timeOf } from '../../../db/rows.ts'
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormStatus } from '../model.ts'
-import type { FormSummaryRecord, StoredForm } from './index.ts'
+import type { FormStatus, PageSettings } from '../model.ts'
+import type { FormPublicState, FormSummaryRecord, StoredForm } from './index.ts'
 
 /** A form as both databases hold it: fields and free-form JSON as text, times as integer milliseconds. */
 export interface FormRow {
@@ -17,6 +17,8 @@ export interface FormRow {
   webhook_secret: string | null
   context: string | null
   settings: string
+  /** JSON object, '{}' when none (and for forms an older intake wrote). */
+  page: string
   status: FormStatus
   expires_at: RowTime | null
   created_at: RowTime
@@ -35,6 +37,7 @@ export const toStoredForm = (row: FormRow): StoredForm => ({
   webhookSecret: row.webhook_secret,
   context: row.context,
   settings: row.settings,
+  page: JSON.parse(row.page) as PageSettings,
   status: row.status,
   expiresAt: optionalTimeOf(row.expires_at),
   createdAt: timeOf(row.created_at),
@@ -49,3 +52,9 @@ export const toSummary = (row: SummaryRow): FormSummaryRecord => ({
   expiresAt: optionalTimeOf(row.expires_at),
   createdAt: timeOf(row.created_at),
 })
+
+/** The public page's first look at a form: its state, title and page settings (JSON text). */
+export type PublicStateRow = Pick<FormRow, 'id' | 'title' | 'status' | 'page'>
+
+export const toPublicState = (row: PublicStateRow | null | undefined): FormPublicState | undefined =>
+  row ? { id: row.id, title: row.title, status: row.status, page: JSON.parse(row.page) as PageSettings } : undefined

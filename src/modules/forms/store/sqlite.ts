@@ -1,13 +1,13 @@
 import type { Database } from 'bun:sqlite'
 import type { FormStatus } from '../model.ts'
-import { toStoredForm, toSummary, type FormRow, type SummaryRow } from './rows.ts'
-import type { FormPublicState, FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
+import { toPublicState, toStoredForm, toSummary, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
+import type { FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
 
 const PAST_EXPIRY = `(status = 'active' AND expires_at <= $now)`
 const EFFECTIVE_STATUS = `CASE WHEN ${PAST_EXPIRY} THEN 'expired' ELSE status END AS status`
 const SUMMARY_COLUMNS = `id, title, description, fields_count, ${EFFECTIVE_STATUS}, expires_at, created_at`
 const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-  webhook_secret, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context, settings,
+  webhook_secret, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context, settings, page,
   ${EFFECTIVE_STATUS}, expires_at, created_at`
 
 /** Sorts after every ULID: the cursor of a first page. */
@@ -18,15 +18,15 @@ const BEFORE_EVERY_FORM = '8'
 export function createSqliteFormStore(db: Database): FormWrites {
   const insert = db.query(
     `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-       webhook_secret, context, settings, status, expires_at, created_at, updated_at)
+       webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
      VALUES ($id, $account_id, $title, $description, $fields, $fields_count, $callback_url, $callback_metadata,
-       $webhook_secret, $context, $settings, 'active', $expires_at, $created_at, $created_at)`,
+       $webhook_secret, $context, $settings, 'active', $expires_at, $created_at, $created_at, $page)`,
   )
   const byIdForAccount = db.query<FormRow, { id: string; account_id: string; now: number }>(
     `SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id AND account_id = $account_id`,
   )
   const byId = db.query<FormRow, { id: string; now: number }>(`SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id`)
-  const publicStateById = db.query<FormPublicState, { id: string; now: number }>(`SELECT id, title, ${EFFECTIVE_STATUS} FROM forms WHERE id = $id`)
+  const publicStateById = db.query<PublicStateRow, { id: string; now: number }>(`SELECT id, title, ${EFFECTIVE_STATUS}, page FROM forms WHERE id = $id`)
   const stateForAccount = db.query<{ id: string; status: FormStatus; expires_at: number | null; context: string | null }, { id: string; account_id: string; now: number }>(
     `SELECT id, ${EFFECTIVE_STATUS}, expires_at, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context
        FROM forms WHERE id = $id AND account_id = $account_id`,
@@ -101,6 +101,7 @@ export function createSqliteFormStore(db: Database): FormWrites {
         settings: form.settings,
         expires_at: form.expiresAt,
         created_at: form.createdAt,
+        page: JSON.stringify(form.page),
       })
     },
     async findForAccount(accountId, id, now) {
@@ -111,7 +112,7 @@ export function createSqliteFormStore(db: Database): FormWrites {
       const row = byId.get({ id, now })
       return row ? toStoredForm(row) : undefined
     },
-    findPublicState: async (id, now) => publicStateById.get({ id, now }) ?? undefined,
+    findPublicState: async (id, now) => toPublicState(publicStateById.get({ id, now })),
     async findStateForAccount(accountId, id, now): Promise<FormState | undefined> {
       const row = stateForAccount.get({ id, account_id: accountId, now })
       return row ? { id: row.id, status: row.status, expiresAt: row.expires_at, context: row.context } : undefined

@@ -42,6 +42,8 @@ export interface ResponseReads {
   listForForm(formId: string): Promise<StoredResponse[]>
   find(formId: string, responseId: string): Promise<StoredResponse | undefined>
   file(formId: string, responseId: string, fieldKey: string): Promise<StoredFile | undefined>
+  /** Every file of the response, with its field key. */
+  files(formId: string, responseId: string): Promise<NewFile[]>
   chunk(fileId: string, seq: number): Promise<Uint8Array | undefined>
   /** An unclaimed file to remove: unclaimed since `before` or earlier. */
   nextUnclaimedFile(before: number): Promise<string | undefined>
@@ -52,6 +54,8 @@ export interface ResponseWrites extends ResponseReads {
   insert(response: StoredResponse, files: NewFile[]): Promise<void>
   /** Writes one chunk of an upload; the first one marks the file unclaimed (since `now`). */
   writeChunk(fileId: string, seq: number, bytes: Uint8Array, now: number): Promise<void>
+  /** Something other than an answer holds these files now (a hold across a 422): they stay. */
+  claimFiles(fileIds: string[]): Promise<void>
   /** No answer will hold these files: they are removed at once. */
   unclaimFiles(fileIds: string[]): Promise<void>
   /** Removes up to `count` of the file's chunks; true when none is left (the file is then forgotten). */

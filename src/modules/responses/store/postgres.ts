@@ -7,6 +7,9 @@ const FOR_FORM = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 O
 const BY_ID = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 AND id = $2`
 const FILE = `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
   WHERE r.form_id = $1 AND r.id = $2 AND f.field_key = $3`
+const FILES = `SELECT f.field_key, f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
+  WHERE r.form_id = $1 AND r.id = $2`
+const CLAIM = 'DELETE FROM unclaimed_files WHERE file_id = ANY($1::text[])'
 const CHUNK = 'SELECT bytes FROM file_chunks WHERE file_id = $1 AND seq = $2'
 const NEXT_UNCLAIMED = 'SELECT file_id FROM unclaimed_files WHERE since <= $1 ORDER BY since LIMIT 1'
 const INSERT_RESPONSE = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($1, $2, $3, $4, $5, $6)`
@@ -43,6 +46,10 @@ export function createPostgresResponseStore(query: Query, scope: Scope): Respons
       const [row] = await query<{ name: string; content_type: string; size: string; file_id: string }>(FILE, [formId, responseId, fieldKey])
       return row ? { name: row.name, contentType: row.content_type, size: Number(row.size), fileId: row.file_id } : undefined
     },
+    async files(formId, responseId) {
+      const rows = await query<{ field_key: string; name: string; content_type: string; size: string; file_id: string }>(FILES, [formId, responseId])
+      return rows.map((row) => ({ fieldKey: row.field_key, name: row.name, contentType: row.content_type, size: Number(row.size), fileId: row.file_id }))
+    },
     // bytea arrives as a Buffer, which is a Uint8Array.
     chunk: async (fileId, seq) => (await query<{ bytes: Uint8Array }>(CHUNK, [fileId, seq]))[0]?.bytes,
     nextUnclaimedFile: async (before) => (await query<{ file_id: string }>(NEXT_UNCLAIMED, [before]))[0]?.file_id,
@@ -68,6 +75,9 @@ export function createPostgresResponseStore(query: Query, scope: Scope): Respons
     async writeChunk(fileId, seq, bytes, now) {
       if (seq === 0) await query(INSERT_FIRST_CHUNK, [fileId, seq, bytes, now])
       else await query(INSERT_CHUNK, [fileId, seq, bytes])
+    },
+    async claimFiles(fileIds) {
+      if (fileIds.length > 0) await query(CLAIM, [fileIds])
     },
     async unclaimFiles(fileIds) {
       if (fileIds.length > 0) await query(UNCLAIM, [fileIds])

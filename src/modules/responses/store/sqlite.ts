@@ -10,6 +10,10 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
     `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
       WHERE r.form_id = ? AND r.id = ? AND f.field_key = ?`,
   )
+  const files = db.query<{ field_key: string; name: string; content_type: string; size: number; file_id: string }, [string, string]>(
+    `SELECT f.field_key, f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
+      WHERE r.form_id = ? AND r.id = ?`,
+  )
   const insertResponse = db.query(
     `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($id, $form_id, $data, $ip, $user_agent, $submitted_at)`,
   )
@@ -36,6 +40,8 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
       const row = file.get(formId, responseId, fieldKey)
       return row ? { name: row.name, contentType: row.content_type, size: row.size, fileId: row.file_id } : undefined
     },
+    files: async (formId, responseId) =>
+      files.all(formId, responseId).map((row) => ({ fieldKey: row.field_key, name: row.name, contentType: row.content_type, size: row.size, fileId: row.file_id })),
     chunk: async (fileId, seq) => chunk.get(fileId, seq)?.bytes,
     nextUnclaimedFile: async (before) => nextUnclaimed.get(before)?.file_id,
     async insert(response: StoredResponse, files: NewFile[]) {
@@ -55,6 +61,9 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
     async writeChunk(fileId, seq, bytes, now) {
       if (seq === 0) markUnclaimed.run(fileId, now)
       insertChunk.run(fileId, seq, bytes)
+    },
+    async claimFiles(fileIds) {
+      for (const fileId of fileIds) claim.run(fileId)
     },
     async unclaimFiles(fileIds) {
       for (const fileId of fileIds) markUnclaimed.run(fileId, 0)
