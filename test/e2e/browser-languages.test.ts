@@ -125,6 +125,12 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
     expect(sent.status()).toBe(303)
     expect((await languageOf(page)).lang).toBe(expected)
     expect({ expected, heading: await heading(page) }).toEqual({ expected, heading: words(expected, 'receipt.heading') })
+    // Its accent bar is on the side the language starts from (the right, in Arabic and Hebrew).
+    const bar = await page.locator('.receipt-panel').evaluate((el: any) => {
+      const style = getComputedStyle(el)
+      return { left: parseFloat(style.borderLeftWidth) > 0, right: parseFloat(style.borderRightWidth) > 0 }
+    })
+    expect({ expected, bar }).toEqual({ expected, bar: { left: !rtl, right: rtl } })
     const receipt = await page.locator('main').innerText()
     expect(receipt).toContain('Ada Lovelace')
     expect(receipt).toContain('Zürich')
