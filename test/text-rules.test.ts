@@ -194,7 +194,7 @@ describe("a person's answer with a control character: 422, naming the invisible 
     const form = await t.api.createForm({ fields: FIELDS })
     const res = await postForm(t.app, form.id, { name: 'Ada\u0000', notes: 'x' })
     expect(res.status).toBe(422)
-    expect(res.text).toContain('Contains the invisible control character U+0000 (NUL); remove it')
+    expect(res.text).toContain('Remove the invisible character U+0000 (NUL) from your answer')
   })
 
   test('tabs and line breaks are answers; a single-line text still refuses a line break', async () => {
