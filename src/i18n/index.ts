@@ -52,15 +52,17 @@ export function translator(locale: Locale = DEFAULT_LOCALE): Translator {
 function makeTranslator(locale: Locale): Translator {
   const catalog: Catalog = catalogs[locale]
   const tag = intlTag(locale)
-  const plurals = new Intl.PluralRules(tag)
-  const numbers = new Intl.NumberFormat(tag, { maximumFractionDigits: 20 })
-  const dates = new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' })
-  const alternatives = new Intl.ListFormat(tag, { type: 'disjunction' })
+  // Made on first use: the first DateTimeFormat of a process loads ICU's data (about 10 ms),
+  // which a request that writes no date (a form post's 303) should not pay.
+  const plurals = once(() => new Intl.PluralRules(tag))
+  const numbers = once(() => new Intl.NumberFormat(tag, { maximumFractionDigits: 20 }))
+  const dates = once(() => new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' }))
+  const alternatives = once(() => new Intl.ListFormat(tag, { type: 'disjunction' }))
   const dateTimes = new Map<string, Intl.DateTimeFormat>()
 
   const date = (ymd: string) => {
     const [year, month, day] = ymd.split('-').map(Number) as [number, number, number]
-    return dates.format(Date.UTC(year, month - 1, day))
+    return dates().format(Date.UTC(year, month - 1, day))
   }
 
   function size(bytes: number): string {
@@ -82,11 +84,11 @@ function makeTranslator(locale: Locale): Translator {
       else if (token.startsWith('.')) kinds.add(token.slice(1).toUpperCase())
       else kinds.add((token.split('/')[1] ?? token).replace(/^(?:x-|vnd\.)/, '').toUpperCase())
     }
-    return alternatives.format([...kinds])
+    return alternatives().format([...kinds])
   }
 
   function shown(param: MessageParam): string {
-    if (typeof param === 'number') return numbers.format(param)
+    if (typeof param === 'number') return numbers().format(param)
     if (typeof param === 'string') return param
     if ('date' in param) return date(param.date)
     if ('bytes' in param) return size(param.bytes)
@@ -99,7 +101,7 @@ function makeTranslator(locale: Locale): Translator {
     if (typeof entry === 'string') template = entry
     else {
       const count = typeof params.count === 'number' ? params.count : 0
-      template = entry[plurals.select(count)] ?? entry.other ?? ''
+      template = entry[plurals().select(count)] ?? entry.other ?? ''
     }
     return template.replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? shown(params[name]!) : whole))
   }
@@ -114,6 +116,12 @@ function makeTranslator(locale: Locale): Translator {
   }
 
   return { locale, dir: directionOf(locale), t: text, dateTime, date, size }
+}
+
+/** `make()`'s value, made the first time it is asked for. */
+function once<T>(make: () => T): () => T {
+  let made: T | undefined
+  return () => (made ??= make())
 }
 
 /** Whether `zone` is an IANA time zone this runtime knows. */
