@@ -20,6 +20,7 @@ import { SUPPORTED_LOCALES, matchLocale, negotiateLocale, rememberPageLanguage, 
 import type { PageSettings } from '../forms/model.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
+import type { StoredResponse } from '../responses/store/index.ts'
 import { RECEIPT_MS, type AnsweredForm, type HeldFileView, type PostedHolds, type SubmissionService } from './service.ts'
 
 export interface SubmissionRouteOptions {
@@ -129,16 +130,23 @@ function receiptCookie(formId: string, value: string, maxAgeSeconds: number, sec
   return `${RECEIPT_COOKIE}=${value}; Path=/f/${formId}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
 }
 
-/** The page of a completed form: the receipt once, right after sending (its token spent now); else that it was answered, and when. */
-function answeredPage(set: ResponseSet, answered: AnsweredForm, receipt: boolean, t: Translator): string {
+/** What the person sent, shown once right after sending (its token spent now). */
+function receiptPage(set: ResponseSet, answered: AnsweredForm & { response: StoredResponse }, t: Translator): string {
   const { form, response, files } = answered
-  const timeZone = form.page.time_zone ?? 'UTC'
-  const successMessage = form.page.success_message
-  if (receipt && response) {
-    const answers = form.fields.map((field) => ({ field, value: response.data[field.key], file: files.get(field.key) }))
-    return htmlPage(set, <ReceiptPage t={t} view={{ title: form.title, answers, submittedAt: response.submittedAt, timeZone, successMessage }} />)
+  const view = {
+    title: form.title,
+    answers: form.fields.map((field) => ({ field, value: response.data[field.key], file: files.get(field.key) })),
+    submittedAt: response.submittedAt,
+    timeZone: form.page.time_zone ?? 'UTC',
+    successMessage: form.page.success_message,
   }
-  return htmlPage(set, <AnsweredPage t={t} view={{ title: form.title, submittedAt: response?.submittedAt, timeZone, successMessage }} />)
+  return htmlPage(set, <ReceiptPage t={t} view={view} />)
+}
+
+/** Every other visit to a completed form: that it was answered, and when; nothing of the answer, so only the state and that time are read. */
+function answeredPage(set: ResponseSet, state: FormPublicState, submittedAt: number | undefined, t: Translator): string {
+  const view = { title: state.title, submittedAt, timeZone: state.page.time_zone ?? 'UTC', successMessage: state.page.success_message }
+  return htmlPage(set, <AnsweredPage t={t} view={view} />)
 }
 
 /** The most bytes of each file field that are kept: its max_size (a file beyond it is refused; a part for no file field keeps nothing). */
@@ -218,7 +226,11 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
             // Only a GET spends it (a HEAD sends no page).
             receipt = request.method === 'GET' && (await submissions.spendReceipt(state.id, token))
           }
-          return answeredPage(set, await submissions.answered(state.id), receipt, t)
+          if (receipt) {
+            const { form, response, files } = await submissions.answered(state.id)
+            if (response) return receiptPage(set, { form, response, files }, t)
+          }
+          return answeredPage(set, state, await submissions.answeredAt(state.id), t)
         }
         if (state.status !== 'active') return closedPage(set, state, false, t)
         const page =

@@ -173,7 +173,13 @@ export function createSubmissionService(
       return store.transaction((tx) => tx.submissions.spendReceipt(formId, sha256(token), clock()))
     },
 
-    /** The completed form with its answer and its files' names and sizes. */
+    /** When a completed form's answer was sent: all its answered page says of it. */
+    async answeredAt(formId: string): Promise<number | undefined> {
+      const [response] = await store.responses.listForForm(formId)
+      return response?.submittedAt
+    },
+
+    /** The completed form with its answer and its files' names and sizes: what its receipt shows. */
     async answered(formId: string): Promise<AnsweredForm> {
       const form = await publicForm(formId)
       const [response] = await store.responses.listForForm(form.id)
