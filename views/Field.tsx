@@ -4,6 +4,7 @@ import type { Control, FieldDefinition } from '../src/fields/types.ts'
 import type { Translator } from '../src/i18n/index.ts'
 import { attr, attributes } from './attributes.ts'
 import { RichText } from './RichText.tsx'
+import { Sentence, SLOT } from './Sentence.tsx'
 import type { HeldFileView } from '../src/modules/submissions/service.ts'
 
 export const controlId = (key: string) => `field-${key}`
@@ -184,11 +185,10 @@ function input(control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'chec
 function HeldFileNote({ field, held, t, children }: { field: FieldDefinition; held: HeldFile; t: Translator; children: JSX.Element }) {
   const id = controlId(field.key)
   const removeId = `${id}-remove`
-  const sentence = t.t('file.kept', { name: '\u0000', size: { bytes: held.size } }).split('\u0000')
   return (
     <div class="held-file">
       <p id={attr(`${id}-kept`)} class="held-file-name">
-        {sentence.map((part, index) => (index === 0 ? <span safe>{part}</span> : <><bdi class="file-name" safe>{held.name}</bdi><span safe>{part}</span></>))}
+        <Sentence text={t.t('file.kept', { name: SLOT, size: { bytes: held.size } })} part={held.name} class="file-name" />
       </p>
       <input type="hidden" name={attr(`_held_${field.key}`)} value={attr(held.id)} />
       <div class="checkbox">

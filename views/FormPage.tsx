@@ -7,6 +7,7 @@ import { attr } from './attributes.ts'
 import { Field, controlId, type HeldFile } from './Field.tsx'
 import { Layout } from './Layout.tsx'
 import { RichText } from './RichText.tsx'
+import { Sentence, SLOT } from './Sentence.tsx'
 import { pageBytes, type PageBytes } from '../src/lib/http.ts'
 import { timeSlicer } from '../src/lib/slices.ts'
 import type { PageSettings } from '../src/modules/forms/model.ts'
@@ -113,16 +114,6 @@ function shortLabel(label: string): string {
   return `${(space > 24 ? cut.slice(0, space) : cut).trimEnd()}…`
 }
 
-/** A translated sentence with the API client's words in it, those isolated (`bdi`) so either direction reads right. */
-export function Sentence({ text, part }: { text: string; part: string }) {
-  const pieces = text.split('\u0000')
-  return (
-    <>
-      {pieces.map((piece, index) => (index === 0 ? <span safe>{piece}</span> : <><bdi dir="auto" safe>{part}</bdi><span safe>{piece}</span></>))}
-    </>
-  )
-}
-
 /** The form, ready for its one answer; after a refused try, with every problem and the person's input. */
 function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageProps & { fieldsHtml: JSX.Element; fieldErrors: Map<string, string> }) {
   const labels = new Map(form.fields.map((f) => [f.key, f.label]))
@@ -141,7 +132,7 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageP
             {[...fieldErrors].map(([key, message]) => (
               <li>
                 <a href={`#${attr(controlId(key))}`}>
-                  <Sentence text={t.t('summary.item', { label: '\u0000', message })} part={shortLabel(labels.get(key)!)} />
+                  <Sentence text={t.t('summary.item', { label: SLOT, message })} part={shortLabel(labels.get(key)!)} />
                 </a>
               </li>
             ))}
@@ -155,7 +146,7 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageP
       )}
       {form.page.sender ? (
         <p class="sender">
-          <Sentence text={t.t('page.asked_by', { sender: '\u0000' })} part={form.page.sender} />
+          <Sentence text={t.t('page.asked_by', { sender: SLOT })} part={form.page.sender} />
         </p>
       ) : (
         ''
