@@ -59,6 +59,9 @@ function makeTranslator(locale: Locale): Translator {
   const dates = once(() => new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' }))
   const alternatives = once(() => new Intl.ListFormat(tag, { type: 'disjunction' }))
   const dateTimes = new Map<string, Intl.DateTimeFormat>()
+  const sizeFormats = (['byte', 'kilobyte', 'megabyte'] as const).map((unit) =>
+    once(() => new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: unit === 'byte' ? 'long' : 'short', maximumFractionDigits: 1 })),
+  )
 
   const date = (ymd: string) => {
     const [year, month, day] = ymd.split('-').map(Number) as [number, number, number]
@@ -66,14 +69,13 @@ function makeTranslator(locale: Locale): Translator {
   }
 
   function size(bytes: number): string {
-    const units = ['byte', 'kilobyte', 'megabyte'] as const
     let value = bytes
     let unit = 0
-    while (value >= 1024 && unit < units.length - 1) {
+    while (value >= 1024 && unit < sizeFormats.length - 1) {
       value /= 1024
       unit++
     }
-    return new Intl.NumberFormat(tag, { style: 'unit', unit: units[unit], unitDisplay: unit === 0 ? 'long' : 'short', maximumFractionDigits: 1 }).format(value)
+    return sizeFormats[unit]!().format(value)
   }
 
   function fileTypes(accept: string): string {
