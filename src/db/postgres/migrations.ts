@@ -252,6 +252,69 @@ export const migrations: readonly PostgresMigration[] = [
   CREATE INDEX receipts_expiry ON receipts(expires_at);
   `,
   },
+  {
+    /*
+     * 4: lifecycle events (CONTRACT 12): which endings a form's webhook tells
+     * of, deliveries that answer no response (expiry, cancellation), and the
+     * account's event feed. Additive: binaries of schema 1 to 3 still run (they
+     * write forms that tell of completion alone, and write no events).
+     */
+    oldestCompatible: 1,
+    sql: `
+  ALTER TABLE forms ADD COLUMN callback_events text NOT NULL DEFAULT '["form.completed"]';  -- JSON array, as given
+  -- A delivery may tell of an expiry or a cancellation, which answer no response.
+  ALTER TABLE deliveries ALTER COLUMN response_id DROP NOT NULL;
+  -- Expiry deliveries carry the context the form lost: they go after 7 days.
+  CREATE INDEX deliveries_event_created ON deliveries(event, created_at);
+
+  -- The account's event feed. Transactions commit in an order of their own, so
+  -- readers take only events of transactions older than every one still running
+  -- (tx below the snapshot's xmin) and order them by (position, seq): position
+  -- is the transaction id plus event_positions.floor, so no event can later
+  -- commit before one a reader has passed. A form's events go with it, but for
+  -- its form.deleted, which has no form to refer to. Kept 7 days.
+  CREATE TABLE events (
+    seq          bigserial PRIMARY KEY,
+    position     bigint NOT NULL,
+    tx           xid8 NOT NULL DEFAULT pg_current_xact_id(),  -- '0' for events copied in: visible at once
+    account_id   text COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    form_id      text COLLATE "C" NOT NULL,
+    type         text NOT NULL,
+    occurred_at  bigint NOT NULL,
+    payload      text NOT NULL,           -- JSON object: the webhook body of the event
+    created_at   bigint NOT NULL
+  );
+  CREATE INDEX events_account_order ON events(account_id, position, seq);
+  CREATE INDEX events_form ON events(form_id);
+  CREATE INDEX events_created ON events(created_at);
+
+  -- Added to the transaction id to make new events' position: raised by intake copy above every event it copied in.
+  CREATE TABLE event_positions (
+    id     integer PRIMARY KEY CHECK (id = 1),
+    floor  bigint NOT NULL
+  );
+  INSERT INTO event_positions (id, floor) VALUES (1, 0);
+
+  -- Every instance hears of new events, whoever wrote them, so waits on the feed wake anywhere.
+  CREATE FUNCTION intake_events_added() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    payload text;
+  BEGIN
+    FOR payload IN
+      SELECT 'events ' || string_agg(account_id, ' ')
+        FROM (SELECT account_id, (row_number() OVER () - 1) / 250 AS part
+                FROM (SELECT DISTINCT account_id FROM events_added) AS accounts) AS added
+       GROUP BY part
+    LOOP
+      PERFORM pg_notify('intake_changes', payload);
+    END LOOP;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER events_added AFTER INSERT ON events
+    REFERENCING NEW TABLE AS events_added
+    FOR EACH STATEMENT EXECUTE FUNCTION intake_events_added();
+  `,
+  },
 ]
 
 /** The schema this build writes. */

@@ -185,4 +185,65 @@ export const migrations: readonly string[] = [
   CREATE INDEX receipts_form ON receipts(form_id);
   CREATE INDEX receipts_expiry ON receipts(expires_at);
   `,
+  /*
+   * 6: lifecycle events (CONTRACT 12): which endings a form's webhook tells
+   * of, deliveries that answer no response (expiry, cancellation), and the
+   * account's event feed. Additive for the binaries that may still run on it:
+   * an intake of schema 3 to 5 writes forms that tell of completion alone,
+   * and writes no events (see operating.md on upgrades).
+   */ `
+  ALTER TABLE forms ADD COLUMN callback_events TEXT NOT NULL DEFAULT '["form.completed"]';  -- JSON array, as given
+
+  -- response_id becomes optional: a delivery may tell of an expiry or a cancellation.
+  -- SQLite changes a column's constraint only by building the table again.
+  CREATE TABLE deliveries_new (
+    id                TEXT PRIMARY KEY,   -- stable across retries: X-Service-Delivery and webhook-id
+    form_id           TEXT NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    response_id       TEXT REFERENCES responses(id) ON DELETE CASCADE,  -- the answer a form.completed tells of
+    event             TEXT NOT NULL,
+    url               TEXT NOT NULL,
+    payload           TEXT NOT NULL,      -- the exact body sent on every attempt
+    status            TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts          INTEGER NOT NULL DEFAULT 0,  -- total, across redeliveries
+    round_attempts    INTEGER NOT NULL DEFAULT 0,  -- in the current round (a redelivery starts a new one)
+    next_attempt_at   INTEGER,
+    lease_until       INTEGER,            -- an attempt in flight; a crash leaves it to expire and be retried
+    last_status_code  INTEGER,
+    last_error        TEXT,
+    delivered_at      INTEGER,
+    created_at        INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO deliveries_new SELECT id, form_id, response_id, event, url, payload, status, attempts, round_attempts,
+    next_attempt_at, lease_until, last_status_code, last_error, delivered_at, created_at FROM deliveries;
+  DROP TABLE deliveries;
+  ALTER TABLE deliveries_new RENAME TO deliveries;
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_form ON deliveries(form_id, id);
+  CREATE INDEX deliveries_response ON deliveries(response_id);
+  -- Expiry deliveries carry the context the form lost: they go after 7 days.
+  CREATE INDEX deliveries_event_created ON deliveries(event, created_at);
+
+  -- The account's event feed, in commit order: (position, seq). A form's events go with it,
+  -- but for its form.deleted, which has no form to refer to. Kept 7 days.
+  CREATE TABLE events (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a cursor past a removed event stays a position
+    position     INTEGER NOT NULL,       -- event_positions.floor when written: events copied in keep theirs
+    account_id   TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    form_id      TEXT NOT NULL,
+    type         TEXT NOT NULL,
+    occurred_at  INTEGER NOT NULL,
+    payload      TEXT NOT NULL,          -- JSON object: the webhook body of the event
+    created_at   INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX events_account_order ON events(account_id, position, seq);
+  CREATE INDEX events_form ON events(form_id);
+  CREATE INDEX events_created ON events(created_at);
+
+  -- What new events take as their position: raised by intake copy above every event it copied in.
+  CREATE TABLE event_positions (
+    id     INTEGER PRIMARY KEY CHECK (id = 1),
+    floor  INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO event_positions (id, floor) VALUES (1, 0);
+  `,
 ]
