@@ -73,7 +73,9 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect(await store.transaction((tx) => tx.forms.complete(f.id, at))).toBe(false)
     // The sweep writes it for good: once, whichever sweep gets there.
     const expired = await Promise.all([0, 1, 2].map(() => store.transaction((tx) => tx.forms.expireDue(at, 500))))
-    expect(expired.flat().filter((id) => id === f.id)).toHaveLength(1)
+    expect(expired.flat().filter((form) => form.id === f.id)).toEqual([
+      { id: f.id, accountId: account, callbackUrl: null, callbackEvents: ['form.completed'], callbackMetadata: '{}', context: '{"secret":1}', expiresAt: T0 + 1000 },
+    ])
     const [row] = await sql`SELECT status, context FROM forms WHERE id = ${f.id}`
     expect(row).toEqual({ status: 'expired', context: null })
   })

@@ -424,6 +424,7 @@ export function formRecord(accountId: string, overrides: Partial<NewForm> = {}):
     fields: [{ key: 'name', type: 'text', label: 'Name' }],
     fieldsCount: 1,
     callbackUrl: null,
+    callbackEvents: ['form.completed'],
     callbackMetadata: '{}',
     webhookSecret: null,
     context: null,

@@ -1,4 +1,5 @@
 import type { KeyReads, KeyWrites } from '../modules/auth/store/index.ts'
+import type { EventReads, EventWrites } from '../modules/events/store/index.ts'
 import type { FormReads, FormWrites } from '../modules/forms/store/index.ts'
 import type { ResponseReads, ResponseWrites } from '../modules/responses/store/index.ts'
 import type { SubmissionReads, SubmissionWrites } from '../modules/submissions/store/index.ts'
@@ -24,6 +25,7 @@ export interface Reads {
   deliveries: DeliveryReads
   keys: KeyReads
   submissions: SubmissionReads
+  events: EventReads
 }
 
 export interface Transaction {
@@ -32,6 +34,7 @@ export interface Transaction {
   deliveries: DeliveryWrites
   keys: KeyWrites
   submissions: SubmissionWrites
+  events: EventWrites
 }
 
 export type StoreKind = 'sqlite' | 'postgres'
@@ -75,6 +78,8 @@ export interface Store extends Reads {
    * Only PostgreSQL is shared by several servers: on SQLite it is never called.
    */
   watchForms(watcher: (formIds: readonly string[] | undefined) => void): () => void
+  /** The same for accounts whose event feeds grew (the account ids), so waits on the feed wake (CONTRACT 12). */
+  watchEvents(watcher: (accountIds: readonly string[] | undefined) => void): () => void
   /**
    * Runs `work` while no other process runs `alone` on this database: several
    * servers starting at once on an empty database make one first key. On

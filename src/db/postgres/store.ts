@@ -2,6 +2,7 @@
 // client (about 4 MiB of resident memory), which a server on SQLite never needs.
 import type { SQL } from 'bun'
 import { createPostgresKeyStore } from '../../modules/auth/store/postgres.ts'
+import { createPostgresEventStore } from '../../modules/events/store/postgres.ts'
 import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
 import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
 import { createPostgresSubmissionStore } from '../../modules/submissions/store/postgres.ts'
@@ -215,6 +216,7 @@ function storesOn(query: Query, scope: Scope, keysVersion?: () => unknown): Tran
     deliveries: createPostgresDeliveryStore(query, scope),
     keys: createPostgresKeyStore(query, scope, keysVersion),
     submissions: createPostgresSubmissionStore(query, scope),
+    events: createPostgresEventStore(query, scope),
   }
 }
 
@@ -380,6 +382,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     // itself, and so makes this one durable too.
     stagedTransaction: (work) => inTransaction(work, 'SET LOCAL synchronous_commit = off'),
     watchForms: (watcher) => listener().watchForms(watcher),
+    watchEvents: (watcher) => listener().watchEvents(watcher),
     // The lock is a transaction's, held open on a connection of its own while `work` uses the
     // pool as it likes: a session's lock would outlive its release behind PgBouncer's transaction mode.
     alone: (work) =>

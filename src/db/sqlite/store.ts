@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite'
 import { closeSync, fdatasync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createSqliteKeyStore } from '../../modules/auth/store/sqlite.ts'
+import { createSqliteEventStore } from '../../modules/events/store/sqlite.ts'
 import { createSqliteFormStore } from '../../modules/forms/store/sqlite.ts'
 import { createSqliteResponseStore } from '../../modules/responses/store/sqlite.ts'
 import { createSqliteSubmissionStore } from '../../modules/submissions/store/sqlite.ts'
@@ -48,6 +49,7 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     deliveries: createSqliteDeliveryStore(db),
     keys: createSqliteKeyStore(db),
     submissions: createSqliteSubmissionStore(db),
+    events: createSqliteEventStore(db),
   }
   const snapshots = createReadSnapshots(reader)
   const reads: Reads = {
@@ -55,6 +57,7 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     responses: readingInSnapshot(createSqliteResponseStore(reader), snapshots),
     deliveries: readingInSnapshot(createSqliteDeliveryStore(reader), snapshots),
     submissions: readingInSnapshot(createSqliteSubmissionStore(reader), snapshots),
+    events: readingInSnapshot(createSqliteEventStore(reader), snapshots),
     // Keys are read on a connection of their own, never in a snapshot: other processes (the
     // command line) write them, and a revocation must hold for every request sent after it.
     keys: createSqliteKeyStore(keyReader, db),
@@ -69,6 +72,7 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     transaction: writer.run,
     stagedTransaction: writer.stage,
     watchForms: () => () => {},
+    watchEvents: () => () => {},
     alone: (work) => work(),
     ping: async () => {
       writer.check()

@@ -6,6 +6,17 @@ import { ApiTime, JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
 export const FORM_STATUSES = ['active', 'completed', 'cancelled', 'expired'] as const
 export type FormStatus = (typeof FORM_STATUSES)[number]
 
+/** The endings a form's webhook may tell of (CONTRACT 12); the feed has them all, and form.deleted. */
+export const FORM_EVENTS = ['form.completed', 'form.expired', 'form.cancelled'] as const
+export type FormEvent = (typeof FORM_EVENTS)[number]
+export const DEFAULT_CALLBACK_EVENTS: readonly FormEvent[] = ['form.completed']
+
+const CallbackEvents = Type.Array(Type.Union(FORM_EVENTS.map((event) => Type.Literal(event))), {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'The endings the webhook tells of: form.completed (answered), form.expired, form.cancelled. Default ["form.completed"].',
+})
+
 export const CONTEXT_MAX_BYTES = 65_536
 export const EXPIRES_IN_MAX_MS = 365 * 86_400_000
 export const DEFAULT_EXPIRES_IN = '48h'
@@ -43,8 +54,9 @@ export const CreateFormBody = Type.Object(
     description: Type.Optional(Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()], { description: 'Shown on the form' })),
     fields: Type.Array(FieldInput, { minItems: 1, maxItems: 100 }),
     callback_url: Type.Optional(
-      Type.Union([Type.String({ maxLength: 2048, description: 'Absolute http(s) URL that receives the form.completed webhook' }), Type.Null()]),
+      Type.Union([Type.String({ maxLength: 2048, description: 'Absolute http(s) URL that receives the webhooks of callback_events' }), Type.Null()]),
     ),
+    callback_events: Type.Optional(CallbackEvents),
     callback_metadata: Type.Optional(Type.Union([JsonObject, Type.Null()], { description: 'Echoed in the webhook payload; null means none' })),
     context: Type.Optional(
       Type.Union([JsonObject, Type.Null()], { description: 'Opaque JSON object (at most 64 KB) returned with responses and webhooks' }),
@@ -130,6 +142,7 @@ export const FormDetail = Type.Object(
     context: Type.Union([JsonObject, Type.Null()]),
     fields: Type.Array(FieldOutput),
     callback_url: Type.Union([Type.String(), Type.Null()]),
+    callback_events: CallbackEvents,
     callback_metadata: JsonObject,
     settings: JsonObject,
     page: PageSettings,

@@ -15,6 +15,7 @@ import type { Principal } from '../auth/service.ts'
 import {
   CONTEXT_MAX_BYTES,
   CreateFormBody,
+  DEFAULT_CALLBACK_EVENTS,
   DEFAULT_EXPIRES_IN,
   EXPIRES_IN_MAX_MS,
   ListFormsQuery,
@@ -25,7 +26,9 @@ import {
   type Form,
   type FormSummary,
 } from './model.ts'
-import type { FormState, FormSummaryRecord, NewForm, StoredForm } from './store/index.ts'
+import type { FormOfAccount, FormState, FormSummaryRecord, NewForm, StoredForm } from './store/index.ts'
+import { recordEnding } from '../events/endings.ts'
+import { FORM_CANCELLED, FORM_DELETED, deletedEventBody, endedEventBody } from '../webhooks/events.ts'
 
 /** The unchanging JSON of forms kept ready (least recently used beyond), in bytes; a larger form's is made each time. */
 const DETAILS_KEPT = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }
@@ -62,13 +65,14 @@ export interface FormPage {
 
 /**
  * `onChange` hears of every change of state this service makes (cancelled,
- * deleted), so long-polls on the form wake.
+ * deleted), once committed with its event, so long-polls on the form and on
+ * its account's feed wake; `deliveryQueued` when a webhook waits to be sent.
  */
 export function createFormService(
   store: Store,
   clock: Clock,
   baseUrl: () => string,
-  onChange: (formId: string) => void,
+  onChange: (form: FormOfAccount, change: { deleted: boolean; deliveryQueued: boolean }) => void,
 ) {
   // Compiled soon after start rather than by the first create, which would wait for it; not during
   // start itself, which it would lengthen by a third (about 35 ms) before the server answers anything.
@@ -126,7 +130,8 @@ export function createFormService(
       head: `${identity.slice(0, -1)},`,
       tail:
         `"created_at":"${formatApiTime(row.createdAt)}","fields_count":${row.fieldsCount},"fields":${JSON.stringify(fields)},` +
-        `"callback_url":${JSON.stringify(row.callbackUrl)},"callback_metadata":${row.callbackMetadata},"settings":${row.settings},` +
+        `"callback_url":${JSON.stringify(row.callbackUrl)},"callback_events":${JSON.stringify(row.callbackEvents)},` +
+        `"callback_metadata":${row.callbackMetadata},"settings":${row.settings},` +
         `"page":${JSON.stringify(row.page)}}`,
     }
   }
@@ -170,6 +175,7 @@ export function createFormService(
         fields: body.fields as FieldDefinition[],
         fieldsCount: body.fields.length,
         callbackUrl,
+        callbackEvents: body.callback_events ?? [...DEFAULT_CALLBACK_EVENTS],
         callbackMetadata: encodeFreeForm(body.callback_metadata ?? {}, '/callback_metadata'),
         webhookSecret: callbackUrl === null ? null : webhookSecret(principal.key, id),
         context,
@@ -272,7 +278,7 @@ export function createFormService(
       }
       const id = canonicalUlid(formId)
       if (!id) throw formNotFound()
-      const updated = await store.transaction(async (tx) => {
+      const { updated, deliveryQueued } = await store.transaction(async (tx) => {
         const now = clock()
         const form = await tx.forms.findForAccount(principal.accountId, id, now)
         if (!form) throw formNotFound()
@@ -283,22 +289,44 @@ export function createFormService(
           throw conflict(`The expiry of a ${form.status} form cannot be changed`)
         }
         if (expiresAt !== undefined) await tx.forms.setExpiry(form.id, expiresAt, now)
+        let deliveryQueued = false
+        // A cancelled form is cancelled once: a repeated cancel changes nothing and tells no one.
         if (body.status === 'cancelled' && form.status === 'active') {
           await tx.forms.setStatus(form.id, 'cancelled', now)
+          const payload = endedEventBody({
+            event: FORM_CANCELLED,
+            formId: form.id,
+            occurredAt: now,
+            callbackMetadataJson: form.callbackMetadata,
+            contextJson: form.context,
+          })
+          deliveryQueued = await recordEnding(tx, { type: FORM_CANCELLED, form, occurredAt: now, payload, now })
           // Files kept across a 422 wait for an answer that can no longer come.
           await tx.submissions.releaseAll(form.id)
         }
-        return withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!)
+        return { updated: withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!), deliveryQueued }
       })
-      if (updated.status !== 'active') onChange(updated.id)
+      if (updated.status !== 'active') onChange({ id: updated.id, accountId: principal.accountId }, { deleted: false, deliveryQueued })
       return updated
     },
 
+    /**
+     * Deletes the form with everything it holds, its events too: its account's
+     * feed keeps only a form.deleted, so an agent waiting on it hears this ending.
+     */
     async delete(principal: Principal, formId: string): Promise<void> {
       const id = canonicalUlid(formId)
-      if (!id || !(await store.transaction((tx) => tx.forms.delete(principal.accountId, id)))) throw formNotFound()
+      if (!id) throw formNotFound()
+      const deleted = await store.transaction(async (tx) => {
+        if (!(await tx.forms.delete(principal.accountId, id))) return false
+        const now = clock()
+        await tx.events.forgetForm(id)
+        await tx.events.append({ accountId: principal.accountId, formId: id, type: FORM_DELETED, occurredAt: now, payload: deletedEventBody(id), createdAt: now })
+        return true
+      })
+      if (!deleted) throw formNotFound()
       detailParts.delete(id)
-      onChange(id)
+      onChange({ id, accountId: principal.accountId }, { deleted: true, deliveryQueued: false })
     },
   }
 }
@@ -337,6 +365,9 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
     .reduce((total, field) => total + fileMaxSize(field.config), 0)
   if (fileSizes > FORM_FILES_MAX_SIZE) {
     problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)`, code: 'too_large' })
+  }
+  if (body.callback_events !== undefined && body.callback_url == null) {
+    problems.add({ path: '/callback_url', message: 'Required with callback_events: the URL their webhooks are sent to', code: 'required' })
   }
   if (body.callback_url != null && !isHttpUrl(body.callback_url)) {
     problems.add({ path: '/callback_url', message: 'Expected an absolute http or https URL', code: 'invalid_format' })

@@ -2,6 +2,9 @@ import type { Store } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
 import { settledWithin, type Clock } from '../../lib/time.ts'
 import { IDEMPOTENCY_WINDOW_MS } from './service.ts'
+import { recordEnding } from '../events/endings.ts'
+import { FORM_EXPIRED, endedEventBody } from '../webhooks/events.ts'
+import type { FormOfAccount } from './store/index.ts'
 
 /** The sweep looks at least this often, so expiry is written within about a second. */
 const MAX_SLEEP_MS = 1000
@@ -9,22 +12,29 @@ const MAX_SLEEP_MS = 1000
 const EXPIRY_BATCH = 500
 /** How long a stop waits for a pass under way. */
 const STOP_WAIT_MS = 2000
-/** How often Idempotency-Keys past their 24 hours are cleared away. */
+/** How often Idempotency-Keys past their 24 hours, and events past their 7 days, are cleared away. */
 const KEY_SWEEP_INTERVAL_MS = 60_000
+/** How long the account's feed keeps an event, and a form.expired delivery the context it carries (CONTRACT 12). */
+export const EVENT_RETENTION_MS = 7 * 86_400_000
+/** Events (and expiry deliveries) removed per pass: a backlog goes a bounded step a minute, never in one long transaction. */
+const RETENTION_BATCH = 5000
 
 export interface FormSweeperOptions {
   store: Store
   clock: Clock
   logger: Logger
-  /** Hears of each form the sweep expired, so long-polls on it wake. */
-  onExpired: (formId: string) => void
+  /** Hears of each form the sweep expired, once committed with its event, so long-polls on it and its account's feed wake. */
+  onExpired: (form: FormOfAccount, deliveryQueued: boolean) => void
 }
 
 /**
  * Writes `expired` on forms whose time has come (reads compute it already;
- * this makes it so for good and drops the context), and clears away
- * Idempotency-Keys past their 24 hours. It sleeps until the next expiry, at
- * most a second.
+ * this makes it so for good and drops the context), with each one's
+ * form.expired event and delivery in the same transaction: exactly once,
+ * however many instances sweep (each takes forms no other holds) and
+ * whenever one stops (its transaction is then not committed, and the forms
+ * are swept again). It clears away Idempotency-Keys past their 24 hours and
+ * events past their 7 days. It sleeps until the next expiry, at most a second.
  */
 export function createFormSweeper({ store, clock, logger, onExpired }: FormSweeperOptions) {
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -41,10 +51,31 @@ export function createFormSweeper({ store, clock, logger, onExpired }: FormSweep
       if (expiring || sweepingKeys) {
         if (sweepingKeys) keysSweptAt = now
         const expired = await store.transaction(async (tx) => {
-          if (sweepingKeys) await tx.forms.forgetIdempotencyKeysBefore(now - IDEMPOTENCY_WINDOW_MS)
-          return expiring ? await tx.forms.expireDue(now, EXPIRY_BATCH) : []
+          if (sweepingKeys) {
+            await tx.forms.forgetIdempotencyKeysBefore(now - IDEMPOTENCY_WINDOW_MS)
+            await tx.events.forgetBefore(now - EVENT_RETENTION_MS, RETENTION_BATCH)
+            await tx.deliveries.forgetSettledBefore(FORM_EXPIRED, now - EVENT_RETENTION_MS, RETENTION_BATCH)
+          }
+          if (!expiring) return []
+          const forms = await tx.forms.expireDue(now, EXPIRY_BATCH)
+          // Side by side, so the writes of all the forms go together (on PostgreSQL one statement per step).
+          const ended = await Promise.all(
+            forms.map(async (form) => {
+              // The context as it was: kept only in this event and its delivery.
+              const payload = endedEventBody({
+                event: FORM_EXPIRED,
+                formId: form.id,
+                occurredAt: form.expiresAt,
+                callbackMetadataJson: form.callbackMetadata,
+                contextJson: form.context,
+              })
+              const deliveryQueued = await recordEnding(tx, { type: FORM_EXPIRED, form, occurredAt: form.expiresAt, payload, now })
+              return { form: { id: form.id, accountId: form.accountId } satisfies FormOfAccount, deliveryQueued }
+            }),
+          )
+          return ended
         })
-        for (const formId of expired) onExpired(formId)
+        for (const { form, deliveryQueued } of expired) onExpired(form, deliveryQueued)
         if (expired.length === EXPIRY_BATCH) return 0
       }
       const next = await store.forms.nextExpiryAt()

@@ -8,11 +8,11 @@ import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { timeSlicer } from '../../lib/slices.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
-import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
+import type { FormOfAccount, FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { NewFile, StoredResponse } from '../responses/store/index.ts'
 import type { HeldFile } from './store/index.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
-import type { NewDelivery } from '../webhooks/store/index.ts'
+import { recordEnding } from '../events/endings.ts'
 
 export interface Submitter {
   ip: string | null
@@ -131,14 +131,14 @@ export const fileUrl = (baseUrl: string, formId: string, responseId: string, key
 
 /**
  * The one way a human's answer is recorded, for the HTML page and the JSON
- * path alike. `onRecorded` runs once the response is committed, told
- * whether a webhook delivery was queued with it.
+ * path alike. `onRecorded` runs once the response is committed (with its
+ * event), told whether a webhook delivery was queued with it.
  */
 export function createSubmissionService(
   store: Store,
   clock: Clock,
   baseUrl: () => string,
-  onRecorded: (formId: string, deliveryQueued: boolean) => void,
+  onRecorded: (form: FormOfAccount, deliveryQueued: boolean) => void,
 ) {
   /** Which page the form behind a public link shows (its state and title); 404 when there is none. */
   async function publicState(formId: string): Promise<FormPublicState> {
@@ -333,44 +333,37 @@ export function createSubmissionService(
         userAgent: submitter.userAgent,
         submittedAt,
       }
-      const delivery: NewDelivery | undefined = form.callbackUrl === null ? undefined : {
-        id: newId(),
+      // The webhook body, which is the feed's payload too: built once, sent byte-for-byte on every attempt.
+      const payload = completedEventBody({
         formId: form.id,
+        formTitle: form.title,
         responseId,
-        event: FORM_COMPLETED,
-        url: form.callbackUrl,
-        payload: completedEventBody({
-          formId: form.id,
-          formTitle: form.title,
-          responseId,
-          submittedAt,
-          data: ordered,
-          metadata: { ip: submitter.ip, user_agent: submitter.userAgent },
-          callbackMetadataJson: form.callbackMetadata,
-          contextJson: form.context,
-        }),
-        createdAt: submittedAt,
-      }
-      // The response with its files, the form's move to `completed` and the delivery commit together or not at all.
+        submittedAt,
+        data: ordered,
+        metadata: { ip: submitter.ip, user_agent: submitter.userAgent },
+        callbackMetadataJson: form.callbackMetadata,
+        contextJson: form.context,
+      })
+      // The response with its files, the form's move to `completed`, its event and delivery commit together or not at all.
       // Independent of other answers (the conditional complete settles a race by itself): answers sent
       // together are written together.
       const recorded = await store.transaction(async (tx) => {
         // Only an active, unexpired form moves: the first submission to commit wins.
-        if (!(await tx.forms.complete(form.id, submittedAt))) return false
+        if (!(await tx.forms.complete(form.id, submittedAt))) return undefined
         await tx.responses.insert(response, newFiles)
-        if (delivery) await tx.deliveries.enqueue(delivery)
+        const deliveryQueued = await recordEnding(tx, { type: FORM_COMPLETED, form, occurredAt: submittedAt, payload, responseId, now: submittedAt })
         // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
         if (hasFileField) await tx.submissions.releaseAll(form.id)
         if (options.receiptToken !== undefined) {
           await tx.submissions.rememberReceipt({ tokenHash: sha256(options.receiptToken), formId: form.id, expiresAt: submittedAt + RECEIPT_MS })
         }
-        return true
+        return { deliveryQueued }
       }, { independent: true })
       if (!recorded) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(await publicForm(form.id)) ?? conflict('This form has already been submitted')
       }
-      onRecorded(form.id, delivery !== undefined)
+      onRecorded(form, recorded.deliveryQueued)
       return { id: responseId, formId: form.id, submittedAt }
     },
   }

@@ -1,13 +1,14 @@
 import { createHmac } from 'node:crypto'
 import { isIP } from 'node:net'
 import { VERSION } from '../../version.ts'
-import { FORM_COMPLETED } from './events.ts'
 import { isPrivateAddress, type Resolver } from './addresses.ts'
 import { originOf, withOriginsOnly } from './origin.ts'
 
 /** One webhook request to make: the same body and id on every attempt. */
 export interface DeliveryRequest {
   id: string
+  /** X-Service-Event: form.completed, form.expired or form.cancelled. */
+  event: string
   url: string
   payload: string
   /** The form's 64-hex webhook secret. */
@@ -46,7 +47,7 @@ export function signedHeaders(request: DeliveryRequest, nowSeconds: number): Rec
   return {
     'content-type': 'application/json',
     'user-agent': `intake/${VERSION}`,
-    'x-service-event': FORM_COMPLETED,
+    'x-service-event': request.event,
     'x-service-delivery': request.id,
     'x-service-signature': `sha256=${signature}`,
     'webhook-id': request.id,

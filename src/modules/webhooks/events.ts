@@ -1,7 +1,11 @@
 import type { AnswerValue } from '../../fields/index.ts'
 import { formatUtcTime } from '../../lib/time.ts'
+import type { FormEvent } from '../forms/model.ts'
 
 export const FORM_COMPLETED = 'form.completed'
+export const FORM_EXPIRED = 'form.expired'
+export const FORM_CANCELLED = 'form.cancelled'
+export const FORM_DELETED = 'form.deleted'
 
 export interface CompletedEventSource {
   formId: string
@@ -28,3 +32,27 @@ export function completedEventBody(source: CompletedEventSource): string {
   })
   return `${head.slice(0, -1)},"callback_metadata":${source.callbackMetadataJson},"context":${source.contextJson ?? 'null'}}`
 }
+
+export interface EndedEventSource {
+  event: Exclude<FormEvent, typeof FORM_COMPLETED>
+  formId: string
+  /** For expiry, the form's expires_at; for a cancel, when it committed. */
+  occurredAt: number
+  callbackMetadataJson: string
+  /** The context the form had (an expired form's is kept only here: CONTRACT 12). */
+  contextJson: string | null
+}
+
+/** The exact body of a form.expired or form.cancelled webhook (CONTRACT 12). */
+export function endedEventBody(source: EndedEventSource): string {
+  const head = JSON.stringify({
+    event: source.event,
+    form_id: source.formId,
+    status: source.event === FORM_EXPIRED ? 'expired' : 'cancelled',
+    occurred_at: formatUtcTime(source.occurredAt),
+  })
+  return `${head.slice(0, -1)},"callback_metadata":${source.callbackMetadataJson},"context":${source.contextJson ?? 'null'}}`
+}
+
+/** The payload of a form.deleted event: the feed's alone, never a webhook. */
+export const deletedEventBody = (formId: string) => JSON.stringify({ form_id: formId })

@@ -11,7 +11,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       detail: apiDoc({
         tag: 'Webhooks',
         summary: 'List a form\'s webhook deliveries',
-        description: 'The form.completed delivery of a form with a callback_url, once answered: its status, attempts and last outcome.',
+        description:
+          'The deliveries of a form with a callback_url, one per ending its callback_events names (form.completed, form.expired, form.cancelled) once it happened: status, attempts and last outcome. Those of form.expired go after 7 days, with the context they carry.',
         params: { id: 'Form id' },
         responses: { 200: Type.Array(DeliveryObject) },
         errors: [404],

@@ -10,7 +10,7 @@ import type { DeliveryRecord } from './store/index.ts'
 
 const toDeliveryObject = (delivery: DeliveryRecord): DeliveryObject => ({
   id: delivery.id,
-  event: 'form.completed',
+  event: delivery.event,
   status: delivery.status,
   attempts: delivery.attempts,
   last_status_code: delivery.lastStatusCode,

@@ -1,5 +1,5 @@
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormStatus, PageSettings } from '../model.ts'
+import type { FormEvent, FormStatus, PageSettings } from '../model.ts'
 
 export type { PageSettings }
 
@@ -24,6 +24,8 @@ export interface StoredForm {
   fields: FieldDefinition[]
   fieldsCount: number
   callbackUrl: string | null
+  /** The endings the webhook tells of (CONTRACT 12). */
+  callbackEvents: FormEvent[]
   callbackMetadata: FreeFormJson
   /** 64 hex; present when callbackUrl is. */
   webhookSecret: string | null
@@ -47,6 +49,17 @@ export type FormPublicState = Pick<StoredForm, 'id' | 'title' | 'status' | 'page
 export type FormSummaryRecord = Pick<StoredForm, 'id' | 'title' | 'description' | 'fieldsCount' | 'status' | 'expiresAt' | 'createdAt'>
 
 export type NewForm = Omit<StoredForm, 'status'>
+
+/** A form and whose it is: what hears of its changes needs both (its waits, its account's feed). */
+export type FormOfAccount = Pick<StoredForm, 'id' | 'accountId'>
+
+/** What a form's ending tells, and to whom: its account, and its webhook when it has one. */
+export type EndingForm = Pick<StoredForm, 'id' | 'accountId' | 'callbackUrl' | 'callbackEvents' | 'callbackMetadata' | 'context'>
+
+/** A form the sweep expired, as it was before: its context goes into the event (CONTRACT 12). */
+export interface ExpiredForm extends EndingForm {
+  expiresAt: number
+}
 
 /** Where a form's webhooks go, and whose they are. */
 export interface WebhookTarget {
@@ -100,6 +113,9 @@ export interface FormWrites extends FormReads {
   rememberIdempotencyKey(entry: { accountId: string; key: string } & IdempotencyRecord): Promise<void>
   /** Forgets Idempotency-Keys made before `before`; returns how many. */
   forgetIdempotencyKeysBefore(before: number): Promise<number>
-  /** Writes `expired` on up to `limit` active forms past their time; returns their ids. */
-  expireDue(now: number, limit: number): Promise<string[]>
+  /**
+   * Writes `expired` on up to `limit` active forms past their time (taking
+   * none another transaction holds); returns them as they were.
+   */
+  expireDue(now: number, limit: number): Promise<ExpiredForm[]>
 }

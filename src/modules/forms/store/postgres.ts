@@ -1,7 +1,7 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { coalesced, columnsOf, insertedTogether, writtenTogether } from '../../../db/postgres/coalesce.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
-import { toPublicState, toStoredForm, toSummary, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
+import { EXPIRED_COLUMNS, toExpiredForm, toPublicState, toStoredForm, toSummary, type ExpiredRow, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 
 // Every read computes expiry with the time it is given (`now`, the parameter named here).
@@ -9,7 +9,7 @@ const pastExpiry = (now: string) => `(status = 'active' AND expires_at <= ${now}
 const effectiveStatus = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN 'expired' ELSE status END AS status`
 const liveContext = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN NULL ELSE context END AS context`
 const summaryColumns = (now: string) => `id, title, description, fields_count, ${effectiveStatus(now)}, expires_at, created_at`
-const fullColumns = (now: string) => `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+const fullColumns = (now: string) => `id, account_id, title, description, fields, fields_count, callback_url, callback_events, callback_metadata,
   webhook_secret, ${liveContext(now)}, settings, page, ${effectiveStatus(now)}, expires_at, created_at`
 
 /** Sorts after every ULID: the cursor of a first page. */
@@ -25,17 +25,17 @@ const BEFORE_EVERY_FORM = '8'
 const IDEMPOTENCY_LOCKS = 0x696e74
 
 const INSERT = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13, $14)`
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page, callback_events)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13, $14, $15)`
 // Forms created together in one transaction (see coalesce.ts); times as float8, as the lookups take them.
 const INSERT_MANY = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
+     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page, callback_events)
    SELECT id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, 'active', expires_at, created_at, created_at, page
+     webhook_secret, context, settings, 'active', expires_at, created_at, created_at, page, callback_events
    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[],
-     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[], $14::text[])
+     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[], $14::text[], $15::text[])
      AS made(id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-       webhook_secret, context, settings, expires_at, created_at, page)`
+       webhook_secret, context, settings, expires_at, created_at, page, callback_events)`
 const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
 const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')}, page FROM forms WHERE id = $1`
@@ -90,12 +90,16 @@ const REMEMBER_KEY = `INSERT INTO idempotency_keys (account_id, key, request_has
   ON CONFLICT (account_id, key) DO UPDATE
   SET request_hash = EXCLUDED.request_hash, form_id = EXCLUDED.form_id, created_at = EXCLUDED.created_at`
 const FORGET_KEYS_BEFORE = 'DELETE FROM idempotency_keys WHERE created_at < $1'
-// The sweep writes what reads already compute: status expired, context gone.
-// Rows another instance's sweep (or a submission) holds are left to it.
-const EXPIRE_DUE = `UPDATE forms SET status = 'expired', context = NULL, updated_at = $1
-  WHERE id IN (SELECT id FROM forms WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $1
-               ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-  RETURNING id`
+// The sweep writes what reads already compute: status expired, context gone, and
+// returns the forms as they were (the CTE reads before the update). Rows another
+// instance's sweep (or a submission, or a cancel) holds are left to it.
+const EXPIRE_DUE = `WITH due AS (
+    SELECT ${EXPIRED_COLUMNS} FROM forms WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $1
+     ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), expired AS (
+    UPDATE forms SET status = 'expired', context = NULL, updated_at = $1 FROM due WHERE forms.id = due.id RETURNING forms.id
+  )
+  SELECT due.* FROM due JOIN expired USING (id) ORDER BY due.expires_at, due.id`
 const NEXT_EXPIRY = `SELECT min(expires_at) AS at FROM forms WHERE status = 'active' AND expires_at IS NOT NULL`
 const WEBHOOK_TARGETS = 'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
 
@@ -213,6 +217,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
         form.expiresAt,
         form.createdAt,
         JSON.stringify(form.page),
+        JSON.stringify(form.callbackEvents),
       ])
     },
     setStatus: async (id, status, now) => void (await query(SET_STATUS, [id, status, now])),
@@ -222,6 +227,6 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     rememberIdempotencyKey: async (entry) =>
       void (await query(REMEMBER_KEY, [entry.accountId, entry.key, entry.requestHash, entry.formId, entry.createdAt])),
     forgetIdempotencyKeysBefore: async (before) => (await query(FORGET_KEYS_BEFORE, [before])).count,
-    expireDue: async (now, limit) => (await query<{ id: string }>(EXPIRE_DUE, [now, limit])).map((row) => row.id),
+    expireDue: async (now, limit) => (await query<ExpiredRow>(EXPIRE_DUE, [now, limit])).map(toExpiredForm),
   }
 }

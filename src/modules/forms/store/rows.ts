@@ -1,8 +1,8 @@
 import type { RowTime } from '../../../db/rows.ts'
 import { optionalTimeOf, timeOf } from '../../../db/rows.ts'
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormStatus, PageSettings } from '../model.ts'
-import type { FormPublicState, FormSummaryRecord, StoredForm } from './index.ts'
+import type { FormEvent, FormStatus, PageSettings } from '../model.ts'
+import type { ExpiredForm, FormPublicState, FormSummaryRecord, StoredForm } from './index.ts'
 
 /** A form as both databases hold it: fields and free-form JSON as text, times as integer milliseconds. */
 export interface FormRow {
@@ -13,6 +13,8 @@ export interface FormRow {
   fields: string
   fields_count: number
   callback_url: string | null
+  /** JSON array; '["form.completed"]' for forms an older intake wrote. */
+  callback_events: string
   callback_metadata: string
   webhook_secret: string | null
   context: string | null
@@ -33,6 +35,7 @@ export const toStoredForm = (row: FormRow): StoredForm => ({
   fields: JSON.parse(row.fields) as FieldDefinition[],
   fieldsCount: row.fields_count,
   callbackUrl: row.callback_url,
+  callbackEvents: JSON.parse(row.callback_events) as FormEvent[],
   callbackMetadata: row.callback_metadata,
   webhookSecret: row.webhook_secret,
   context: row.context,
@@ -58,3 +61,20 @@ export type PublicStateRow = Pick<FormRow, 'id' | 'title' | 'status' | 'page'>
 
 export const toPublicState = (row: PublicStateRow | null | undefined): FormPublicState | undefined =>
   row ? { id: row.id, title: row.title, status: row.status, page: JSON.parse(row.page) as PageSettings } : undefined
+
+/** A form the sweep expired, as both databases return it: before its context was removed. */
+export type ExpiredRow = Pick<FormRow, 'id' | 'account_id' | 'callback_url' | 'callback_events' | 'callback_metadata' | 'context'> & {
+  expires_at: RowTime
+}
+
+export const EXPIRED_COLUMNS = 'id, account_id, callback_url, callback_events, callback_metadata, context, expires_at'
+
+export const toExpiredForm = (row: ExpiredRow): ExpiredForm => ({
+  id: row.id,
+  accountId: row.account_id,
+  callbackUrl: row.callback_url,
+  callbackEvents: JSON.parse(row.callback_events) as FormEvent[],
+  callbackMetadata: row.callback_metadata,
+  context: row.context,
+  expiresAt: timeOf(row.expires_at),
+})

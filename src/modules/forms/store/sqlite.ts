@@ -1,12 +1,12 @@
 import type { Database } from 'bun:sqlite'
 import type { FormStatus } from '../model.ts'
-import { toPublicState, toStoredForm, toSummary, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
+import { EXPIRED_COLUMNS, toExpiredForm, toPublicState, toStoredForm, toSummary, type ExpiredRow, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
 import type { FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
 
 const PAST_EXPIRY = `(status = 'active' AND expires_at <= $now)`
 const EFFECTIVE_STATUS = `CASE WHEN ${PAST_EXPIRY} THEN 'expired' ELSE status END AS status`
 const SUMMARY_COLUMNS = `id, title, description, fields_count, ${EFFECTIVE_STATUS}, expires_at, created_at`
-const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, callback_url, callback_events, callback_metadata,
   webhook_secret, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context, settings, page,
   ${EFFECTIVE_STATUS}, expires_at, created_at`
 
@@ -17,9 +17,9 @@ const BEFORE_EVERY_FORM = '8'
 /** The forms module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteFormStore(db: Database): FormWrites {
   const insert = db.query(
-    `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
+    `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_events, callback_metadata,
        webhook_secret, context, settings, status, expires_at, created_at, updated_at, page)
-     VALUES ($id, $account_id, $title, $description, $fields, $fields_count, $callback_url, $callback_metadata,
+     VALUES ($id, $account_id, $title, $description, $fields, $fields_count, $callback_url, $callback_events, $callback_metadata,
        $webhook_secret, $context, $settings, 'active', $expires_at, $created_at, $created_at, $page)`,
   )
   const byIdForAccount = db.query<FormRow, { id: string; account_id: string; now: number }>(
@@ -71,13 +71,13 @@ export function createSqliteFormStore(db: Database): FormWrites {
      VALUES ($account_id, $key, $request_hash, $form_id, $created_at)`,
   )
   const forgetKeysBefore = db.query<never, { before: number }>('DELETE FROM idempotency_keys WHERE created_at < $before')
-  // The sweep writes what reads already compute: status expired, context gone.
-  const expireDue = db.query<{ id: string }, { now: number; limit: number }>(
-    `UPDATE forms SET status = 'expired', context = NULL, updated_at = $now
-      WHERE id IN (SELECT id FROM forms INDEXED BY forms_active_expiry
-                    WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now LIMIT $limit)
-     RETURNING id`,
+  // The sweep writes what reads already compute: status expired, context gone. The forms are
+  // read first, as they were: the one writer holds them until the update.
+  const dueForExpiry = db.query<ExpiredRow, { now: number; limit: number }>(
+    `SELECT ${EXPIRED_COLUMNS} FROM forms INDEXED BY forms_active_expiry
+      WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now ORDER BY expires_at LIMIT $limit`,
   )
+  const expire = db.query<never, { id: string; now: number }>(`UPDATE forms SET status = 'expired', context = NULL, updated_at = $now WHERE id = $id`)
   const nextExpiry = db.query<{ at: number | null }, []>(
     `SELECT min(expires_at) AS at FROM forms INDEXED BY forms_active_expiry WHERE status = 'active' AND expires_at IS NOT NULL`,
   )
@@ -95,6 +95,7 @@ export function createSqliteFormStore(db: Database): FormWrites {
         fields: JSON.stringify(form.fields),
         fields_count: form.fieldsCount,
         callback_url: form.callbackUrl,
+        callback_events: JSON.stringify(form.callbackEvents),
         callback_metadata: form.callbackMetadata,
         webhook_secret: form.webhookSecret,
         context: form.context,
@@ -152,7 +153,11 @@ export function createSqliteFormStore(db: Database): FormWrites {
         created_at: entry.createdAt,
       }),
     forgetIdempotencyKeysBefore: async (before) => forgetKeysBefore.run({ before }).changes,
-    expireDue: async (now, limit) => expireDue.all({ now, limit }).map((row) => row.id),
+    async expireDue(now, limit) {
+      const due = dueForExpiry.all({ now, limit })
+      for (const row of due) expire.run({ id: row.id, now })
+      return due.map(toExpiredForm)
+    },
     nextExpiryAt: async () => nextExpiry.get()!.at,
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()

@@ -1,3 +1,5 @@
+import type { FormEvent } from '../../forms/model.ts'
+
 /**
  * What the webhooks module keeps (the table `deliveries`: the outbox, the
  * source of truth for every delivery), and the one interface every database
@@ -8,8 +10,9 @@ export interface NewDelivery {
   /** Stable across retries: X-Service-Delivery and webhook-id. */
   id: string
   formId: string
-  responseId: string
-  event: string
+  /** The answer a form.completed tells of; null for other endings. */
+  responseId: string | null
+  event: FormEvent
   url: string
   /** The exact body sent on every attempt. */
   payload: string
@@ -23,7 +26,7 @@ export interface DeliveryRecord {
   formId: string
   /** The callback URL: never shown, only used to cut it out of lastError. */
   url: string
-  event: string
+  event: FormEvent
   status: DeliveryStatus
   attempts: number
   lastStatusCode: number | null
@@ -51,6 +54,7 @@ export interface DueDelivery {
 export interface LeasedDelivery {
   id: string
   formId: string
+  event: FormEvent
   url: string
   payload: string
   /** This attempt's number within its round (1 for the first). */
@@ -105,4 +109,9 @@ export interface DeliveryWrites extends DeliveryReads {
   recordAttempts(attempts: AttemptRecord[]): Promise<void>
   /** Starts a new round for a delivered or failed delivery; false when there is none such. */
   redeliver(formId: string, id: string, now: number): Promise<boolean>
+  /**
+   * Removes up to `limit` settled deliveries of `event` made before `before`
+   * (form.expired's, which carry the context the form lost); returns how many.
+   */
+  forgetSettledBefore(event: FormEvent, before: number, limit: number): Promise<number>
 }

@@ -1,3 +1,4 @@
+import type { FormEvent } from '../../forms/model.ts'
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
@@ -44,7 +45,7 @@ const LEASE = `UPDATE deliveries SET lease_until = ${DATABASE_NOW_MS} + $2, atte
   WHERE id IN (SELECT id FROM deliveries
                 WHERE id = ANY($1::text[]) AND status = 'pending' AND next_attempt_at <= $3 AND ${UNLEASED}
                 FOR UPDATE SKIP LOCKED)
-  RETURNING id, form_id, url, payload, round_attempts, lease_until`
+  RETURNING id, form_id, event, url, payload, round_attempts, lease_until`
 // All the outcomes in one statement; each counts only while its claim holds.
 const RECORD = `UPDATE deliveries d SET
     last_status_code = a.status_code,
@@ -60,6 +61,8 @@ const EARLIEST_DUE = `SELECT min(next_attempt_at) AS at FROM deliveries WHERE st
 const FOR_FORM = `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = $1 ORDER BY id`
 const REDELIVER = `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $3, delivered_at = NULL, lease_until = NULL
   WHERE id = $1 AND form_id = $2 AND status IN ('delivered', 'failed')`
+const FORGET_SETTLED = `DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries
+  WHERE event = $1 AND created_at < $2 AND status <> 'pending' LIMIT $3)`
 
 /** The webhooks module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresDeliveryStore(query: Query, scope: Scope): DeliveryWrites {
@@ -74,7 +77,7 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
     },
     async lease(ids, leaseMs, now) {
       if (ids.length === 0) return []
-      const rows = await query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: string }>(LEASE, [
+      const rows = await query<{ id: string; form_id: string; event: FormEvent; url: string; payload: string; round_attempts: number; lease_until: string }>(LEASE, [
         [...new Set(ids)],
         leaseMs,
         now,
@@ -86,7 +89,7 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
         const row = byId.get(id)
         if (!row) continue
         byId.delete(id)
-        leased.push({ id: row.id, formId: row.form_id, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: Number(row.lease_until) })
+        leased.push({ id: row.id, formId: row.form_id, event: row.event, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: Number(row.lease_until) })
       }
       return leased
     },
@@ -108,5 +111,6 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
     listForForm: async (formId): Promise<DeliveryRecord[]> =>
       (await query<DeliveryRow>(FOR_FORM, [formId])).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => (await query(REDELIVER, [id, formId, now])).count === 1,
+    forgetSettledBefore: async (event, before, limit) => (await query(FORGET_SETTLED, [event, before, limit])).count,
   }
 }

@@ -1,4 +1,5 @@
 import { optionalTimeOf, timeOf, type RowTime } from '../../../db/rows.ts'
+import type { FormEvent } from '../../forms/model.ts'
 import type { DeliveryRecord, DeliveryStatus } from './index.ts'
 
 /** A delivery as both databases list it, times as integer milliseconds. */
@@ -6,7 +7,7 @@ export interface DeliveryRow {
   id: string
   form_id: string
   url: string
-  event: string
+  event: FormEvent
   status: DeliveryStatus
   attempts: number
   last_status_code: number | null

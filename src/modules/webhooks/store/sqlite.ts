@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { FormEvent } from '../../forms/model.ts'
 import { retryDelayMs, type DeliveryRecord, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
 import { DELIVERY_COLUMNS, toDeliveryRecord, type DeliveryRow } from './rows.ts'
 
@@ -24,10 +25,10 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   const dueAfter = db.query<DueRow, { now: number; look: number; due_at: number; rowid: number }>(
     `${DUE} AND (next_attempt_at, rowid) > ($due_at, $rowid) ORDER BY next_attempt_at, rowid LIMIT $look`,
   )
-  const lease = db.query<{ id: string; form_id: string; url: string; payload: string; round_attempts: number; lease_until: number }, { id: string; lease_until: number; now: number }>(
+  const lease = db.query<{ id: string; form_id: string; event: FormEvent; url: string; payload: string; round_attempts: number; lease_until: number }, { id: string; lease_until: number; now: number }>(
     `UPDATE deliveries SET lease_until = $lease_until, attempts = attempts + 1, round_attempts = round_attempts + 1
       WHERE id = $id AND status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
-     RETURNING id, form_id, url, payload, round_attempts, lease_until`,
+     RETURNING id, form_id, event, url, payload, round_attempts, lease_until`,
   )
   const record = db.query(
     `UPDATE deliveries SET
@@ -46,6 +47,10 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   const redeliver = db.query(
     `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $now, delivered_at = NULL, lease_until = NULL
       WHERE id = $id AND form_id = $form_id AND status IN ('delivered', 'failed')`,
+  )
+  const forgetSettled = db.query<never, { event: string; before: number; limit: number }>(
+    `DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries INDEXED BY deliveries_event_created
+      WHERE event = $event AND created_at < $before AND status <> 'pending' LIMIT $limit)`,
   )
 
   return {
@@ -69,7 +74,7 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
       for (const id of ids) {
         const row = lease.get({ id, lease_until: leaseUntil, now })
         if (row) {
-          leased.push({ id: row.id, formId: row.form_id, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: row.lease_until })
+          leased.push({ id: row.id, formId: row.form_id, event: row.event, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: row.lease_until })
         }
       }
       return leased
@@ -93,5 +98,6 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
     listForForm: async (formId): Promise<DeliveryRecord[]> =>
       forForm.all(formId).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => redeliver.run({ id, form_id: formId, now }).changes === 1,
+    forgetSettledBefore: async (event, before, limit) => forgetSettled.run({ event, before, limit }).changes,
   }
 }
