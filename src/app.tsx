@@ -30,7 +30,10 @@ import { webhookRoutes } from './modules/webhooks/index.ts'
 import { createWebhookService } from './modules/webhooks/service.ts'
 import type { Resolver } from './modules/webhooks/addresses.ts'
 import { createDeliveryWorker } from './modules/webhooks/worker.ts'
-import { createFormSignals } from './lib/signals.ts'
+import { createFormSignals, feedSignal } from './lib/signals.ts'
+import { eventRoutes } from './modules/events/index.ts'
+import { createEventService, type EventService } from './modules/events/service.ts'
+import type { FormOfAccount } from './modules/forms/store/index.ts'
 import { VERSION } from './version.ts'
 import type { AuthService } from './modules/auth/service.ts'
 import type { FormService } from './modules/forms/service.ts'
@@ -64,8 +67,9 @@ export function createIntake(options: IntakeOptions) {
   const baseUrl = typeof options.baseUrl === 'string' ? () => options.baseUrl as string : options.baseUrl
 
   const signals = createFormSignals()
-  // Forms other servers changed (PostgreSQL): their long-polls here wake too.
+  // Forms other servers changed, and feeds they added to (PostgreSQL): long-polls here wake too.
   store.watchForms((formIds) => (formIds ? formIds.forEach(signals.notify) : signals.notifyAll()))
+  store.watchEvents((accountIds) => (accountIds ? accountIds.forEach((id) => signals.notify(feedSignal(id))) : signals.notifyAll()))
   const deliveryWorker = createDeliveryWorker({
     store,
     clock,
@@ -79,22 +83,25 @@ export function createIntake(options: IntakeOptions) {
   const renderedPages = createRenderedPages()
   const bodies = createBodyReader({ budgetBytes: config.uploadBudgetBytes, pace: options.bodyPace })
   const auth = createAuthService(store, clock, logger)
-  const formSweeper = createFormSweeper({ store, clock, logger, onExpired: (formId) => signals.notify(formId) })
-  const forms = createFormService(store, clock, baseUrl, (formId) => {
-    renderedPages.forget(formId)
-    signals.notify(formId)
+  /** A form changed state, committed with its event: whatever waits on it, or on its account's feed, looks again. */
+  const formChanged = (form: FormOfAccount, deliveryQueued: boolean) => {
+    renderedPages.forget(form.id)
+    signals.notify(form.id)
+    signals.notify(feedSignal(form.accountId))
+    // Each wake costs the worker a look at the deliveries table: only for a change that queued one.
+    if (deliveryQueued) deliveryWorker.wake()
+  }
+  const formSweeper = createFormSweeper({ store, clock, logger, onExpired: formChanged })
+  const forms = createFormService(store, clock, baseUrl, (form, { deleted, deliveryQueued }) => {
+    formChanged(form, deliveryQueued)
     // A deleted form's files are unclaimed now.
-    fileStorage.wake()
+    if (deleted) fileStorage.wake()
   })
   const responses = createResponseService(store, forms, signals)
-  const submissions = createSubmissionService(store, clock, baseUrl, (formId, deliveryQueued) => {
-    renderedPages.forget(formId)
-    signals.notify(formId)
-    // Each wake costs the worker a look at the deliveries table: only for an answer that queued one.
-    if (deliveryQueued) deliveryWorker.wake()
-  })
+  const submissions = createSubmissionService(store, clock, baseUrl, formChanged)
+  const events = createEventService(store, signals)
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
-  const services = { auth, forms, responses, submissions, webhooks }
+  const services = { auth, forms, responses, submissions, webhooks, events }
   const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: store })
   const logged = withAccessLog(async (request) => closeWhenBodyUnread(request, await app.handle(request)), logger)
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
@@ -130,6 +137,7 @@ interface AppParts {
     responses: ResponseService
     submissions: SubmissionService
     webhooks: WebhookService
+    events: EventService
   }
   bodies: BodyReader
   fileStorage: FileStorage
@@ -139,7 +147,7 @@ interface AppParts {
 
 /** The HTTP application: routes over the services, one error handler, security headers, the access log. */
 function createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck }: AppParts) {
-  const { auth, forms, responses, submissions, webhooks } = services
+  const { auth, forms, responses, submissions, webhooks, events } = services
   // Per key, for /api/v1 and /mcp alike: an MCP batch takes one request for each of its messages.
   const apiLimiter = createRateLimiter(config.rateLimitPerMinute, clock)
 
@@ -194,7 +202,8 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
     .use(formRoutes(forms, baseUrl, bodies))
     .use(responseRoutes(responses))
     .use(webhookRoutes(webhooks))
-    .use(mcpRoutes(forms, responses, bodies, apiLimiter))
+    .use(eventRoutes(events, baseUrl))
+    .use(mcpRoutes(forms, responses, events, bodies, apiLimiter))
     .use(submissionRoutes(submissions, {
       trustProxy: config.trustProxy,
       publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock, addressBlock),

@@ -1,8 +1,12 @@
+/** The key waits on an account's event feed use: apart from every form id (a ULID has no space). */
+export const feedSignal = (accountId: string) => `feed ${accountId}`
+
 /**
  * Notice that something about a form changed (answered, cancelled, expired,
- * deleted), so long-polls wake at once instead of polling the database: from
- * this process, and on PostgreSQL from every other server by notification
- * (Store.watchForms). A wake says only "look again": a waiter that finds
+ * deleted), or that an account's feed grew (keyed by feedSignal), so
+ * long-polls wake at once instead of polling the database: from this process,
+ * and on PostgreSQL from every other server by notification
+ * (Store.watchForms, Store.watchEvents). A wake says only "look again": a waiter that finds
  * nothing new waits on. Changes made by another process on a SQLite file (the
  * command line) are not heard: such a waiter answers when its time is up.
  */

@@ -8,16 +8,17 @@ import { settledWithin } from '../../lib/time.ts'
  * over one connection of its own (Bun's `sql.listen`, which reconnects and
  * listens again by itself). The schema's triggers notify it (migrations.ts),
  * at commit, whoever made the change (an instance, `intake keys`, an
- * operator's UPDATE): `keys` when a key is made, revoked or removed, and
- * `forms <id> <id> ...` when forms are answered, cancelled, expired or deleted.
+ * operator's UPDATE): `keys` when a key is made, revoked or removed,
+ * `forms <id> <id> ...` when forms are answered, cancelled, expired or deleted,
+ * and `events <account id> ...` when events are added to accounts' feeds.
  *
  * A notification sent while the connection is down is lost, and Bun's client
  * says when it listens again but not when the connection drops. So each
  * process sends itself a heartbeat through the channel every HEARTBEAT_MS;
  * while the last one it heard is older than SILENCE_MS, the channel counts
  * as down and `keysVersion()` changes on every call: every request then looks
- * its key up (CONTRACT 10), and every FORMS_POLL_MS the watchers of forms
- * are told that any form may have changed. They are told so too when the
+ * its key up (CONTRACT 10), and every FORMS_POLL_MS the watchers of forms and
+ * feeds are told that any may have changed. They are told so too when the
  * channel listens again after a drop. Notifications reach a listener in commit
  * order, so a heartbeat heard says that every change committed before it was
  * sent was heard too.
@@ -29,6 +30,8 @@ export const CHANGES_CHANNEL = 'intake_changes'
 export const KEYS_CHANGED = 'keys'
 /** What the triggers on forms send before the ids, space-separated. */
 const FORMS_CHANGED = 'forms '
+/** What the trigger on events sends before the account ids, space-separated. */
+const EVENTS_ADDED = 'events '
 /** How often a process sends itself a heartbeat through the channel. */
 const HEARTBEAT_MS = 250
 /**
@@ -44,8 +47,8 @@ const UNLISTEN_WAIT_MS = 1000
 /** While the channel is down, forms' watchers look again this often: a lost notification delays a wake, never strands it. */
 const FORMS_POLL_MS = 5000
 
-/** Hears of forms changed: their ids, or `undefined` when any form may have changed unheard. */
-export type FormsWatcher = (formIds: readonly string[] | undefined) => void
+/** Hears of forms changed (or accounts' feeds grown): their ids, or `undefined` when any may have changed unheard. */
+export type ChangeWatcher = (ids: readonly string[] | undefined) => void
 
 export interface ChangeListener {
   /**
@@ -55,7 +58,9 @@ export interface ChangeListener {
    */
   keysVersion(): unknown
   /** Tells `watcher` of every form change heard from now on; returns what stops it. */
-  watchForms(watcher: FormsWatcher): () => void
+  watchForms(watcher: ChangeWatcher): () => void
+  /** Tells `watcher` of the accounts whose feeds grew, heard from now on; returns what stops it. */
+  watchEvents(watcher: ChangeWatcher): () => void
   close(): Promise<void>
 }
 
@@ -69,21 +74,28 @@ export function listenForChanges(sql: SQL): ChangeListener {
   let closed = false
   let listenedBefore = false
   let formsPolledAt = -Infinity
-  const formsWatchers = new Set<FormsWatcher>()
-  const formsChanged = (formIds: readonly string[] | undefined) => {
-    for (const watcher of formsWatchers) watcher(formIds)
+  const formsWatchers = new Set<ChangeWatcher>()
+  const eventsWatchers = new Set<ChangeWatcher>()
+  const tell = (watchers: Set<ChangeWatcher>, ids: readonly string[] | undefined) => {
+    for (const watcher of watchers) watcher(ids)
+  }
+  /** Anything may have changed unheard. */
+  const anyChanged = () => {
+    tell(formsWatchers, undefined)
+    tell(eventsWatchers, undefined)
   }
 
   const heard = (payload: string) => {
     if (payload === heartbeat) lastHeardAt = performance.now()
     else if (payload === KEYS_CHANGED) keysEpoch++
-    else if (payload.startsWith(FORMS_CHANGED)) formsChanged(payload.slice(FORMS_CHANGED.length).split(' '))
+    else if (payload.startsWith(FORMS_CHANGED)) tell(formsWatchers, payload.slice(FORMS_CHANGED.length).split(' '))
+    else if (payload.startsWith(EVENTS_ADDED)) tell(eventsWatchers, payload.slice(EVENTS_ADDED.length).split(' '))
   }
   // At every LISTEN acknowledged (the first, and after each reconnect): what was sent meanwhile went unheard.
   const listening = () => {
     keysEpoch++
     lastHeardAt = performance.now()
-    if (listenedBefore) formsChanged(undefined)
+    if (listenedBefore) anyChanged()
     listenedBefore = true
   }
   const channelDown = () => performance.now() - lastHeardAt > SILENCE_MS
@@ -106,7 +118,7 @@ export function listenForChanges(sql: SQL): ChangeListener {
     if (!channelDown()) formsPolledAt = -Infinity
     else if (performance.now() - formsPolledAt >= FORMS_POLL_MS) {
       formsPolledAt = performance.now()
-      formsChanged(undefined)
+      anyChanged()
     }
   }, HEARTBEAT_MS)
   beat.unref()
@@ -116,6 +128,10 @@ export function listenForChanges(sql: SQL): ChangeListener {
     watchForms(watcher) {
       formsWatchers.add(watcher)
       return () => formsWatchers.delete(watcher)
+    },
+    watchEvents(watcher) {
+      eventsWatchers.add(watcher)
+      return () => eventsWatchers.delete(watcher)
     },
     async close() {
       closed = true

@@ -1,0 +1,88 @@
+import type { Store } from '../../db/store.ts'
+import { invalidAt } from '../../lib/errors.ts'
+import { feedSignal, type FormSignals } from '../../lib/signals.ts'
+import { formatApiTime } from '../../lib/time.ts'
+import { integerQuery, validate } from '../../lib/validation.ts'
+import type { Principal } from '../auth/service.ts'
+import { EVENTS_LIMIT, ListEventsQuery } from './model.ts'
+import { FEED_START, decodePosition, encodePosition, type EventPosition } from './position.ts'
+import type { StoredEvent } from './store/index.ts'
+
+/** `after=latest`: start from the head of the feed. */
+const LATEST = 'latest'
+/**
+ * While events wait for an older transaction to commit (PostgreSQL), the feed
+ * is looked at again after this long, then twice as long each time, up to
+ * UNSETTLED_LOOK_MAX_MS: the commit that makes them readable sends no word.
+ */
+const UNSETTLED_LOOK_MS = 5
+const UNSETTLED_LOOK_MAX_MS = 200
+
+export interface FeedPage {
+  events: StoredEvent[]
+  /** The cursor to go on from. */
+  next: string
+  limit: number
+}
+
+/** An event as the API shows it, as JSON text: its payload is spliced in as stored. */
+const eventJson = (event: StoredEvent) =>
+  `{"id":"${encodePosition(event)}","type":"${event.type}","form_id":"${event.formId}","occurred_at":"${formatApiTime(event.occurredAt)}","payload":${event.payload}}`
+
+/** The answer of GET /api/v1/events (and of the MCP tool, parsed). */
+export const feedPageJson = (page: FeedPage) => `{"events":[${page.events.map(eventJson).join(',')}],"next":"${page.next}"}`
+
+/**
+ * The account's event feed (CONTRACT 12): its events oldest first, in commit
+ * order, after a cursor. With `wait`, a read that finds none waits for the
+ * account's next event, woken by the signal its writer sends in this process
+ * or, on PostgreSQL, by the notification from any instance. A wait holds a
+ * timer and a set entry, nothing more: no polling.
+ */
+export function createEventService(store: Store, signals: FormSignals) {
+  return {
+    async list(principal: Principal, rawQuery: Record<string, unknown>, abort?: AbortSignal): Promise<FeedPage> {
+      const query = validate(ListEventsQuery, integerQuery(rawQuery, ['limit', 'wait']))
+      const limit = query.limit ?? EVENTS_LIMIT.default
+      const waitMs = (query.wait ?? 0) * 1000
+      let from: EventPosition
+      if (query.after === undefined) from = FEED_START
+      else if (query.after === LATEST) {
+        from = await store.events.head(principal.accountId)
+        if (waitMs === 0) return { events: [], next: encodePosition(from), limit }
+      } else {
+        const decoded = decodePosition(query.after)
+        if (!decoded) throw invalidAt('/after', 'Expected a cursor from an earlier answer\'s `next` (or an event id), or "latest"', 'invalid_format')
+        from = decoded
+      }
+      const answer = (events: StoredEvent[]): FeedPage => ({ events, next: events.length > 0 ? encodePosition(events.at(-1)!) : encodePosition(from), limit })
+
+      const signal = feedSignal(principal.accountId)
+      const deadline = performance.now() + waitMs
+      let unsettledLookMs = UNSETTLED_LOOK_MS
+      for (;;) {
+        // Listening before looking: an event that commits while the feed is read still wakes this wait.
+        const round = new AbortController()
+        const endRound = () => round.abort()
+        abort?.addEventListener('abort', endRound)
+        try {
+          const left = deadline - performance.now()
+          const changed = left > 0 && !abort?.aborted ? signals.wait(signal, left, round.signal) : undefined
+          const page = await store.events.after(principal.accountId, from, limit)
+          if (page.events.length > 0 || !changed || abort?.aborted || signals.closed) return answer(page.events)
+          if (page.unsettled) {
+            await Promise.race([changed, Bun.sleep(unsettledLookMs)])
+            unsettledLookMs = Math.min(UNSETTLED_LOOK_MAX_MS, unsettledLookMs * 2)
+          } else {
+            await changed
+          }
+        } finally {
+          round.abort()
+          abort?.removeEventListener('abort', endRound)
+        }
+      }
+    },
+  }
+}
+
+export type EventService = ReturnType<typeof createEventService>
