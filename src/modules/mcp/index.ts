@@ -9,11 +9,12 @@ import { principalOf, takeRequests } from '../auth/index.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { ResponseService } from '../responses/service.ts'
+import { feedPageJson, type EventService } from '../events/service.ts'
 import { MCP_PATH } from './paths.ts'
 import type { ToolBackend } from './tools.ts'
 
 /** The tools' backend inside the server: the same services the REST API calls, for one caller. */
-function serviceBackend(principal: Principal, forms: FormService, responses: ResponseService): ToolBackend {
+function serviceBackend(principal: Principal, forms: FormService, responses: ResponseService, events: EventService): ToolBackend {
   return {
     async createForm(body, idempotencyKey) {
       const { form } = await forms.create(principal, body, idempotencyKey)
@@ -27,6 +28,7 @@ function serviceBackend(principal: Principal, forms: FormService, responses: Res
       const found = await responses.list(principal, formId, wait === undefined ? {} : { wait }, abort)
       return { formStatus: (await forms.ownFormState(principal, formId)).status, responses: found }
     },
+    waitForEvents: async (query, abort) => JSON.parse(feedPageJson(await events.list(principal, query, abort))),
   }
 }
 
@@ -63,7 +65,7 @@ const batchRefusal = (messages: number, perMinute: number) =>
  * SDK is loaded on the first call, so a server nobody asks over MCP does not
  * carry it in memory.
  */
-export function mcpRoutes(forms: FormService, responses: ResponseService, bodies: BodyReader, limiter: RateLimiter) {
+export function mcpRoutes(forms: FormService, responses: ResponseService, events: EventService, bodies: BodyReader, limiter: RateLimiter) {
   const handle = async ({ request, set }: { request: Request; set: ResponseSet }) => {
     const principal = principalOf(set)
     // Read and parsed like every API body (bounded, a slice of time at a time: JSON.parse of a hostile
@@ -82,7 +84,7 @@ export function mcpRoutes(forms: FormService, responses: ResponseService, bodies
     const { handleMcpRequest } = await import('./server.ts')
     // The transport reads the message handed to it, not this request's body (read already).
     const forTransport = new Request(request.url, { method: 'POST', headers: request.headers })
-    return handleMcpRequest(forTransport, serviceBackend(principal, forms, responses), message)
+    return handleMcpRequest(forTransport, serviceBackend(principal, forms, responses, events), message)
   }
   const stateless = () => {
     throw new HttpError(405, 'MCP here is stateless: send each JSON-RPC message with POST (there is no stream to open and no session to end)', undefined, {
@@ -95,7 +97,7 @@ export function mcpRoutes(forms: FormService, responses: ResponseService, bodies
         tag: 'MCP',
         summary: 'Model Context Protocol (Streamable HTTP)',
         description:
-          'The MCP endpoint: JSON-RPC over HTTP POST, stateless (no session). Tools: create_form, get_form, list_forms, cancel_form, delete_form, get_responses. Same bearer key as the API.',
+          'The MCP endpoint: JSON-RPC over HTTP POST, stateless (no session). Tools: create_form, get_form, list_forms, cancel_form, delete_form, get_responses, wait_for_events. Same bearer key as the API.',
         body: Type.Object({}, { additionalProperties: true, title: 'JSON-RPC message' }),
         responses: { 200: Type.Object({}, { additionalProperties: true, title: 'JSON-RPC response' }) },
       }),

@@ -6,7 +6,7 @@ import { VERSION } from '../../version.ts'
 import { MCP_PATH } from './paths.ts'
 import { intakeMcpServer } from './server.ts'
 
-/** Longer than the longest tool call (get_responses waits up to 60 s). */
+/** Longer than the longest tool call (get_responses and wait_for_events wait up to 50 s). */
 const CALL_TIMEOUT_MS = 90_000
 
 /**

@@ -7,6 +7,7 @@ import { validate } from '../../lib/validation.ts'
 import { CreateFormBody, Form, FormDetail, FormSummary, FORM_STATUSES, ListFormsQuery } from '../forms/model.ts'
 import { IDEMPOTENCY_KEY } from '../forms/service.ts'
 import { ResponseObject } from '../responses/model.ts'
+import { EventPage, ListEventsQuery } from '../events/model.ts'
 
 /**
  * The MCP tools: what an agent calls to ask a human something. Defined once,
@@ -15,10 +16,17 @@ import { ResponseObject } from '../responses/model.ts'
  * error details are the API's.
  */
 
+/**
+ * The longest a tool waits: under the 60 s request timeout of common MCP
+ * clients (CONTRACT 12), so the answer arrives before the client gives up.
+ */
+export const MCP_WAIT_MAX_S = 50
+
 /** What an agent reads first: how the tools fit together. */
 export const MCP_INSTRUCTIONS =
   'intake puts a typed form in front of a human and gives you the single answer. Call create_form, send the returned url to the person, ' +
-  'then call get_responses with wait (up to 60 s per call, repeat while form_status is "active") until it returns the answer. ' +
+  `then call get_responses with wait (up to ${MCP_WAIT_MAX_S} s per call, repeat while form_status is "active") until it returns the answer. ` +
+  'With several forms open, call wait_for_events instead: one feed of every form\'s ending (completed, expired, cancelled, deleted), followed with `after` = the last `next`. ' +
   "The answer's data follows answers_schema from create_form."
 
 /** What the tools need from intake, for one authenticated caller. */
@@ -29,6 +37,8 @@ export interface ToolBackend {
   cancelForm(formId: string): Promise<unknown>
   deleteForm(formId: string): Promise<void>
   getResponses(formId: string, wait: number | undefined, abort: AbortSignal | undefined): Promise<{ formStatus: string; responses: unknown[] }>
+  /** The account's event feed, as GET /api/v1/events answers (query as its parameters). */
+  waitForEvents(query: Record<string, unknown>, abort: AbortSignal | undefined): Promise<Record<string, unknown>>
 }
 
 interface Tool {
@@ -62,6 +72,15 @@ const CreateFormInput = Type.Object(
   { additionalProperties: false },
 )
 
+const WaitForEventsInput = Type.Object(
+  {
+    after: ListEventsQuery.properties.after,
+    wait: Type.Optional(Type.Integer({ minimum: 0, maximum: MCP_WAIT_MAX_S, description: 'Seconds to wait while there is no event after `after`' })),
+    limit: ListEventsQuery.properties.limit,
+  },
+  { additionalProperties: false },
+)
+
 export const TOOLS: Tool[] = [
   {
     name: 'create_form',
@@ -69,7 +88,7 @@ export const TOOLS: Tool[] = [
     description: [
       'Creates a web form for a human to fill in, and returns its `url`. Send that link to the person (in chat, email, a ticket); they open it in any browser, see the title, description and fields, and submit one answer. Nothing is sent to them by intake itself.',
       'Fields are typed: text, textarea, email, number, select (options; radio buttons up to 7, a drop-down beyond, or `display`; `multiple` for several choices, answered as an array), checkbox, date (YYYY-MM-DD), file (upload). Each has a `key` (the key of its value in the answer), a `label` the human reads, optional `description`, `required`, and type-specific `config` (placeholder, default, min/max, options, pattern, autocomplete, accept, max_size...).',
-      'Then wait for the answer with get_responses (wait up to 60 s per call, repeat as needed), or give a `callback_url` to get a signed webhook instead. Keep your own state in `context` (any JSON object, at most 64 KB): it comes back with the answer.',
+      `Then wait for the answer with get_responses (wait up to ${MCP_WAIT_MAX_S} s per call, repeat as needed), or for every form at once with wait_for_events, or give a \`callback_url\` to get a signed webhook instead (\`callback_events\` picks which endings it tells of: form.completed, form.expired, form.cancelled). Keep your own state in \`context\` (any JSON object, at most 64 KB): it comes back with the answer, and with the expiry event.`,
       'The result is the form (id, url, status, expires_at...) and `answers_schema`: the JSON Schema of the `data` the answer will hold. Forms expire after `expires_in` (default "48h", e.g. "90m", "7d", null for never).',
       'Limits: title 1..255 chars, 1..100 fields, field keys start with a letter (letters, digits, _ and -). Invalid input is refused with a message naming each problem by path.',
     ].join('\n\n'),
@@ -141,12 +160,12 @@ export const TOOLS: Tool[] = [
     title: 'Get (or wait for) the answer',
     description: [
       'Returns the answer to a form, if the human has submitted it: `responses` holds at most one, whose `data` maps each field key to the value (strings, numbers, booleans, an array of option values for a multiple select; a file is the URL to download it with your API key), with the `context` you gave.',
-      'With `wait` (1..60 seconds) the call holds until the answer arrives, the form stops being active, or the time is up; then it returns what there is. `form_status` tells you whether to wait again ("active"), read the answer ("completed"), or stop ("cancelled", "expired").',
+      `With \`wait\` (1..${MCP_WAIT_MAX_S} seconds) the call holds until the answer arrives, the form stops being active, or the time is up; then it returns what there is. \`form_status\` tells you whether to wait again ("active"), read the answer ("completed"), or stop ("cancelled", "expired").`,
     ].join('\n\n'),
     input: Type.Object(
       {
         form_id: FormIdInput.properties.form_id,
-        wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, description: 'Seconds to wait for the answer while the form is active' })),
+        wait: Type.Optional(Type.Integer({ minimum: 1, maximum: MCP_WAIT_MAX_S, description: 'Seconds to wait for the answer while the form is active' })),
       },
       { additionalProperties: false },
     ),
@@ -156,12 +175,24 @@ export const TOOLS: Tool[] = [
     }),
     async call(backend, args, abort) {
       const { form_id, wait } = validate(
-        Type.Object({ form_id: Type.String(), wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })) }, { additionalProperties: false }),
+        Type.Object({ form_id: Type.String(), wait: Type.Optional(Type.Integer({ minimum: 1, maximum: MCP_WAIT_MAX_S })) }, { additionalProperties: false }),
         args,
       )
       const result = await backend.getResponses(form_id, wait, abort)
       return { form_status: result.formStatus, responses: result.responses }
     },
+  },
+  {
+    name: 'wait_for_events',
+    title: 'Wait for any form to end',
+    description: [
+      'The feed of how your forms ended, oldest first: form.completed (answered: `payload.data` holds the answer, with your `context`), form.expired and form.cancelled (`payload.context` is the context the form had), form.deleted. Every form\'s endings are here, whatever its callback_events.',
+      `Call it with \`after\` = the \`next\` of your previous call and you never miss or repeat an event; with no \`after\` it starts from the oldest kept (7 days), with "latest" from now. With \`wait\` (1..${MCP_WAIT_MAX_S} seconds) it holds until an event arrives or the time is up (then \`events\` is empty: call again with the same \`after\`).`,
+      'One call covers all your open forms: create them, then loop on wait_for_events until each has ended.',
+    ].join('\n\n'),
+    input: WaitForEventsInput,
+    output: EventPage,
+    call: (backend, args, abort) => backend.waitForEvents(validate(WaitForEventsInput, args), abort),
   },
 ]
 
