@@ -195,8 +195,11 @@ async function giveBack(at: Server, db: Pooled): Promise<void> {
   else await dropPooled(at, db)
 }
 
+/** Rows the migrations write, put back after the rest is deleted: the database as the template made it. */
+const SEEDED_ROWS = 'INSERT INTO event_positions (id, floor) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET floor = 0'
+
 /**
- * Deletes every row but intake_schema's; true when the database is then as
+ * Deletes every row but intake_schema's (and those the migrations seed); true when the database is then as
  * the template made it. Tried twice: a test may have cut the cleaner's
  * connection off (pg_terminate_backend), and the second try opens another.
  */
@@ -210,6 +213,7 @@ async function empty(at: Server, db: Pooled, tries = 2): Promise<boolean> {
     // Twice: a trigger writes rows while the first round deletes (response_files' into unclaimed_files).
     const deletes = tables.map((table) => `DELETE FROM ${quote(table.name)}`).join('; ')
     if (deletes) for (let round = 0; round < 2; round++) await db.cleaner.unsafe(deletes)
+    await db.cleaner.unsafe(SEEDED_ROWS)
     const [{ fingerprint }] = await db.cleaner.unsafe(FINGERPRINT)
     return fingerprint === at.fingerprint
   } catch {

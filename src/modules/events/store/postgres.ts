@@ -22,7 +22,7 @@ const toEvent = (row: EventRow): StoredEvent => ({
 })
 
 // An event's position: its transaction's id, after every event copied in (see store/index.ts).
-const POSITION = `pg_current_xact_id()::text::bigint + (SELECT floor FROM event_positions)`
+const POSITION = `pg_current_xact_id()::text::bigint + coalesce((SELECT floor FROM event_positions), 0)`
 const INSERT = `INSERT INTO events (position, account_id, form_id, type, occurred_at, payload, created_at)
   VALUES (${POSITION}, $1, $2, $3, $4, $5, $6)`
 // Events written together in one transaction (see coalesce.ts), in the order they were made.

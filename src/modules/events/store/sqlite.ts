@@ -23,7 +23,7 @@ const toEvent = (row: EventRow): StoredEvent => ({
 export function createSqliteEventStore(db: Database): EventWrites {
   const insert = db.query(
     `INSERT INTO events (position, account_id, form_id, type, occurred_at, payload, created_at)
-     VALUES ((SELECT floor FROM event_positions), $account_id, $form_id, $type, $occurred_at, $payload, $created_at)`,
+     VALUES (coalesce((SELECT floor FROM event_positions), 0), $account_id, $form_id, $type, $occurred_at, $payload, $created_at)`,
   )
   const after = db.query<EventRow, { account_id: string; position: number; seq: number; limit: number }>(
     `SELECT position, seq, form_id, type, occurred_at, payload FROM events
