@@ -141,8 +141,8 @@ describe('opening a database from an older intake', () => {
     expect(db.query('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 })
     const after = rowsOf(path)
     for (const table of Object.keys(before)) if (table !== 'response_files' && table !== 'forms') expect(after[table]).toEqual(before[table]!)
-    // Migration 5 gave every form a page object, empty.
-    expect(after.forms).toEqual(before.forms!.map((form) => ({ ...(form as Record<string, unknown>), page: '{}' })))
+    // Migration 5 gave every form a page object, empty; migration 6 a webhook that tells of completion alone, as before.
+    expect(after.forms).toEqual(before.forms!.map((form) => ({ ...(form as Record<string, unknown>), page: '{}', callback_events: '["form.completed"]' })))
     // Migration 3 moved each file's bytes into chunks of at most 512 KiB: read back in order, they are the same bytes.
     expect(before.response_files!.length).toBeGreaterThan(0)
     const { files, largestChunk } = filesAsFirstStored(db)

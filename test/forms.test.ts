@@ -37,7 +37,7 @@ const apiTime = (ms: number) => new Date(ms).toISOString().slice(0, -1)
 
 const SUMMARY_KEYS = ['created_at', 'description', 'expires_at', 'fields_count', 'id', 'status', 'title', 'url']
 const FORM_KEYS = [...SUMMARY_KEYS, 'context', 'page'].sort()
-const DETAIL_KEYS = [...FORM_KEYS, 'callback_metadata', 'callback_url', 'fields', 'settings'].sort()
+const DETAIL_KEYS = [...FORM_KEYS, 'callback_events', 'callback_metadata', 'callback_url', 'fields', 'settings'].sort()
 
 const keysOf = (value: unknown) => Object.keys(value as object).sort()
 
@@ -150,6 +150,7 @@ describe('GET /api/v1/forms/<id>', () => {
         { key: 'nights', type: 'number', label: 'Nights', description: null, required: false, config: {} },
       ],
       callback_url: 'https://agent.example.org/hook',
+      callback_events: ['form.completed'],
       callback_metadata: { run: 'r-42' },
       settings: { theme: 'plain' },
       page: {},
