@@ -202,3 +202,82 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
     expect(log).toHaveLength(6)
   })
 })
+
+describe.skipIf(skipPostgres)("the account's event feed on several servers (CONTRACT 12)", () => {
+  /** A feed read held on `server` from `after`, checked to be held. */
+  async function heldFeedWait(server: ReturnType<typeof apiClient>, after: string) {
+    const waiter = track(server.get(`/events?after=${after}&wait=30`))
+    await Bun.sleep(300)
+    expect(waiter.settled).toBe(false)
+    return waiter
+  }
+
+  test('a feed wait on one server answers within 1 s of a cancel made through another, with that event', async () => {
+    const { one, other } = await twoServers()
+    const form = await one.createForm()
+    const head = (await other.get('/events?after=latest')).body.next
+    const waiter = await heldFeedWait(other, head)
+    const cancelledAt = performance.now()
+    expect((await one.patch(`/forms/${form.id}`, { status: 'cancelled' })).status).toBe(200)
+    const res = await wokenWithin(waiter, cancelledAt, WAKE_MS, 'a feed wait woken by a cancel through another server')
+    expect(res.body.events.map((event: { type: string; form_id: string }) => [event.type, event.form_id])).toEqual([['form.cancelled', form.id]])
+    expect(res.body.next).toBe(res.body.events[0].id)
+  })
+
+  test('with its notification connection down, a feed wait still hears of an answer made through another server (the poll every 5 s)', async () => {
+    const { one, other } = await twoServers()
+    const form = await one.createForm()
+    const waiter = await heldFeedWait(other, (await other.get('/events?after=latest')).body.next)
+    const name = (await t.sql('SELECT current_database() AS name'))[0]!.name as string
+    const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
+    await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
+    try {
+      expect(await t.sql(`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)).toHaveLength(2)
+      const answeredAt = performance.now()
+      expect((await submit(t.app, form.id, { name: 'Ada' })).status).toBe(201)
+      const res = await wokenWithin(waiter, answeredAt, POLL_WAKE_MS, 'a feed wait whose notification was lost')
+      expect(res.body.events.map((event: { type: string }) => event.type)).toEqual(['form.completed'])
+    } finally {
+      await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
+      await admin.close()
+    }
+  }, 15_000)
+
+  test('writers that commit out of order: a reader following `next` sees neither early, both once, in commit-safe order', async () => {
+    const { one, otherServer } = await twoServers()
+    const accountId = (await t.sql('SELECT id FROM accounts'))[0]!.id as string
+    const event = (formId: string) => ({ accountId, formId, type: 'form.deleted' as const, occurredAt: t.clock(), payload: JSON.stringify({ form_id: formId }), createdAt: t.clock() })
+    const first = '01J0000000000000000000000A'
+    const second = '01J0000000000000000000000B'
+    const start = (await one.get('/events?after=latest')).body.next
+
+    // The first writer begins (and so takes the older transaction id) but has not committed
+    // when the second writer, on another server, commits.
+    const gate = Promise.withResolvers<void>()
+    const appended = Promise.withResolvers<void>()
+    const firstWriter = t.store.transaction(async (tx) => {
+      await tx.events.append(event(first))
+      appended.resolve()
+      await gate.promise
+    })
+    await appended.promise
+    await otherServer.store.transaction((tx) => tx.events.append(event(second)))
+    expect(await t.sql('SELECT form_id FROM events')).toEqual([{ form_id: second }])
+
+    // The second's event is committed, but a reader may not pass it yet: the first could still commit before it.
+    const early = await one.get(`/events?after=${start}`)
+    expect(early.body).toEqual({ events: [], next: start })
+    const waiter = await heldFeedWait(one, start)
+
+    gate.resolve()
+    await firstWriter
+    const res = await wokenWithin(waiter, performance.now(), WAKE_MS, 'a feed wait once the older transaction committed')
+    expect(res.body.events.map((e: { form_id: string }) => e.form_id)).toEqual([first, second])
+    // Following `next` from here finds nothing more: neither is repeated.
+    expect((await one.get(`/events?after=${res.body.next}`)).body).toEqual({ events: [], next: res.body.next })
+    // A reader one event at a time visits both, once each.
+    const one1 = (await one.get(`/events?after=${start}&limit=1`)).body
+    const one2 = (await one.get(`/events?after=${one1.next}&limit=1`)).body
+    expect([...one1.events, ...one2.events].map((e: { form_id: string }) => e.form_id)).toEqual([first, second])
+  })
+})
