@@ -22,7 +22,7 @@ const STARTUP_TIMEOUT = 60_000
 /** Longer than any wait a test asks for: the SDK's own request timeout must never be what ends a call. */
 const CALL_TIMEOUT_MS = 90_000
 
-const TOOL_NAMES = ['cancel_form', 'create_form', 'delete_form', 'get_form', 'get_responses', 'list_forms']
+const TOOL_NAMES = ['cancel_form', 'create_form', 'delete_form', 'get_form', 'get_responses', 'list_forms', 'wait_for_events']
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema'
 
@@ -214,7 +214,7 @@ for (const via of VIAS) {
       await client.listTools()
     }, STEP_TIMEOUT)
 
-    test('listTools: exactly the six tools, each with an object input schema, an output schema and a real description', async () => {
+    test('listTools: exactly the seven tools, each with an object input schema, an output schema and a real description', async () => {
       const { tools } = await client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual(TOOL_NAMES)
       for (const tool of tools) {
@@ -231,7 +231,9 @@ for (const via of VIAS) {
         expect(byName[name]!.inputSchema.required).toEqual(['form_id'])
       }
       const wait = byName.get_responses!.inputSchema.properties!.wait as Record<string, unknown>
-      expect(wait).toMatchObject({ type: 'integer', minimum: 1, maximum: 60 })
+      // Under the 60 s request timeout of common MCP clients (CONTRACT 12).
+      expect(wait).toMatchObject({ type: 'integer', minimum: 1, maximum: 50 })
+      expect(byName.wait_for_events!.inputSchema.properties!.wait).toMatchObject({ type: 'integer', minimum: 0, maximum: 50 })
       expect(byName.create_form!.outputSchema!.properties).toHaveProperty('answers_schema')
       expect(byName.list_forms!.outputSchema!.properties).toHaveProperty('next_cursor')
     }, STEP_TIMEOUT)
@@ -341,7 +343,7 @@ for (const via of VIAS) {
       expect(rest.status).toBe(200)
       expect(rest.body).toEqual(result.responses)
       // Asked again, it answers at once with the same.
-      expect(await ok(client, 'get_responses', { form_id: form.id, wait: 60 })).toEqual(result)
+      expect(await ok(client, 'get_responses', { form_id: form.id, wait: 50 })).toEqual(result)
       expect((await ok(client, 'get_form', { form_id: form.id })).status).toBe('completed')
     }, STEP_TIMEOUT)
 
@@ -394,7 +396,7 @@ for (const via of VIAS) {
       const cancelled = await ok(client, 'cancel_form', { form_id: form.id })
       expect(cancelled).toMatchObject({ id: form.id, status: 'cancelled' })
       // With the longest wait, it must still answer at once (well within this test's timeout).
-      expect(await ok(client, 'get_responses', { form_id: form.id, wait: 60 })).toEqual({ form_status: 'cancelled', responses: [] })
+      expect(await ok(client, 'get_responses', { form_id: form.id, wait: 50 })).toEqual({ form_status: 'cancelled', responses: [] })
       expect((await api(`/forms/${form.id}`)).body.status).toBe('cancelled')
       // Cancelling again changes nothing.
       expect(await ok(client, 'cancel_form', { form_id: form.id })).toMatchObject({ id: form.id, status: 'cancelled' })
@@ -406,7 +408,7 @@ for (const via of VIAS) {
     test('a get_responses waiting on a form wakes when the form is cancelled', async () => {
       const form = await ok(client, 'create_form', { title: 'Wake me', fields: DINNER_FIELDS })
       let settled = false
-      const pending = call(client, 'get_responses', { form_id: form.id, wait: 60 })
+      const pending = call(client, 'get_responses', { form_id: form.id, wait: 50 })
       pending.then(
         () => (settled = true),
         () => (settled = true),
@@ -417,6 +419,31 @@ for (const via of VIAS) {
       const outcome = await pending
       expect(outcome.isError).toBe(false)
       expect(outcome.structured).toEqual({ form_status: 'cancelled', responses: [] })
+    }, STEP_TIMEOUT)
+
+    test('wait_for_events waits for the next ending of any form and answers as GET /api/v1/events does; wait 51 is refused', async () => {
+      const head = await ok(client, 'wait_for_events', { after: 'latest' })
+      expect(head.events).toEqual([])
+      const form = await ok(client, 'create_form', { title: 'Feed me', fields: DINNER_FIELDS, context: { step: 'feed' } })
+      let settled = false
+      const pending = call(client, 'wait_for_events', { after: head.next, wait: 50 })
+      pending.then(
+        () => (settled = true),
+        () => (settled = true),
+      )
+      await Bun.sleep(500)
+      expect(settled).toBe(false)
+      await ok(client, 'cancel_form', { form_id: form.id })
+      const outcome = await pending
+      expect(outcome.isError).toBe(false)
+      const page = outcome.structured as { events: Array<Record<string, any>>; next: string }
+      expect(page.events.map((event) => [event.type, event.form_id, event.payload.context])).toEqual([['form.cancelled', form.id, { step: 'feed' }]])
+      expect(page.next).toBe(page.events[0]!.id)
+      const rest = await api(`/events?after=${head.next}`)
+      expect(rest.body).toEqual(page)
+      const refused = await call(client, 'wait_for_events', { after: page.next, wait: 51 })
+      expect(refused.isError).toBe(true)
+      expect(refused.text).toContain('/wait')
     }, STEP_TIMEOUT)
 
     test('cancel_form on an answered form is a tool error with the REST API\'s detail', async () => {
@@ -463,11 +490,11 @@ for (const via of VIAS) {
         }, STEP_TIMEOUT)
       }
 
-      test('get_responses with wait 61', async () => {
+      test('get_responses with wait 51: MCP tools wait at most 50 s, under common clients\' 60 s timeout', async () => {
         const formId = await restCreate({ title: 'Wait too long', fields: [{ key: 'x', type: 'text', label: 'X' }] })
-        const rest = await api(`/forms/${formId}/responses?wait=61`)
-        expect(rest.status).toBe(422)
-        expect(await toolError(client, 'get_responses', { form_id: formId, wait: 61 })).toBe(rest.body.detail)
+        const detail = await toolError(client, 'get_responses', { form_id: formId, wait: 51 })
+        expect(detail).toContain('/wait')
+        expect(detail).toContain('50')
         expect(await ok(client, 'get_responses', { form_id: formId })).toEqual({ form_status: 'active', responses: [] })
       }, STEP_TIMEOUT)
 
@@ -483,7 +510,7 @@ for (const via of VIAS) {
         expect(text).toContain('launch_rockets')
         for (const name of TOOL_NAMES) expect(text).toContain(name)
         expect((await ok(client, 'list_forms', { limit: 1 })).forms).toHaveLength(1)
-        expect((await client.listTools()).tools).toHaveLength(6)
+        expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length)
       }, STEP_TIMEOUT)
     })
 
@@ -615,7 +642,7 @@ describe('/mcp over HTTP: the same bearer keys, and no session', () => {
     expect(res.status).toBeLessThan(500)
     expect(res.headers.get('mcp-session-id')).toBeNull()
     const client = await connectHttp(key)
-    expect((await client.listTools()).tools).toHaveLength(6)
+    expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length)
   }, STEP_TIMEOUT)
 
   test('no response the SDK client got in this file carried an mcp-session-id', () => {
