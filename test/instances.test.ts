@@ -265,14 +265,19 @@ describe.skipIf(skipPostgres)("the account's event feed on several servers (CONT
     expect(await t.sql('SELECT form_id FROM events')).toEqual([{ form_id: second }])
 
     // The second's event is committed, but a reader may not pass it yet: the first could still commit before it.
+    // A read without `wait` gives the older transaction a moment (a second) to end, then answers with none.
     const early = await one.get(`/events?after=${start}`)
     expect(early.body).toEqual({ events: [], next: start })
+    const settling = track(one.get(`/events?after=${start}`))
     const waiter = await heldFeedWait(one, start)
+    expect(settling.settled).toBe(false)
 
     gate.resolve()
     await firstWriter
     const res = await wokenWithin(waiter, performance.now(), WAKE_MS, 'a feed wait once the older transaction committed')
     expect(res.body.events.map((e: { form_id: string }) => e.form_id)).toEqual([first, second])
+    // The read without `wait` that was still within its moment answers with both too.
+    expect((await settling.promise).body.events.map((e: { form_id: string }) => e.form_id)).toEqual([first, second])
     // Following `next` from here finds nothing more: neither is repeated.
     expect((await one.get(`/events?after=${res.body.next}`)).body).toEqual({ events: [], next: res.body.next })
     // A reader one event at a time visits both, once each.

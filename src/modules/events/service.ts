@@ -17,6 +17,13 @@ const LATEST = 'latest'
  */
 const UNSETTLED_LOOK_MS = 5
 const UNSETTLED_LOOK_MAX_MS = 200
+/**
+ * How long even a read without `wait` waits for events that have committed
+ * but are held back by an older transaction still running (PostgreSQL): an
+ * agent that cancels a form and then reads the feed finds its event, unless
+ * another client holds a transaction open longer than this.
+ */
+const SETTLE_MS = 1000
 
 export interface FeedPage {
   events: StoredEvent[]
@@ -37,7 +44,9 @@ export const feedPageJson = (page: FeedPage) => `{"events":[${page.events.map(ev
  * order, after a cursor. With `wait`, a read that finds none waits for the
  * account's next event, woken by the signal its writer sends in this process
  * or, on PostgreSQL, by the notification from any instance. A wait holds a
- * timer and a set entry, nothing more: no polling.
+ * timer and a set entry, nothing more: no polling. (Only while committed
+ * events are held back by an older transaction still running, on
+ * PostgreSQL, does a read look again until they can be read: briefly.)
  */
 export function createEventService(store: Store, signals: FormSignals) {
   return {
@@ -58,7 +67,9 @@ export function createEventService(store: Store, signals: FormSignals) {
       const answer = (events: StoredEvent[]): FeedPage => ({ events, next: events.length > 0 ? encodePosition(events.at(-1)!) : encodePosition(from), limit })
 
       const signal = feedSignal(principal.accountId)
-      const deadline = performance.now() + waitMs
+      const startedAt = performance.now()
+      const deadline = startedAt + waitMs
+      const settleDeadline = startedAt + Math.max(waitMs, SETTLE_MS)
       let unsettledLookMs = UNSETTLED_LOOK_MS
       for (;;) {
         // Listening before looking: an event that commits while the feed is read still wakes this wait.
@@ -69,12 +80,14 @@ export function createEventService(store: Store, signals: FormSignals) {
           const left = deadline - performance.now()
           const changed = left > 0 && !abort?.aborted ? signals.wait(signal, left, round.signal) : undefined
           const page = await store.events.after(principal.accountId, from, limit)
-          if (page.events.length > 0 || !changed || abort?.aborted || signals.closed) return answer(page.events)
-          if (page.unsettled) {
-            await Promise.race([changed, Bun.sleep(unsettledLookMs)])
+          if (page.events.length > 0 || abort?.aborted || signals.closed) return answer(page.events)
+          if (page.unsettled && performance.now() < settleDeadline) {
+            await (changed ? Promise.race([changed, Bun.sleep(unsettledLookMs)]) : Bun.sleep(unsettledLookMs))
             unsettledLookMs = Math.min(UNSETTLED_LOOK_MAX_MS, unsettledLookMs * 2)
-          } else {
+          } else if (changed) {
             await changed
+          } else {
+            return answer(page.events)
           }
         } finally {
           round.abort()
