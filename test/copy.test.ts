@@ -3,7 +3,9 @@
  * (CONTRACT 9): every row of every table arrives, files byte for byte; FROM
  * is one snapshot while a server writes to it; TO is refused untouched unless
  * empty, and an interrupted copy leaves it empty; pending deliveries resume on
- * TO; a PostgreSQL password is never printed. SQLite to SQLite always;
+ * TO; a PostgreSQL password is never printed; events keep their ids, so an
+ * agent's feed cursor reads on from the same place on TO, and TO's new events
+ * come after every copied one. SQLite to SQLite always;
  * PostgreSQL both ways where INTAKE_TEST_DATABASE_URL names a server.
  * Everything runs on 127.0.0.1.
  */
@@ -16,10 +18,10 @@ import { join } from 'node:path'
 import { COPIED_TABLES, copyData } from '../src/db/copy.ts'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
-import { childEnv, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type CommandResult } from './e2e/binary.ts'
+import { childEnv, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type CommandResult, type RunningIntake } from './e2e/binary.ts'
 import { postgresFixtures } from './postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
-import { apiClient, createTestContext, EVERY_TYPE_ANSWERS, EVERY_TYPE_FIELDS, postForm, until, type TestContext } from './utils.ts'
+import { apiClient, createTestContext, EVERY_TYPE_ANSWERS, EVERY_TYPE_FIELDS, postForm, submit, until, type TestContext } from './utils.ts'
 
 const STEP_TIMEOUT = 60_000
 
@@ -30,13 +32,17 @@ const pg = postgresFixtures(TEST_DATABASE_URL)
 // ---------------------------------------------------------------------------
 // Reading a database back, whichever store it is
 
-/** Every row of every copied table as sorted JSON lines: bytes as hex, int8 as numbers, SQLite's legacy content column left out. */
+/**
+ * Every row of every copied table as sorted JSON lines: bytes as hex, int8 as
+ * numbers, SQLite's legacy content column and PostgreSQL's events.tx (the
+ * writing transaction's id, '0' for events copied in) left out.
+ */
 async function dump(location: string): Promise<Record<string, string[]>> {
   const tables: Record<string, string[]> = {}
   const line = (row: Record<string, unknown>, bigints: Set<string> = new Set()) =>
     JSON.stringify(
       Object.keys(row)
-        .filter((column) => column !== 'content')
+        .filter((column) => column !== 'content' && column !== 'tx')
         .sort()
         .map((column) => {
           const value = row[column]
@@ -262,6 +268,171 @@ describe('a copy holds every row of every table, and serves', () => {
 })
 
 // ---------------------------------------------------------------------------
+// The account's event feed (CONTRACT 12) across a copy: what an agent holds is an event id or a cursor
+
+interface FeedEvent {
+  id: string
+  type: string
+  form_id: string
+  occurred_at: string
+  payload: Record<string, unknown>
+}
+interface FeedPage {
+  events: FeedEvent[]
+  next: string
+}
+/** One read of GET /api/v1/events with `query`; fails unless it is a 200. */
+type Feed = (query: string) => Promise<FeedPage>
+
+const feedOf =
+  (api: TestContext['api']): Feed =>
+  async (query) => {
+    const res = await api.get(`/events${query}`)
+    expect(res.status).toBe(200)
+    return res.body
+  }
+
+const feedAt =
+  (server: RunningIntake, key: string): Feed =>
+  async (query) => {
+    const res = await request(`${server.url}/api/v1/events${query}`, { key })
+    expect(res.status).toBe(200)
+    return res.body
+  }
+
+/** Every event of the account from the oldest kept, following `next` two at a time (paging is part of what must carry over). */
+async function wholeFeed(feed: Feed): Promise<FeedEvent[]> {
+  const events: FeedEvent[] = []
+  for (let page = await feed('?limit=2'); page.events.length > 0; page = await feed(`?after=${page.next}&limit=2`)) events.push(...page.events)
+  return events
+}
+
+/** The feed once it holds `n` events: on PostgreSQL a read may hold back, for a moment, events of a transaction just committed. */
+async function settledFeed(feed: Feed, n: number): Promise<FeedEvent[]> {
+  await until(async () => (await wholeFeed(feed)).length === n, 10_000, `${n} events in the feed`, () => wholeFeed(feed))
+  return wholeFeed(feed)
+}
+
+const kinds = (events: FeedEvent[]) => events.map((event) => [event.type, event.form_id])
+const DAY_MS = 86_400_000
+
+/** `intake copy FROM TO` (a new SQLite file or an empty PostgreSQL database), then `intake serve` on TO. */
+async function copyAndServe(from: string, to: 'sqlite' | 'postgres'): Promise<{ server: RunningIntake }> {
+  const dir = intake.tempDir()
+  const target = to === 'sqlite' ? join(dir, 'to.db') : (await pg.freshDatabase(false)).url
+  const copied = await runIntake(intake.path, ['copy', from, target], { cwd: dir })
+  expect({ code: copied.code, stderr: copied.stderr }).toEqual({ code: 0, stderr: '' })
+  if (to === 'postgres') {
+    // Copied events are readable at once on TO: none carries FROM's transaction id.
+    const sql = new SQL(target, { max: 1 })
+    try {
+      for (const row of await sql.unsafe('SELECT tx::text AS tx FROM events')) expect(row.tx).toBe('0')
+    } finally {
+      await sql.close()
+    }
+  }
+  const server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', ...(to === 'sqlite' ? ['--db', target] : ['--database-url', target])] })
+  return { server }
+}
+
+/** Cancels a form through TO's API, as an agent would. */
+async function cancelOn(server: RunningIntake, key: string, formId: string) {
+  const res = await request(`${server.url}/api/v1/forms/${formId}`, { method: 'PATCH', key, body: { status: 'cancelled' } })
+  expect(res.status).toBe(200)
+}
+
+describe('events keep their ids: a cursor from FROM reads on from the same place on TO, and TO\'s new events come after', () => {
+  afterAll(killAllChildren)
+  const routes = [
+    { from: 'sqlite', to: 'sqlite' },
+    { from: 'sqlite', to: 'postgres' },
+    { from: 'postgres', to: 'sqlite' },
+    { from: 'postgres', to: 'postgres' },
+  ] as const
+  for (const { from, to } of routes) {
+    const skip = (from === 'postgres' || to === 'postgres') && skipPostgres
+
+    test.skipIf(skip)(`${from} to ${to}: the same feed, ids and payloads; after= a cursor gives the same events; a new ending comes last`, async () => {
+      const t = await createTestContext({}, { store: from })
+      let server: RunningIntake | undefined
+      try {
+        const cancelled = await t.api.createForm({ title: 'Cancelled', context: { step: 1 } })
+        expect((await t.api.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
+        const answered = await t.api.createForm({ title: 'Answered', callback_metadata: { run: 7 } })
+        expect((await submit(t.app, answered.id, { name: 'Ada' })).status).toBe(201)
+        const deleted = await t.api.createForm({ title: 'Answered, then deleted' })
+        expect((await submit(t.app, deleted.id, { name: 'Grace' })).status).toBe(201)
+        expect((await t.api.delete(`/forms/${deleted.id}`)).status).toBe(204)
+        const alsoCancelled = await t.api.createForm({ title: 'Cancelled too' })
+        expect((await t.api.patch(`/forms/${alsoCancelled.id}`, { status: 'cancelled' })).status).toBe(200)
+        // Left open on FROM, cancelled on TO after the copy.
+        const later = await t.api.createForm({ title: 'Cancelled on TO' })
+
+        const source = feedOf(t.api)
+        const before = await settledFeed(source, 4)
+        expect(kinds(before)).toEqual([
+          ['form.cancelled', cancelled.id],
+          ['form.completed', answered.id],
+          ['form.deleted', deleted.id],
+          ['form.cancelled', alsoCancelled.id],
+        ])
+        // An agent has read up to the answer and holds its id as its cursor.
+        const cursor = before[1]!.id
+        const afterCursor = await source(`?after=${cursor}`)
+        expect(afterCursor.events).toEqual(before.slice(2))
+
+        ;({ server } = await copyAndServe(t.store.location, to))
+        const moved = feedAt(server, t.key)
+        expect(await wholeFeed(moved)).toEqual(before)
+        expect(await moved(`?after=${cursor}`)).toEqual(afterCursor)
+        const last = before.at(-1)!.id
+        expect(await moved(`?after=${last}`)).toEqual({ events: [], next: last })
+
+        await cancelOn(server, t.key, later.id)
+        // Waits for the event (wait returns as soon as it is readable), then the whole feed as an agent sees it.
+        const fresh = await moved(`?after=${last}&wait=10`)
+        expect(kinds(fresh.events)).toEqual([['form.cancelled', later.id]])
+        expect(fresh.next).toBe(fresh.events[0]!.id)
+        expect(before.map((event) => event.id)).not.toContain(fresh.next)
+        expect(await moved(`?after=${cursor}`)).toEqual({ events: [...before.slice(2), fresh.events[0]!], next: fresh.next })
+        expect(await wholeFeed(moved)).toEqual([...before, fresh.events[0]!])
+      } finally {
+        if (server) expect(await server.stop()).toBe(0)
+        await t.close()
+      }
+    }, STEP_TIMEOUT)
+
+    test.skipIf(skip)(`${from} to ${to}: a cursor at an event since swept from FROM still hears TO's next event`, async () => {
+      const t = await createTestContext({}, { store: from })
+      let server: RunningIntake | undefined
+      try {
+        const first = await t.api.createForm({ title: 'Cancelled, then swept' })
+        expect((await t.api.patch(`/forms/${first.id}`, { status: 'cancelled' })).status).toBe(200)
+        const source = feedOf(t.api)
+        const [held] = await settledFeed(source, 1)
+        // Eight days on, the background loop sweeps the event; the agent still holds its id.
+        t.clock.advance(8 * DAY_MS)
+        t.background.start()
+        await until(async () => (await wholeFeed(source)).length === 0, 10_000, 'the event to be swept')
+        await t.background.stop()
+        expect(await source(`?after=${held!.id}`)).toEqual({ events: [], next: held!.id })
+        const later = await t.api.createForm({ title: 'Cancelled on TO' })
+
+        ;({ server } = await copyAndServe(t.store.location, to))
+        const moved = feedAt(server, t.key)
+        expect(await wholeFeed(moved)).toEqual([])
+        await cancelOn(server, t.key, later.id)
+        const heard = await moved(`?after=${held!.id}&wait=10`)
+        expect(kinds(heard.events)).toEqual([['form.cancelled', later.id]])
+      } finally {
+        if (server) expect(await server.stop()).toBe(0)
+        await t.close()
+      }
+    }, STEP_TIMEOUT)
+  }
+})
+
+// ---------------------------------------------------------------------------
 // Large databases, written straight in SQL: the copies that take a while
 
 /** A key the bulk databases register, so a server started on them prints none. */
@@ -281,7 +452,7 @@ function bulkDatabase(path: string, forms: number, files: number): void {
       ])
       db.run(`WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ${forms})
         INSERT INTO forms SELECT printf('00BULKFORM%016d', x), '01BULKACCOUNT0000000000000', 'Bulk ' || x, NULL,
-          '[{"key":"name","type":"text","label":"Name"}]', 1, 'http://127.0.0.1:9/hook', '{}', '${'b'.repeat(64)}', NULL, '{}', 'completed', NULL, 1700000000000 + x, 1700000000000 + x, '{}' FROM i`)
+          '[{"key":"name","type":"text","label":"Name"}]', 1, 'http://127.0.0.1:9/hook', '{}', '${'b'.repeat(64)}', NULL, '{}', 'completed', NULL, 1700000000000 + x, 1700000000000 + x, '{}', '["form.completed"]' FROM i`)
       db.run(`INSERT INTO responses SELECT printf('00BULKRESP%016d', rowid), id, '{"name":"Ada ' || rowid || '"}', '127.0.0.1', 'bulk', created_at FROM forms WHERE id LIKE '00BULK%'`)
       db.run(`INSERT INTO deliveries SELECT printf('00BULKDLVR%016d', rowid), form_id, id, 'form.completed', 'http://127.0.0.1:9/hook', data, 'delivered', 1, 1, NULL, NULL, 200, NULL, submitted_at, submitted_at FROM responses WHERE id LIKE '00BULK%'`)
       db.run(`WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ${files})

@@ -18,6 +18,10 @@ import { DatabaseOpenError, DatabaseUnreachable } from './store.ts'
  * written to it, its schema is created or brought up to date, and then every
  * row is written in one transaction, checked (counts, and every file's bytes
  * by hash) and only then committed: a failure, or a kill, leaves TO empty.
+ *
+ * Events keep their `seq` and `position`, so event ids and the cursors agents
+ * hold stay valid on TO, and new events TO writes sort after every one FROM
+ * gave out (see placeNewEvents).
  */
 
 /**
@@ -38,6 +42,7 @@ export const COPIED_TABLES = [
   'deliveries',
   'held_files',
   'receipts',
+  'events',
 ] as const
 
 /** Each store's own record of its schema, written by its migrations, never copied. */
@@ -47,12 +52,33 @@ const SCHEMA_TABLES: Record<Kind, readonly string[]> = {
 }
 
 /**
+ * Tables of one row each store keeps, set by the copy rather than copied:
+ * `event_positions.floor` places new events after every event FROM gave out
+ * (placeNewEvents), whatever FROM's own floor was. Its row is there from the
+ * migration on, so it is not data either when TO's emptiness is checked.
+ */
+const SET_TABLES: readonly string[] = ['event_positions']
+
+/** Tables the copy neither copies nor counts as data. */
+const notCopied = (kind: Kind, name: string) => SCHEMA_TABLES[kind].includes(name) || SET_TABLES.includes(name)
+
+/**
  * Values for TO's columns that FROM's store does not have: SQLite's legacy
  * `response_files.content` (the bytes have lived in file_chunks since schema
  * 3; the column stays, empty, for older binaries).
  */
 const FILLED_COLUMNS: Record<string, Record<string, unknown>> = {
   response_files: { content: new Uint8Array(0) },
+}
+
+/**
+ * Values TO's columns take whatever FROM holds. An event's `tx` (PostgreSQL)
+ * is the id of the transaction that wrote it, meaningful only in its own
+ * cluster; '0' is older than every transaction, so a copied event is readable
+ * at once.
+ */
+const PINNED_COLUMNS: Record<string, Record<string, unknown>> = {
+  events: { tx: '0' },
 }
 
 /** Rows per batch read and written: memory stays bounded whatever the size of the database. */
@@ -134,6 +160,14 @@ interface Side {
   fileBytes(): Promise<number>
   /** The rows of `table`, a batch at a time, with `columns` in that order (optionally ordered). */
   batches(table: string, columns: string[], options: { size: number; orderBy?: string }): AsyncGenerator<Row[]>
+  /** At least the largest position and seq this store has given an event, kept or since removed. */
+  eventMarks(): Promise<EventMarks>
+}
+
+/** An event's place in the feed (modules/events/position.ts): cursors and event ids are made of these. */
+interface EventMarks {
+  position: number
+  seq: number
 }
 
 interface WritableSide extends Side {
@@ -142,6 +176,8 @@ interface WritableSide extends Side {
    * columns FROM lacks; `written` hears of each batch once it is handed over.
    */
   load(table: string, columns: string[], fill: Record<string, unknown>, batches: AsyncIterable<Row[]>, written: (batch: Row[]) => void): Promise<void>
+  /** Makes every event written from now on sort after `marks` (see placeNewEvents). */
+  placeNewEventsAfter(marks: EventMarks): Promise<void>
 }
 
 /**
@@ -170,6 +206,7 @@ export async function copyData(from: string, to: string, options: CopyOptions = 
       try {
         await writeTransaction(target, async (writer) => {
           await copyRows(reader, writer, tables, { totalRows, totalBytes, progress: options.progress })
+          await placeNewEvents(reader, writer)
           await check(reader, writer, rows, { totalRows, totalBytes, progress: options.progress, from: source.location, to: target.location })
         })
       } catch (error) {
@@ -199,9 +236,11 @@ async function copyRows(
     const fromColumns = fromTables.get(table)
     const toColumns = toTables.get(table)
     if (!fromColumns || !toColumns) throw new CopyFailed(`The table ${table} is missing from ${fromColumns ? 'TO' : 'FROM'}`)
-    const columns = fromColumns.names.filter((name) => toColumns.names.includes(name))
+    const pinned = PINNED_COLUMNS[table] ?? {}
+    const columns = fromColumns.names.filter((name) => toColumns.names.includes(name) && !(name in pinned))
     const fill: Record<string, unknown> = {}
-    for (const name of toColumns.required.filter((name) => !columns.includes(name))) {
+    for (const [name, value] of Object.entries(pinned)) if (toColumns.names.includes(name)) fill[name] = value
+    for (const name of toColumns.required.filter((name) => !columns.includes(name) && !(name in fill))) {
       if (!(name in (FILLED_COLUMNS[table] ?? {}))) throw new CopyFailed(`TO's ${table}.${name} must have a value and FROM has no such column`)
       fill[name] = FILLED_COLUMNS[table]![name]
     }
@@ -213,6 +252,21 @@ async function copyRows(
       totals.progress?.({ phase: 'copy', rows, totalRows: totals.totalRows, bytes, totalBytes: totals.totalBytes })
     })
   }
+}
+
+/**
+ * Events keep their (position, seq), so an agent's cursor, made on FROM,
+ * means the same place on TO. Every event TO writes next must sort after
+ * every one FROM ever gave out, kept or not: an agent may hold a cursor past
+ * events since swept or deleted. TO's new events take position `floor` with
+ * a seq from its counter (SQLite), or their transaction id (at least 1) plus
+ * `floor` (PostgreSQL); so TO's floor is raised to FROM's largest position
+ * and its seq counter to FROM's largest seq. In the copy's transaction, but
+ * for PostgreSQL's sequence, which no transaction rolls back: a failed copy
+ * leaves it raised, which only skips numbers.
+ */
+async function placeNewEvents(reader: Side, writer: WritableSide): Promise<void> {
+  await writer.placeNewEventsAfter(await reader.eventMarks())
 }
 
 /**
@@ -481,7 +535,7 @@ function sqliteSchemaVersion(db: Database, path: string): number {
 function sqliteTableNames(db: Database): string[] {
   return (db.query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`).all() as Array<{ name: string }>)
     .map((row) => row.name)
-    .filter((name) => !SCHEMA_TABLES.sqlite.includes(name))
+    .filter((name) => !notCopied('sqlite', name))
 }
 
 const sqliteCount = (db: Database, table: string) => (db.query(`SELECT count(*) AS n FROM ${quote(table)}`).get() as { n: number }).n
@@ -524,6 +578,21 @@ function sqliteSide(db: Database): WritableSide {
       }
       insert.finalize()
     },
+    // Every event a SQLite store writes takes the floor as its position (copied ones are at or below it);
+    // sqlite_sequence holds the largest seq AUTOINCREMENT ever gave, though that event be gone.
+    eventMarks: async () =>
+      db
+        .query(
+          `SELECT max(coalesce((SELECT floor FROM event_positions), 0), coalesce((SELECT max(position) FROM events), 0)) AS position,
+                  max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), coalesce((SELECT max(seq) FROM events), 0)) AS seq`,
+        )
+        .get() as EventMarks,
+    async placeNewEventsAfter(marks) {
+      db.query('INSERT INTO event_positions (id, floor) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET floor = max(floor, excluded.floor)').run(marks.position)
+      // AUTOINCREMENT's counter: a row of sqlite_sequence, there once the table has had a row.
+      db.query(`UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'`).run(marks.seq)
+      db.query(`INSERT INTO sqlite_sequence (name, seq) SELECT 'events', ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events')`).run(marks.seq)
+    },
   }
 }
 
@@ -564,7 +633,7 @@ async function postgresSchema(tx: SQL): Promise<{ version: number }> {
 
 async function postgresTableNames(tx: SQL): Promise<string[]> {
   const rows = await tx.unsafe(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
-  return (rows as Array<{ tablename: string }>).map((row) => row.tablename).filter((name) => !SCHEMA_TABLES.postgres.includes(name))
+  return (rows as Array<{ tablename: string }>).map((row) => row.tablename).filter((name) => !notCopied('postgres', name))
 }
 
 const postgresCount = async (tx: SQL, table: string) => Number((await tx.unsafe(`SELECT count(*) AS n FROM ${quote(table)}`))[0].n)
@@ -715,6 +784,31 @@ function postgresSide(tx: TransactionSQL): WritableSide {
       }
       await stored
     },
+    async eventMarks() {
+      // Every transaction id given out before this snapshot is below its xmax, so every position this store
+      // gave an event in it is below xmax + floor (the floor is set only by a copy, before any event is written);
+      // copied events are at or below the floor.
+      const [marks] = await tx.unsafe(
+        `SELECT greatest(coalesce((SELECT floor FROM event_positions), 0) + pg_snapshot_xmax(pg_current_snapshot())::text::bigint,
+                         coalesce((SELECT max(position) FROM events), 0)) AS position,
+                coalesce((SELECT max(seq) FROM events), 0) AS seq`,
+      )
+      return { position: Number(marks.position), seq: Math.max(Number(marks.seq), await sequenceValue()) }
+    },
+    async placeNewEventsAfter(marks) {
+      await tx.unsafe('INSERT INTO event_positions (id, floor) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET floor = greatest(event_positions.floor, excluded.floor)', [
+        marks.position,
+      ])
+      // Rows copied with their seq leave the sequence where it was.
+      if (marks.seq > (await sequenceValue())) await tx.unsafe(`SELECT setval(pg_get_serial_sequence('events', 'seq'), $1)`, [marks.seq])
+    },
+  }
+
+  /** The largest seq the events' sequence has given (0 before the first), though that event be gone. */
+  async function sequenceValue(): Promise<number> {
+    const [{ name }] = await tx.unsafe(`SELECT pg_get_serial_sequence('events', 'seq') AS name`)
+    const [row] = await tx.unsafe(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS value FROM ${name}`)
+    return Number(row.value)
   }
 }
 
