@@ -97,8 +97,8 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
       expect(db.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' })
       const after = rowsOf(db)
       expect(after.responses).toEqual(before.responses!)
-      // Migration 5 gave every form an empty page object.
-      expect(after.forms).toEqual(before.forms!.map((form) => ({ ...(form as Record<string, unknown>), page: '{}' })))
+      // Migration 5 gave every form an empty page object; migration 6 the default callback_events.
+      expect(after.forms).toEqual(before.forms!.map((form) => ({ ...(form as Record<string, unknown>), page: '{}', callback_events: '["form.completed"]' })))
       // Files' bytes moved into chunks (migration 3): read back, they are what 0.1.0 stored.
       expect(filesAsFirstStored(db).files).toEqual(before.response_files as Array<Record<string, unknown>>)
       // The new key is an added row; the old one is still there.
