@@ -325,6 +325,7 @@ async function copy(from: string, to: string): Promise<void> {
     `${plural(rows.response_files, 'file')} (${formatBytes(summary.bytes)})`,
     plural(rows.deliveries, 'delivery', 'deliveries'),
     plural(rows.idempotency_keys, 'idempotency record'),
+    plural(rows.events, 'event'),
   ]
   console.log(`Copied ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} from ${summary.from} to ${summary.to}; the counts and every file's bytes were checked.`)
 }

@@ -217,7 +217,7 @@ describe('a copy holds every row of every table, and serves', () => {
     const n = await countsOf(source)
     expect(result.stdout).toBe(
       `Copied ${n.accounts} accounts, ${n.api_keys} keys, ${n.forms} forms, ${n.responses} responses, ${n.response_files} files (2.6 MB), ` +
-        `${n.deliveries} deliveries and 1 idempotency record from ${source} to ${target}; the counts and every file's bytes were checked.\n`,
+        `${n.deliveries} deliveries, 1 idempotency record and ${n.events} events from ${source} to ${target}; the counts and every file's bytes were checked.\n`,
     )
     const server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', '--db', target] })
     try {
