@@ -22,7 +22,11 @@
  *      every request answering a different form not yet answered; RSS after
  *      the run and its peak; every status intake logged;
  *   4. webhook latency (bench/webhooks.ts): answer sent -> first attempt
- *      arrived, 500 answers, 16 in flight;
+ *      arrived, 500 answers, 16 in flight; then the account's event feed
+ *      (bench/events.ts): answer sent -> a waiting `GET /api/v1/events`
+ *      answered, 200 samples one at a time (with BENCH_DATABASE_URL also
+ *      across two instances on PostgreSQL); `bun run bench:events` alone
+ *      adds the idle cost of 1,000 waiting feed requests;
  *   5. list pages: GET /api/v1/forms?limit=20, first page and a page from the
  *      middle, 2,000 sequential requests each, for one account with 1,000 and
  *      with 1,000,000 forms (seeded directly into the database);
@@ -103,6 +107,7 @@ import {
   type BenchState,
   type Child,
 } from './lib.ts'
+import { eventNotes, eventRows, measureEvents, WAKE_SAMPLES as EVENT_SAMPLES, type EventFigures } from './events.ts'
 import { INSTANCES_SKIPPED, measureInstances, renderInstances, type InstancesFigures } from './instances.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 import { FORMS as WEBHOOK_FORMS, SUBMIT_CONCURRENCY as WEBHOOK_CONCURRENCY, TARGET_P50_MS, TARGET_P99_MS, measureWebhooks, type WebhookFigures } from './webhooks.ts'
@@ -1160,6 +1165,7 @@ interface Report {
   startTimes: number[]
   main: MainFigures
   webhooks: WebhookFigures
+  events: EventFigures
   lists: [ListFigures, ListFigures]
   /** With BENCH_BASELINE: the baseline's figures are main.intakes[1]. */
   baseline?: BaselineFigures
@@ -1289,6 +1295,16 @@ function render(r: Report): string[] {
   )
   out.push('')
   out.push('From bench/webhooks.ts (`bun run bench:webhooks` runs it alone): a receiver in the bench process, one clock for both ends.')
+  out.push('')
+
+  // Event feed.
+  out.push(`### Event feed: a waiting \`GET /api/v1/events\` woken by an answer, ${fmt(EVENT_SAMPLES)} samples one at a time`)
+  out.push('')
+  out.push(...markdownTable(['measure', 'value'], eventRows(r.events)))
+  out.push('')
+  out.push(
+    [...eventNotes(r.events), 'From bench/events.ts (`bun run bench:events` runs it alone, adding the idle cost of 1,000 waiting feed requests and one answer waking them all).'].join(' '),
+  )
   out.push('')
 
   // Start and memory.
@@ -1613,6 +1629,9 @@ async function run(state: BenchState): Promise<number> {
     }
   }
   const webhooks = webhookRuns[0]![0]!
+  log('event feed (bench/events.ts)...')
+  const events = await measureEvents(state, { binary: intakeBinary, databaseUrl: DATABASE_URL })
+  problems.push(...events.problems.map((p) => `event feed: ${p}`))
   const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL), await measureList(state, LIST_LARGE)]
   const postgres = DATABASE_URL !== undefined ? await measurePostgres(state, DATABASE_URL) : undefined
   const instances = DATABASE_URL !== undefined ? await measureInstances(state, DATABASE_URL, { binary: intakeBinary }) : undefined
@@ -1633,6 +1652,7 @@ async function run(state: BenchState): Promise<number> {
     startTimes: startTimes[0]!,
     main,
     webhooks,
+    events,
     lists,
     baseline: baselineFile && { ...baselineFile, startTimes: startTimes[1]!, webhooks: webhookRuns[1]!, thisWebhooks: webhookRuns[0]! },
     postgres,
