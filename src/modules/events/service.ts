@@ -6,7 +6,7 @@ import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
 import { EVENTS_LIMIT, ListEventsQuery } from './model.ts'
 import { FEED_START, decodePosition, encodePosition, type EventPosition } from './position.ts'
-import type { StoredEvent } from './store/index.ts'
+import type { EventPage, StoredEvent } from './store/index.ts'
 
 /** `after=latest`: start from the head of the feed. */
 const LATEST = 'latest'
@@ -36,8 +36,43 @@ export interface FeedPage {
 const eventJson = (event: StoredEvent) =>
   `{"id":"${encodePosition(event)}","type":"${event.type}","form_id":"${event.formId}","occurred_at":"${formatApiTime(event.occurredAt)}","payload":${event.payload}}`
 
+/** The JSON of events read once for many waiters (see sharedReads), written once for all of them. */
+const eventsJsonOf = new WeakMap<StoredEvent[], string>()
+
 /** The answer of GET /api/v1/events (and of the MCP tool, parsed). */
-export const feedPageJson = (page: FeedPage) => `{"events":[${page.events.map(eventJson).join(',')}],"next":"${page.next}"}`
+export function feedPageJson(page: FeedPage): string {
+  let events = eventsJsonOf.get(page.events)
+  if (events === undefined) eventsJsonOf.set(page.events, (events = page.events.map(eventJson).join(',')))
+  return `{"events":[${events}],"next":"${page.next}"}`
+}
+
+/**
+ * Reads of the feed asked for in one turn of the event loop, shared by the
+ * requests that ask for the same account, position and limit: one event
+ * wakes every wait on its account, and a thousand waiting agents would
+ * otherwise read it a thousand times, holding the server meanwhile. Only
+ * reads begun in the same turn are shared, so each request's read still
+ * begins after it started listening (an event committed before then is seen).
+ */
+function sharedReads(store: Store) {
+  const reads = new Map<string, Promise<EventPage>>()
+  let clearing = false
+  return (accountId: string, from: EventPosition, limit: number): Promise<EventPage> => {
+    const key = `${accountId} ${from.position} ${from.seq} ${limit}`
+    let read = reads.get(key)
+    if (read === undefined) {
+      reads.set(key, (read = store.events.after(accountId, from, limit)))
+      if (!clearing) {
+        clearing = true
+        setImmediate(() => {
+          reads.clear()
+          clearing = false
+        })
+      }
+    }
+    return read
+  }
+}
 
 /**
  * The account's event feed (CONTRACT 12): its events oldest first, in commit
@@ -49,6 +84,7 @@ export const feedPageJson = (page: FeedPage) => `{"events":[${page.events.map(ev
  * PostgreSQL, does a read look again until they can be read: briefly.)
  */
 export function createEventService(store: Store, signals: FormSignals) {
+  const readAfter = sharedReads(store)
   return {
     async list(principal: Principal, rawQuery: Record<string, unknown>, abort?: AbortSignal): Promise<FeedPage> {
       const query = validate(ListEventsQuery, integerQuery(rawQuery, ['limit', 'wait']))
@@ -79,7 +115,7 @@ export function createEventService(store: Store, signals: FormSignals) {
         try {
           const left = deadline - performance.now()
           const changed = left > 0 && !abort?.aborted ? signals.wait(signal, left, round.signal) : undefined
-          const page = await store.events.after(principal.accountId, from, limit)
+          const page = await readAfter(principal.accountId, from, limit)
           if (page.events.length > 0 || abort?.aborted || signals.closed) return answer(page.events)
           if (page.unsettled && performance.now() < settleDeadline) {
             await (changed ? Promise.race([changed, Bun.sleep(unsettledLookMs)]) : Bun.sleep(unsettledLookMs))
