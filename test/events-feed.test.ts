@@ -612,6 +612,27 @@ describe('wait: a read with nothing new is held until the next event', () => {
     expect(kinds(res.body.events)).toEqual([['form.cancelled', form.id]])
   })
 
+  test('many waits on one account, at one cursor or several, each with its own limit, are all answered by one ending with what follows their cursor', async () => {
+    await setup()
+    const earlier = await t.api.createForm()
+    const before = await latest()
+    await cancel(earlier.id)
+    await settled(1)
+    const head = await latest()
+    const form = await t.api.createForm()
+    // Woken together, waits that ask the same read share it (one read per account, position and limit).
+    const atHead = await Promise.all(Array.from({ length: 30 }, () => heldWait(head)))
+    const limited = track(t.api.get(`/events?after=${head}&limit=5&wait=30`))
+    const behind = track(t.api.get(`/events?after=${before}&limit=1&wait=30`))
+    await cancel(form.id)
+    for (const waiter of [...atHead, limited]) {
+      const res = await waiter.promise
+      expect({ status: res.status, events: kinds(res.body.events) }).toEqual({ status: 200, events: [['form.cancelled', form.id]] })
+    }
+    // A wait behind the head had events to read at once: its own page, one event.
+    expect(kinds((await behind.promise).body.events)).toEqual([['form.cancelled', earlier.id]])
+  })
+
   test('a wait with events already after the cursor answers with them without waiting', async () => {
     await setup()
     const head = await latest()
