@@ -983,12 +983,39 @@ async function checkWorld(w: World) {
     expect(ids).toEqual(want)
   }
 
-  // Deliveries: only for completed forms with a callback, with a payload that is JSON.
-  for (const row of (await w.t.sql('SELECT form_id, payload FROM deliveries')) as Array<{ form_id: string; payload: string }>) {
+  // Deliveries: only for forms with a callback that ended as the delivery tells, with a payload that is JSON.
+  for (const row of (await w.t.sql('SELECT form_id, event, payload FROM deliveries')) as Array<{ form_id: string; event: string; payload: string }>) {
     const form = w.forms.get(row.form_id)
-    must(form && !form.deleted && form.status === 'completed', `a delivery for form ${row.form_id} that is not completed`)
+    must(form && !form.deleted && row.event === `form.${form.seen}`, `a ${row.event} delivery for form ${row.form_id}, which is ${form?.seen}`)
     const payload = JSON.parse(row.payload)
-    must(payload.form_id === row.form_id && payload.event === 'form.completed', `delivery payload ${show(payload)}`)
+    must(payload.form_id === row.form_id && payload.event === row.event, `delivery payload ${show(payload)}`)
+  }
+
+  // The event feed (CONTRACT 12): each account's holds the endings of its own forms, each once, and
+  // a deleted form's form.deleted alone; an expired form's form.expired once the sweep has written it.
+  for (const as of ['owner', 'other', 'observer'] as const) {
+    const events: Array<{ id: string; type: string; form_id: string; payload: Record<string, unknown> }> = []
+    let after = ''
+    for (;;) {
+      const page: Answer = await call(w, { method: 'GET', path: `/api/v1/events?limit=100${after}`, as })
+      must(page.status === 200 && Array.isArray(page.body?.events), `feed failed: ${page.where}`)
+      if (page.body.events.length === 0) break
+      events.push(...page.body.events)
+      after = `&after=${page.body.next}`
+    }
+    must(new Set(events.map((event) => event.id)).size === events.length, `${as}'s feed lists an event twice`)
+    const ofForm = new Map<string, string[]>()
+    for (const event of events) {
+      must(w.forms.get(event.form_id)?.account === as, `${as}'s feed holds ${event.type} of form ${event.form_id}`)
+      must(event.payload.form_id === event.form_id, `event payload ${show(event.payload)}`)
+      ofForm.set(event.form_id, [...(ofForm.get(event.form_id) ?? []), event.type])
+    }
+    for (const form of w.forms.values()) {
+      if (form.account !== as) continue
+      const got = (ofForm.get(form.id) ?? []).join(' ')
+      const want = form.deleted ? ['form.deleted'] : form.seen === 'active' ? [''] : form.seen === 'expired' ? ['', 'form.expired'] : [`form.${form.seen}`]
+      must(want.includes(got), `form ${form.id} (${form.deleted ? 'deleted' : form.seen}) has the events "${got}" in ${as}'s feed`)
+    }
   }
 
   // No key and no webhook secret in any body, header or log line.
