@@ -92,10 +92,10 @@ export function createIntake(options: IntakeOptions) {
     if (deliveryQueued) deliveryWorker.wake()
   }
   const formSweeper = createFormSweeper({ store, clock, logger, onExpired: formChanged })
-  const forms = createFormService(store, clock, baseUrl, (form, { deleted, deliveryQueued }) => {
+  const forms = createFormService(store, clock, baseUrl, (form, deliveryQueued) => {
     formChanged(form, deliveryQueued)
-    // A deleted form's files are unclaimed now.
-    if (deleted) fileStorage.wake()
+    // A deleted form's files, and a cancelled form's kept ones, are unclaimed now.
+    fileStorage.wake()
   })
   const responses = createResponseService(store, forms, signals)
   const submissions = createSubmissionService(store, clock, baseUrl, formChanged)

@@ -72,7 +72,7 @@ export function createFormService(
   store: Store,
   clock: Clock,
   baseUrl: () => string,
-  onChange: (form: FormOfAccount, change: { deleted: boolean; deliveryQueued: boolean }) => void,
+  onChange: (form: FormOfAccount, deliveryQueued: boolean) => void,
 ) {
   // Compiled soon after start rather than by the first create, which would wait for it; not during
   // start itself, which it would lengthen by a third (about 35 ms) before the server answers anything.
@@ -306,7 +306,7 @@ export function createFormService(
         }
         return { updated: withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!), deliveryQueued }
       })
-      if (updated.status !== 'active') onChange({ id: updated.id, accountId: principal.accountId }, { deleted: false, deliveryQueued })
+      if (updated.status !== 'active') onChange({ id: updated.id, accountId: principal.accountId }, deliveryQueued)
       return updated
     },
 
@@ -326,7 +326,7 @@ export function createFormService(
       })
       if (!deleted) throw formNotFound()
       detailParts.delete(id)
-      onChange({ id, accountId: principal.accountId }, { deleted: true, deliveryQueued: false })
+      onChange({ id, accountId: principal.accountId }, false)
     },
   }
 }
