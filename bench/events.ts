@@ -33,13 +33,14 @@
  * timing; it exits 1 only when something is wrong (a request failed, a waiter
  * answered before the change or with the wrong body).
  */
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import {
   BenchError,
   binaryPresent,
   clockTicksPerSecond,
   cpuTicks,
   createForms,
+  describeIdleCpu,
+  idleWindow,
   exitCodeFor,
   fmt,
   log,
@@ -47,13 +48,16 @@ import {
   makeTempDir,
   percentile,
   removeTempDir,
-  rssKiB,
+  requireRoomForWaiters,
+  rerunWithHttpRequests,
   runBench,
   sleep,
+  socketCount,
   startIntake,
   stopIntake,
   whenReady,
   type BenchState,
+  type IdleWindow,
   type Child,
 } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
@@ -75,17 +79,7 @@ export const HTTP_REQUESTS_NEEDED = WAITERS + 64 + 64
 /** Each side holds one socket per waiter, plus some spare. */
 const OPEN_FILES_NEEDED = WAITERS + 300
 
-// Bun reads BUN_CONFIG_MAX_HTTP_REQUESTS once, at start: without it the
-// waiters past the 256th would queue inside the bench. Run this file again
-// with it set (as bench/longpoll.ts does).
-if (import.meta.main && Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
-  const again = Bun.spawn([process.execPath, import.meta.path, ...process.argv.slice(2)], {
-    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(HTTP_REQUESTS_NEEDED) },
-    stdio: ['inherit', 'inherit', 'inherit'],
-  })
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => again.kill(signal))
-  process.exit(await again.exited)
-}
+if (import.meta.main) await rerunWithHttpRequests(HTTP_REQUESTS_NEEDED)
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -164,48 +158,6 @@ async function answerForm(url: string, formId: string, answer: string, signal: A
   }
 }
 
-/** Soft "Max open files" of a process, from /proc/<pid>/limits. */
-function openFileLimit(pid: number | 'self'): number | undefined {
-  try {
-    const line = readFileSync(`/proc/${pid}/limits`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('Max open files'))
-    const soft = line?.split(/\s{2,}/)[1]
-    return soft === undefined ? undefined : soft === 'unlimited' ? Infinity : Number(soft)
-  } catch {
-    return undefined
-  }
-}
-
-/** Sockets the process holds open (listener plus connections). */
-function socketCount(pid: number): number {
-  let count = 0
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count++
-    } catch {
-      // closed while we looked
-    }
-  }
-  return count
-}
-
-interface IdleWindow {
-  cpuMs: number
-  wallMs: number
-  rssKiB: number
-}
-
-async function idleWindow(pid: number, tickMs: number): Promise<IdleWindow> {
-  const t0 = performance.now()
-  const c0 = cpuTicks(pid)
-  await sleep(IDLE_WINDOW_MS)
-  const c1 = cpuTicks(pid)
-  const t1 = performance.now()
-  return { cpuMs: (c1 - c0) * tickMs, wallMs: t1 - t0, rssKiB: rssKiB(pid) }
-}
-
-const pctOfCore = (w: IdleWindow) => (100 * w.cpuMs) / w.wallMs
 
 // ---------------------------------------------------------------------------
 // The figures
@@ -329,7 +281,7 @@ async function measureCrowd(state: BenchState, child: Child, url: string, key: s
   const signal = state.abort.signal
   await sleep(2000)
   log(`measuring ${IDLE_WINDOW_MS / 1000} s idle with no waiter (baseline)...`)
-  const baseline = await idleWindow(pid, tickMs)
+  const baseline = await idleWindow(pid, tickMs, IDLE_WINDOW_MS)
   const baseSockets = socketCount(pid)
 
   let pending = 0
@@ -355,7 +307,7 @@ async function measureCrowd(state: BenchState, child: Child, url: string, key: s
   await sleep(SETTLE_MS)
   const pendingBefore = pending
   log(`measuring ${IDLE_WINDOW_MS / 1000} s idle with ${fmt(pendingBefore)} feed requests waiting (after=latest&wait=${CROWD_WAIT_S})...`)
-  const loaded = await idleWindow(pid, tickMs)
+  const loaded = await idleWindow(pid, tickMs, IDLE_WINDOW_MS)
   const pendingAfter = pending
   const early = answers.filter((a) => a !== undefined)
   if (early.length > 0) problems.push(`${early.length} feed request(s) answered before any change: ${early[0]!.status} ${early[0]!.text.slice(0, 200)}`)
@@ -440,13 +392,7 @@ async function measurePostgresWake(state: BenchState, server: string, binary: st
  */
 export async function measureEvents(state: BenchState, options: EventOptions = {}): Promise<EventFigures> {
   const crowd = options.crowd ?? false
-  if (crowd) {
-    if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
-      throw new BenchError(`start the bench with BUN_CONFIG_MAX_HTTP_REQUESTS=${HTTP_REQUESTS_NEEDED}: Bun's fetch would queue the waiters past the 256th`)
-    }
-    const own = openFileLimit('self')
-    if (own !== undefined && own < OPEN_FILES_NEEDED) throw new BenchError(`The open-file limit is ${own}; this bench needs about ${OPEN_FILES_NEEDED}. Run \`ulimit -n 4096\` first.`)
-  }
+  if (crowd) requireRoomForWaiters(HTTP_REQUESTS_NEEDED, OPEN_FILES_NEEDED)
   const problems: string[] = []
   const tickMs = 1000 / clockTicksPerSecond()
   const dir = makeTempDir(state, 'events')
@@ -454,10 +400,7 @@ export async function measureEvents(state: BenchState, options: EventOptions = {
   const pid = child.proc.pid
   const { url, key, version } = await whenReady(child)
   log(`intake ${version} (pid ${pid}) on ${url}, database in ${dir}`)
-  if (crowd) {
-    const limit = openFileLimit(pid)
-    if (limit !== undefined && limit < OPEN_FILES_NEEDED) throw new BenchError(`intake's open-file limit is ${limit}; it needs about ${OPEN_FILES_NEEDED}. Run \`ulimit -n 4096\` first.`)
-  }
+  if (crowd) requireRoomForWaiters(HTTP_REQUESTS_NEEDED, OPEN_FILES_NEEDED, pid)
 
   // 1. The forms: one for the crowd, one per wake sample.
   const { ids } = await createForms({ url, key, signal: state.abort.signal }, WAKE_SAMPLES + 1, CREATE_CONCURRENCY, FORM)
@@ -485,7 +428,7 @@ export async function measureEvents(state: BenchState, options: EventOptions = {
 
 const ms = (n: number) => (Number.isFinite(n) ? `${fmt(n, n < 10 ? 2 : 1)} ms` : 'n/a')
 const mib = (kib: number) => `${fmt(kib / 1024, 1)} MiB`
-const cpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt(pctOfCore(w), 2)} % of one core)`
+const cpu = describeIdleCpu
 
 /** The measure / value rows of the figures (what `bun run bench:events` prints, and bench/run.ts's section). */
 export function eventRows(f: EventFigures): [string, string][] {

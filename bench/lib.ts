@@ -10,7 +10,7 @@
  */
 import type { Subprocess } from 'bun'
 import { createHmac } from 'node:crypto'
-import { closeSync, existsSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { cpus, release, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -123,6 +123,85 @@ export function cpuTicks(pid: number): number {
 export function rssKiB(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match ? Number(match[1]) : NaN
+}
+
+/** Soft "Max open files" of a process, from /proc/<pid>/limits (after Bun raised its own to the hard limit). */
+export function openFileLimit(pid: number | 'self'): number | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/limits`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'))
+    const soft = line?.split(/\s{2,}/)[1]
+    return soft === undefined ? undefined : soft === 'unlimited' ? Infinity : Number(soft)
+  } catch {
+    return undefined
+  }
+}
+
+/** Sockets the process holds open (listener plus connections). */
+export function socketCount(pid: number): number {
+  let count = 0
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count++
+    } catch {
+      // closed while we looked
+    }
+  }
+  return count
+}
+
+/** A process's CPU time and RSS over a window in which nothing is asked of it. */
+export interface IdleWindow {
+  cpuMs: number
+  wallMs: number
+  rssKiB: number
+}
+
+/** Watches `pid` for `ms` of nothing happening (CPU in clock ticks of `tickMs`). */
+export async function idleWindow(pid: number, tickMs: number, ms: number): Promise<IdleWindow> {
+  const t0 = performance.now()
+  const c0 = cpuTicks(pid)
+  await sleep(ms)
+  const c1 = cpuTicks(pid)
+  const t1 = performance.now()
+  return { cpuMs: (c1 - c0) * tickMs, wallMs: t1 - t0, rssKiB: rssKiB(pid) }
+}
+
+/** An idle window's CPU as a reader takes it: "50 ms in 10.00 s (0.50 % of one core)". */
+export const describeIdleCpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt((100 * w.cpuMs) / w.wallMs, 2)} % of one core)`
+
+/**
+ * Bun's fetch sends at most 256 requests at once unless told otherwise when it
+ * starts (BUN_CONFIG_MAX_HTTP_REQUESTS, read once): a bench that holds more
+ * runs its file again with it set, passing Ctrl-C and SIGTERM on, and exits
+ * as that run does. Call at the top of the file, when it runs as the main script.
+ */
+export async function rerunWithHttpRequests(needed: number): Promise<void> {
+  if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) >= needed) return
+  const again = Bun.spawn([process.execPath, Bun.main, ...process.argv.slice(2)], {
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(needed) },
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
+  // The run cleans up on SIGINT / SIGTERM; pass them on (Ctrl-C may deliver it twice: harmless).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => again.kill(signal))
+  process.exit(await again.exited)
+}
+
+/**
+ * Refuses (BenchError) a process that cannot hold `waiters` requests at once:
+ * fetch's limit on requests in flight, and the open-file limits of this
+ * process and of intake (`pid`, when started).
+ */
+export function requireRoomForWaiters(httpRequestsNeeded: number, openFilesNeeded: number, pid: number | 'self' = 'self'): void {
+  if (pid === 'self' && Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < httpRequestsNeeded) {
+    throw new BenchError(`start the bench with BUN_CONFIG_MAX_HTTP_REQUESTS=${httpRequestsNeeded}: Bun's fetch would queue the waiters past the 256th`)
+  }
+  const limit = openFileLimit(pid)
+  if (limit !== undefined && limit < openFilesNeeded) {
+    const whose = pid === 'self' ? 'The bench' : "intake"
+    throw new BenchError(`${whose}'s open-file limit is ${limit}; it needs about ${openFilesNeeded} (one socket per waiter on each side). Raise it in this shell and run again: ulimit -n 4096`)
+  }
 }
 
 /**

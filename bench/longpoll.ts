@@ -19,28 +19,31 @@
  * It prints figures and asserts no timing; it exits 1 only when something is
  * wrong (a request failed, a waiter returned early or with the wrong body).
  */
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import {
-  BenchError,
   exitCodeFor,
   binaryPresent,
   clockTicksPerSecond,
-  cpuTicks,
   createForms,
+  describeIdleCpu,
+  idleWindow,
   fmt,
   log,
   logFigures,
   makeTempDir,
+  openFileLimit,
   percentile,
   pool,
   removeTempDir,
-  rssKiB,
+  requireRoomForWaiters,
+  rerunWithHttpRequests,
   runBench,
   sleep,
+  socketCount,
   startIntake,
   stopIntake,
   whenReady,
   type BenchState,
+  type IdleWindow,
 } from './lib.ts'
 
 const FORMS = 1000
@@ -56,68 +59,10 @@ export const HTTP_REQUESTS_NEEDED = FORMS + Math.max(CREATE_CONCURRENCY, ANSWER_
 /** Each side holds one socket per waiter, plus the submitters' sockets and some spare. */
 const OPEN_FILES_NEEDED = FORMS + 300
 
-// Bun reads BUN_CONFIG_MAX_HTTP_REQUESTS once, at start: without it the
-// waiters past the 256th would queue inside the bench, never reaching intake.
-// Run this file again with it set (and nothing else changed). A script that
-// imports `measureLongPoll` must be started with it set.
-if (import.meta.main && Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
-  const again = Bun.spawn([process.execPath, import.meta.path, ...process.argv.slice(2)], {
-    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(HTTP_REQUESTS_NEEDED) },
-    stdio: ['inherit', 'inherit', 'inherit'],
-  })
-  // The run below cleans up on SIGINT / SIGTERM; pass them on (Ctrl-C may deliver it twice: harmless).
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => again.kill(signal))
-  process.exit(await again.exited)
-}
-
-// ---------------------------------------------------------------------------
-// Helpers only this bench needs
-
-/** Soft "Max open files" of a process, from /proc/<pid>/limits (after Bun raised its own to the hard limit). */
-function openFileLimit(pid: number | 'self'): number | undefined {
-  try {
-    const line = readFileSync(`/proc/${pid}/limits`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('Max open files'))
-    const soft = line?.split(/\s{2,}/)[1]
-    return soft === undefined ? undefined : soft === 'unlimited' ? Infinity : Number(soft)
-  } catch {
-    return undefined
-  }
-}
-
-/** Sockets the process holds open (listener plus connections). */
-function socketCount(pid: number): number {
-  let count = 0
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count++
-    } catch {
-      // closed while we looked
-    }
-  }
-  return count
-}
+if (import.meta.main) await rerunWithHttpRequests(HTTP_REQUESTS_NEEDED)
 
 // ---------------------------------------------------------------------------
 // The run
-
-interface IdleWindow {
-  cpuMs: number
-  wallMs: number
-  rssKiB: number
-}
-
-async function idleWindow(pid: number, tickMs: number): Promise<IdleWindow> {
-  const t0 = performance.now()
-  const c0 = cpuTicks(pid)
-  await sleep(IDLE_WINDOW_MS)
-  const c1 = cpuTicks(pid)
-  const t1 = performance.now()
-  return { cpuMs: (c1 - c0) * tickMs, wallMs: t1 - t0, rssKiB: rssKiB(pid) }
-}
-
-const pctOfCore = (w: IdleWindow) => (100 * w.cpuMs) / w.wallMs
 
 interface Waiter {
   formId: string
@@ -158,28 +103,17 @@ export interface LongPollFigures {
  * BUN_CONFIG_MAX_HTTP_REQUESTS >= HTTP_REQUESTS_NEEDED.
  */
 export async function measureLongPoll(state: BenchState): Promise<LongPollFigures> {
-  if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < HTTP_REQUESTS_NEEDED) {
-    throw new BenchError(`start the bench with BUN_CONFIG_MAX_HTTP_REQUESTS=${HTTP_REQUESTS_NEEDED}: Bun's fetch would queue the waiters past the 256th`)
-  }
+  requireRoomForWaiters(HTTP_REQUESTS_NEEDED, OPEN_FILES_NEEDED)
   const ownLimit = openFileLimit('self')
-  if (ownLimit !== undefined && ownLimit < OPEN_FILES_NEEDED) {
-    throw new BenchError(
-      `The open-file limit is ${ownLimit}; this bench needs about ${OPEN_FILES_NEEDED} (one socket per waiter on each side). ` +
-        `Raise it in this shell and run again: ulimit -n 4096`,
-    )
-  }
 
   const tickMs = 1000 / clockTicksPerSecond()
   const dir = makeTempDir(state, 'longpoll')
   const child = startIntake(state, dir)
   const pid = child.proc.pid
   const { url, key, version } = await whenReady(child)
-  const childLimit = openFileLimit(pid)
   log(`intake ${version} (pid ${pid}) on ${url}, database in ${dir}`)
-  log(`open-file limit: bench ${ownLimit ?? '?'}, intake ${childLimit ?? '?'}; clock tick ${fmt(tickMs, 1)} ms`)
-  if (childLimit !== undefined && childLimit < OPEN_FILES_NEEDED) {
-    throw new BenchError(`intake's open-file limit is ${childLimit}; it needs about ${OPEN_FILES_NEEDED}. Run \`ulimit -n 4096\` first.`)
-  }
+  log(`open-file limit: bench ${ownLimit ?? '?'}, intake ${openFileLimit(pid) ?? '?'}; clock tick ${fmt(tickMs, 1)} ms`)
+  requireRoomForWaiters(HTTP_REQUESTS_NEEDED, OPEN_FILES_NEEDED, pid)
   const auth = { authorization: `Bearer ${key}` }
 
   // 2. Forms, over keep-alive connections, CREATE_CONCURRENCY at a time.
@@ -194,7 +128,7 @@ export async function measureLongPoll(state: BenchState): Promise<LongPollFigure
   // 3. Baseline: the same idle window with no waiter.
   await sleep(1000)
   log(`measuring ${IDLE_WINDOW_MS / 1000} s idle with no waiter (baseline)...`)
-  const baseline = await idleWindow(pid, tickMs)
+  const baseline = await idleWindow(pid, tickMs, IDLE_WINDOW_MS)
   const baseSockets = socketCount(pid)
 
   // 4. One long-poll per form.
@@ -234,7 +168,7 @@ export async function measureLongPoll(state: BenchState): Promise<LongPollFigure
   await sleep(SETTLE_MS)
   const pendingBefore = pending
   log(`measuring ${IDLE_WINDOW_MS / 1000} s idle with ${fmt(pendingBefore)} waiters...`)
-  const loaded = await idleWindow(pid, tickMs)
+  const loaded = await idleWindow(pid, tickMs, IDLE_WINDOW_MS)
   const pendingAfter = pending
   const returnedEarly = waiters.filter((w) => w.returnedAt !== undefined).length
 
@@ -305,7 +239,7 @@ async function run(state: BenchState): Promise<number> {
   if (!binaryPresent()) return 1
   const f = await measureLongPoll(state)
   const kib = (n: number) => `${fmt(n / 1024, 1)} MiB`
-  const cpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt(pctOfCore(w), 2)} % of one core)`
+  const cpu = describeIdleCpu
   const rows: [string, string][] = [
     ['forms created', `${fmt(f.forms)} in ${fmt(f.createMs)} ms (${CREATE_CONCURRENCY} in flight)`],
     ['idle CPU, no waiter (baseline)', cpu(f.baseline)],
