@@ -31,5 +31,3 @@ function safeInteger(digits: string): number | undefined {
   for (const digit of digits) value = value * 32n + BigInt(Number.parseInt(digit, 32))
   return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : undefined
 }
-
-export const comparePositions = (a: EventPosition, b: EventPosition) => a.position - b.position || a.seq - b.seq
