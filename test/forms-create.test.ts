@@ -669,7 +669,7 @@ const ACCEPTED_CONFIGS: Array<[string, string, Json]> = [
   ['number', 'every key', { placeholder: 'guests', default: 4, min: 0, max: 10, step: 1 }],
   // select
   ['select', '1 option', { options: ['only'] }],
-  ['select', '200 options', { options: options(200) }],
+  ['select', '1,000 options', { options: options(1000) }],
   ['select', 'strings and {value,label} objects', { options: ['fish', { value: 'veg', label: 'Vegetarian' }] }],
   ['select', 'placeholder', { options: ['a', 'b'], placeholder: 'Pick one' }],
   ['select', 'default a string option', { options: ['a', 'b'], default: 'b' }],
@@ -748,7 +748,7 @@ const REJECTED_CONFIGS: Array<[string, string, unknown, PathMatcher]> = [
   ['number', 'min_length (not a number key)', { min_length: 1 }, '/fields/0/config/min_length'],
   // select
   ['select', 'no options', { options: [] }, '/fields/0/config/options'],
-  ['select', '201 options', { options: options(201) }, '/fields/0/config/options'],
+  ['select', '1,001 options', { options: options(1001) }, '/fields/0/config/options'],
   ['select', 'options missing', {}, '/fields/0/config/options'],
   ['select', 'options a string', { options: 'a,b' }, '/fields/0/config/options'],
   ['select', 'an option object with an extra key', { options: ['a', { value: 'b', label: 'B', extra: 1 }] }, /^\/fields\/0\/config\/options\/1(\/extra)?$/],
