@@ -103,7 +103,7 @@ export function createIntake(options: IntakeOptions) {
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks, events }
   const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: store })
-  const logged = withAccessLog(async (request) => closeWhenBodyUnread(request, await app.handle(request)), logger)
+  const logged = withAccessLog(async (request) => closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl())), logger)
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
   // The work that runs beside requests: webhooks, expiry, and removing files no answer holds.
@@ -221,6 +221,17 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
       description: 'Put a typed form in front of a human and get the single answer back.',
     })),
   )
+}
+
+/**
+ * Under an https base URL every response, errors and 404s included, tells the
+ * browser to come back over https only, for a year (CONTRACT 13a). Set here,
+ * around the whole app, so no response can miss it. Under http it is not sent:
+ * it would pin a name to https that is not served over it.
+ */
+function transportSecurity(response: Response, baseUrl: string): Response {
+  if (baseUrl.startsWith('https:')) response.headers.set('strict-transport-security', 'max-age=31536000')
+  return response
 }
 
 /** How long a client is asked to wait while the database is away. */
