@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js'
 import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
 import { join } from 'node:path'
@@ -236,6 +236,18 @@ for (const via of VIAS) {
       expect(byName.wait_for_events!.inputSchema.properties!.wait).toMatchObject({ type: 'integer', minimum: 0, maximum: 50 })
       expect(byName.create_form!.outputSchema!.properties).toHaveProperty('answers_schema')
       expect(byName.list_forms!.outputSchema!.properties).toHaveProperty('next_cursor')
+    }, STEP_TIMEOUT)
+
+    test('a tools/call whose arguments are not an object is -32602 (invalid params) with a short message, never -32603', async () => {
+      for (const args of [[], 'title=T', 5]) {
+        const refused = await client
+          .request({ method: 'tools/call', params: { name: 'create_form', arguments: args as never } }, CallToolResultSchema, { timeout: CALL_TIMEOUT_MS })
+          .then(() => undefined, (error: unknown) => error as McpError)
+        expect(refused).toBeInstanceOf(McpError)
+        expect(refused!.code).toBe(ErrorCode.InvalidParams)
+        expect(refused!.message).toContain("Invalid params: arguments must be an object of the tool's named arguments")
+        expect(refused!.message).not.toContain('\n')
+      }
     }, STEP_TIMEOUT)
 
     test("create_form's input schema is the REST API's create body (from the OpenAPI document) plus idempotency_key", async () => {

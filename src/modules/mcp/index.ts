@@ -78,6 +78,8 @@ export function mcpRoutes(forms: FormService, responses: ResponseService, events
       return jsonRpcError(set, -32700, `Parse error: ${error.problems?.[0]?.message ?? error.detail}`)
     }
     if (tooManyKeys(message)) return jsonRpcError(set, -32602, `Invalid params: no tool takes more than ${MAX_PARAMS_KEYS} arguments`)
+    // JSON-RPC 2.0: an empty batch is an invalid request (the transport would take it for notifications only: 202).
+    if (Array.isArray(message) && message.length === 0) return jsonRpcError(set, -32600, 'Invalid Request: an empty batch holds no message')
     // The POST counted as one request; every further message of a batch counts as one more, before any of them runs.
     const messages = Array.isArray(message) ? message.length : 1
     if (messages > 1) takeRequests(limiter, principal, messages - 1, batchRefusal(messages, limiter.perMinute))

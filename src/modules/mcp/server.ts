@@ -1,6 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type CallToolRequest,
+  type CallToolResult,
+  type JSONRPCRequest,
+} from '@modelcontextprotocol/sdk/types.js'
 import { VERSION } from '../../version.ts'
 import { MCP_INSTRUCTIONS, callTool, toolList, type ToolBackend } from './tools.ts'
 
@@ -12,10 +19,50 @@ export const intakeMcpServer = () =>
 export function mcpServer(backend: ToolBackend): Server {
   const server = intakeMcpServer()
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }))
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    callTool(backend, request.params.name, request.params.arguments, extra.signal),
-  )
+  serveToolCalls(server, (params, signal) => callTool(backend, params.name, params.arguments, signal))
   return server
+}
+
+/** An error the SDK answers with as it is: this JSON-RPC code and a message meant for the caller. */
+class JsonRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * Answers tools/call with `call`, after checking its params as MCP defines
+ * them. Registered as the fallback handler, not with setRequestHandler: that
+ * one parses the request before anything else runs and answers a malformed
+ * call (`"arguments": []`) with -32603, internal error, and the validator's
+ * raw issues. Here it is -32602, invalid params, with a short message. Any
+ * other method no handler serves is -32601, as the SDK answers it.
+ */
+export function serveToolCalls(server: Server, call: (params: CallToolRequest['params'], signal: AbortSignal) => Promise<CallToolResult>): void {
+  server.fallbackRequestHandler = async (request, extra) => {
+    if (request.method !== 'tools/call') throw new JsonRpcError(ErrorCode.MethodNotFound, 'Method not found')
+    return call(toolCallParams(request), extra.signal)
+  }
+}
+
+function toolCallParams(request: JSONRPCRequest): CallToolRequest['params'] {
+  const invalid = (message: string) => new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: ${message}`)
+  // The transport has checked that params, when present, is an object.
+  const params: Record<string, unknown> = request.params ?? {}
+  if (typeof params.name !== 'string') throw invalid('name must be the name of a tool, a string (tools/list lists them)')
+  const args = params.arguments
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    throw invalid("arguments must be an object of the tool's named arguments (its inputSchema)")
+  }
+  const checked = CallToolRequestSchema.safeParse(request)
+  if (!checked.success) {
+    const [issue] = checked.error.issues
+    throw invalid(`${issue?.path.join('.') || 'params'}: ${issue?.message ?? 'not as MCP defines tools/call'}`.slice(0, 140))
+  }
+  return checked.data.params
 }
 
 /**

@@ -1,10 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { VERSION } from '../../version.ts'
 import { MCP_PATH } from './paths.ts'
-import { intakeMcpServer } from './server.ts'
+import { intakeMcpServer, serveToolCalls } from './server.ts'
 
 /** Longer than the longest tool call (get_responses and wait_for_events wait up to 50 s). */
 const CALL_TIMEOUT_MS = 90_000
@@ -23,8 +23,9 @@ export async function serveMcpOverStdio(serverUrl: string, key: string): Promise
   // Presents itself exactly as /mcp does.
   const local = intakeMcpServer()
   local.setRequestHandler(ListToolsRequestSchema, () => remote.listTools())
-  local.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    remote.callTool(request.params, undefined, { signal: extra.signal, timeout: CALL_TIMEOUT_MS }),
+  // A malformed call is refused here as /mcp refuses it (-32602), never forwarded.
+  serveToolCalls(local, async (params, signal) =>
+    (await remote.callTool(params, undefined, { signal, timeout: CALL_TIMEOUT_MS })) as CallToolResult,
   )
   await local.connect(new StdioServerTransport())
   // The client closing our stdin is the end of the session: leave then, whatever the client does next.
