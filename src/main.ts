@@ -46,8 +46,9 @@ Usage:
       and PostgreSQL databases, either way.
   intake migrate [--db PATH | --database-url URL]
       Bring the database's schema up to date and exit.
-  intake mcp --url URL --key KEY
-      Serve the MCP tools over stdio, forwarding to a running intake.
+  intake mcp --url URL [--key KEY]
+      Serve the MCP tools over stdio, forwarding to a running intake
+      (the key from INTAKE_API_KEY; --key, when given, wins).
   intake COMMAND --help     what a command does, its options, examples
   intake --version
 
@@ -167,14 +168,18 @@ start a command. Every call is forwarded to a running intake's /mcp with the
 key, so the tools are exactly the server's. Stdout carries the protocol.
 
 Usage:
-  intake mcp --url URL --key KEY
+  intake mcp --url URL [--key KEY]
 
   --url   the address of a running intake, e.g. http://127.0.0.1:8080
-  --key   an API key (svc_live_ and 48 hex characters)
+  --key   an API key (svc_live_ and 48 hex characters). Without it the key
+          is read from the environment, INTAKE_API_KEY: prefer that, since
+          every user of the machine can read a command's flags (ps). When
+          both are given, --key wins.
 
-Example (a client's configuration):
+Example (a client's configuration, the key in the command's environment):
   { "mcpServers": { "intake": { "command": "intake",
-      "args": ["mcp", "--url", "http://127.0.0.1:8080", "--key", "svc_live_..."] } } }
+      "args": ["mcp", "--url", "http://127.0.0.1:8080"],
+      "env": { "INTAKE_API_KEY": "svc_live_..." } } } }
 `,
 }
 
@@ -241,8 +246,8 @@ async function run(argv: string[]): Promise<void> {
       return migrate(flags)
     }
     case 'mcp': {
-      expectArguments(rest, 0, 'mcp --url URL --key KEY')
-      return mcp(values.url, values.key)
+      expectArguments(rest, 0, 'mcp --url URL [--key KEY]')
+      return mcp(values.url, mcpKey(values.key, process.env))
     }
     default:
       throw new UsageError(`Unknown command "${command}" (see intake --help)`)
@@ -426,12 +431,23 @@ function describeMigration(location: string, { from, to, current }: { from: numb
   return `${location} is up to date (schema ${to}).`
 }
 
-function mcp(url: string | undefined, key: string | undefined): void {
+/** Where `intake mcp` reads its key when --key is not given: a flag is visible to everyone on the machine (ps). */
+const MCP_KEY_VARIABLE = 'INTAKE_API_KEY'
+
+/** The key `intake mcp` uses and where it came from: --key when given, else the environment. */
+function mcpKey(flag: string | undefined, env: Record<string, string | undefined>): { key: string | undefined; from: string } {
+  if (flag !== undefined) return { key: flag, from: '--key' }
+  const fromEnv = env[MCP_KEY_VARIABLE]?.trim()
+  return { key: fromEnv === '' ? undefined : fromEnv, from: MCP_KEY_VARIABLE }
+}
+
+function mcp(url: string | undefined, { key, from }: { key: string | undefined; from: string }): void {
   if (!url || !/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
     throw new UsageError('intake mcp needs --url, the http(s) address of a running intake (see intake --help)')
   }
+  if (!key) throw new UsageError(`intake mcp needs an API key: set ${MCP_KEY_VARIABLE} (or give --key) to svc_live_ followed by 48 hex characters`)
   // Never echo a key, even a wrong one.
-  if (!key || !API_KEY_PATTERN.test(key)) throw new UsageError('intake mcp needs --key, an API key: svc_live_ followed by 48 hex characters')
+  if (!API_KEY_PATTERN.test(key)) throw new UsageError(`intake mcp needs an API key, and ${from} is not one: svc_live_ followed by 48 hex characters`)
   // Loaded only for this command: serving never carries the MCP client and stdio code.
   import('./modules/mcp/stdio.ts')
     .then(({ serveMcpOverStdio }) => serveMcpOverStdio(url, key))

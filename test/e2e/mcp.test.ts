@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js'
 import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { childEnv, keysIn, request, runIntake, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
 
@@ -102,11 +103,13 @@ async function connectHttp(apiKey: string): Promise<Client> {
   return client
 }
 
-async function connectStdio(apiKey: string): Promise<Client> {
+/** `intake mcp` with the key as --key, or (`keyIn: 'environment'`) only in INTAKE_API_KEY; `env` adds to its environment. */
+async function connectStdio(apiKey: string, options: { keyIn?: 'flag' | 'environment'; env?: Record<string, string> } = {}): Promise<Client> {
+  const byFlag = (options.keyIn ?? 'flag') === 'flag'
   const transport = new StdioClientTransport({
     command: intake.path,
-    args: ['mcp', '--url', server.url, '--key', apiKey],
-    env: childEnv(),
+    args: ['mcp', '--url', server.url, ...(byFlag ? ['--key', apiKey] : [])],
+    env: childEnv({ INTAKE_API_KEY: byFlag ? undefined : apiKey, ...options.env }),
     cwd,
     stderr: 'pipe',
   })
@@ -696,9 +699,18 @@ describe('intake mcp: usage errors exit 2 with one line on stderr', () => {
     expect(result.stderr).not.toContain('TopSecretButMalformed42')
   }, STEP_TIMEOUT)
 
-  test('a missing --key', async () => {
-    const result = await runIntake(intake.path, ['mcp', '--url', server.url], { cwd })
-    expectOneLineUsageError(result, '--key')
+  test('no key at all: neither --key nor INTAKE_API_KEY', async () => {
+    for (const empty of [undefined, '', '  ']) {
+      const result = await runIntake(intake.path, ['mcp', '--url', server.url], { cwd, env: { INTAKE_API_KEY: empty } })
+      expectOneLineUsageError(result, 'set INTAKE_API_KEY (or give --key)')
+    }
+  }, STEP_TIMEOUT)
+
+  test('a malformed INTAKE_API_KEY (not echoed)', async () => {
+    const secret = 'svc_live_TopSecretButMalformed42'
+    const result = await runIntake(intake.path, ['mcp', '--url', server.url], { cwd, env: { INTAKE_API_KEY: secret } })
+    expectOneLineUsageError(result, 'INTAKE_API_KEY is not one')
+    expect(result.stderr).not.toContain('TopSecretButMalformed42')
   }, STEP_TIMEOUT)
 
   test('a URL where nothing listens: exit 2 with a "cannot reach" line, the key not echoed', async () => {
@@ -713,6 +725,30 @@ describe('intake mcp: usage errors exit 2 with one line on stderr', () => {
     expect(result.stderr).toMatch(new RegExp(`^intake: cannot reach ${url.replaceAll('.', '\\.')}/mcp\\b`, 'm'))
     expect(result.stderr).not.toContain(key)
     expect(result.stderr).not.toContain(key.slice('svc_live_'.length))
+  }, STEP_TIMEOUT)
+})
+
+describe('intake mcp: the key from the environment (INTAKE_API_KEY), out of argv', () => {
+  /** What `ps` shows of a process: its command line. */
+  const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
+
+  test('with the key only in INTAKE_API_KEY it serves the tools as that key, and its command line holds no key', async () => {
+    const client = await connectStdio(key, { keyIn: 'environment' })
+    const pid = [...stdioPids].at(-1)!
+    if (process.platform === 'linux') {
+      expect(commandLine(pid)).toContain(' mcp --url ')
+      expect(commandLine(pid)).not.toContain('svc_live_')
+    }
+    const form = await ok(client, 'create_form', { title: 'Key from the environment', fields: [{ key: 'ok', type: 'checkbox', label: 'OK?' }] })
+    expect(await restFormIds(key)).toContain(form.id)
+    expect(await restFormIds(otherKey)).not.toContain(form.id)
+  }, STEP_TIMEOUT)
+
+  test('--key, when given, wins over INTAKE_API_KEY', async () => {
+    const client = await connectStdio(otherKey, { env: { INTAKE_API_KEY: key } })
+    const form = await ok(client, 'create_form', { title: 'The flag wins', fields: [{ key: 'ok', type: 'checkbox', label: 'OK?' }] })
+    expect(await restFormIds(otherKey)).toContain(form.id)
+    expect(await restFormIds(key)).not.toContain(form.id)
   }, STEP_TIMEOUT)
 })
 
