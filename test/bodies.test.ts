@@ -16,60 +16,15 @@ import {
   until,
   type TestContext,
 } from './utils.ts'
+import { BOUNDARY, closing, filePartHead, handFedBody, multipartType, startPost } from './hand-fed.ts'
 
 const MiB = 1024 * 1024
 const { create } = contextsPerTest()
-
-/** A request body the test sends by hand: bytes when it says, an end when it says. `pulls` counts the server's reads. */
-function handFedBody() {
-  let controller!: ReadableStreamDefaultController<Uint8Array>
-  let pulls = 0
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      start: (c) => void (controller = c),
-      pull: () => void pulls++,
-      cancel: () => void (cancelled = true),
-    },
-    // Nothing is read ahead: a pull is the server asking for bytes.
-    { highWaterMark: 0 },
-  )
-  let cancelled = false
-  return {
-    stream,
-    send: (bytes: Uint8Array | string) => controller.enqueue(typeof bytes === 'string' ? Buffer.from(bytes) : bytes),
-    end: () => controller.close(),
-    get pulls() {
-      return pulls
-    },
-    get cancelled() {
-      return cancelled
-    },
-  }
-}
-
-const BOUNDARY = 'intake-test-boundary'
-const multipartType = `multipart/form-data; boundary=${BOUNDARY}`
-const filePartHead = (key: string, name = 'upload.bin', type = 'application/octet-stream') =>
-  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${key}"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n`
-const closing = `\r\n--${BOUNDARY}--\r\n`
 
 /** A form taking up to four 25 MiB files: the largest form post there is. */
 async function largestUploadForm(t: TestContext) {
   const fields = [0, 1, 2, 3].map((i) => ({ key: `f${i}`, type: 'file', label: `File ${i}`, config: { max_size: 25 * MiB } }))
   return t.api.createForm({ fields })
-}
-
-/** Starts a form post of `declared` bytes whose body the test feeds by hand; the response comes when the server answers. */
-function startPost(t: TestContext, formId: string, declared: number, contentType = multipartType) {
-  const body = handFedBody()
-  const response = t.app.handle(
-    new Request(`http://intake.test/f/${formId}`, {
-      method: 'POST',
-      headers: { 'content-type': contentType, 'content-length': String(declared) },
-      body: body.stream,
-    }),
-  )
-  return { body, response }
 }
 
 const responsesOf = async (t: TestContext, formId: string) => (await t.api.get(`/forms/${formId}/responses`)).body as unknown[]

@@ -405,12 +405,14 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
       expect(Buffer.from(back!).equals(bytes)).toBe(true)
     }
     expect(await store.responses.chunk(fileId, 3)).toBeUndefined()
-    expect(await store.responses.nextUnclaimedFile(T0 + 4)).toBeUndefined()
-    expect(await store.responses.nextUnclaimedFile(T0 + 5)).toBe(fileId)
+    const size = chunks.reduce((total, bytes) => total + bytes.length, 0)
+    expect(await store.responses.incompleteFiles([{ fileId, size }])).toEqual([])
+    expect(await store.responses.incompleteFiles([{ fileId, size: size - 1 }, { fileId: newId(), size: 0 }])).toEqual([fileId])
+    // Written at T0 + 5: not idle since T0 + 4.
+    expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 4, 2))).toBe(false)
 
     const f = formRecord(account)
     const responseId = newId()
-    const size = chunks.reduce((total, bytes) => total + bytes.length, 0)
     await store.transaction(async (tx) => {
       await tx.forms.insert(f)
       expect(await tx.forms.complete(f.id, T0)).toBe(true)
@@ -418,20 +420,25 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
         { fieldKey: 'doc', name: 'a.bin', contentType: 'application/octet-stream', size, fileId },
       ])
     })
-    expect(await store.responses.nextUnclaimedFile(T0 + 5)).toBeUndefined()
+    // Claimed: never removed, however long ago it was written.
+    expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 5, 2))).toBe(false)
     expect(await store.responses.file(f.id, responseId, 'doc')).toEqual({ name: 'a.bin', contentType: 'application/octet-stream', size, fileId })
     expect(await store.responses.find(f.id, responseId)).toEqual({ id: responseId, formId: f.id, data: { doc: 'a.bin' }, ip: '127.0.0.1', userAgent: 'test', submittedAt: T0 })
 
     // Deleting the form takes the response and its file row; the trigger unclaims the chunks (since 0: at once).
     expect(await store.transaction((tx) => tx.forms.delete(account, f.id))).toBe(true)
-    expect(await store.responses.nextUnclaimedFile(0)).toBe(fileId)
-    expect(await store.stagedTransaction((tx) => tx.responses.removeChunks(fileId, 2))).toBe(false)
-    expect(await store.stagedTransaction((tx) => tx.responses.removeChunks(fileId, 2))).toBe(true)
+    expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(0, 2))).toBe(true)
+    expect(await store.responses.chunk(fileId, 1)).toBeUndefined()
+    expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(0, 2))).toBe(true)
     expect(await store.responses.chunk(fileId, 2)).toBeUndefined()
-    expect(await store.responses.nextUnclaimedFile(0)).toBeUndefined()
+    expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(0, 2))).toBe(false)
 
+    // Unclaimed at once (since 0) stays so, whatever chunk still lands; then it is forgotten.
     await store.transaction((tx) => tx.responses.unclaimFiles([fileId, fileId]))
-    expect(await store.responses.nextUnclaimedFile(0)).toBe(fileId)
+    await store.stagedTransaction((tx) => tx.responses.writeChunk(fileId, 0, new Uint8Array(3), T0 + 9))
+    expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(0, 2))).toBe(true)
+    expect(await store.responses.chunk(fileId, 0)).toBeUndefined()
+    expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(0, 2))).toBe(false)
   })
 
   test('webhook targets of many forms in one query; accounts are made once however many ask at once', async () => {

@@ -1,4 +1,4 @@
-import type { Store } from '../../db/store.ts'
+import type { Store, Transaction } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
 import type { FileSink } from '../../lib/form-data.ts'
 import { newId } from '../../lib/ids.ts'
@@ -13,8 +13,21 @@ import { FILE_CHUNK_BYTES } from './store/index.ts'
  * moves (CONTRACT 13).
  */
 
-/** An upload whose answer was not recorded within this long (a crash mid-way) is removed. */
+/**
+ * An upload nothing has written to, and no answer has claimed, for this long
+ * (a crash mid-way) is removed. Its stamp moves with every chunk, and every
+ * STAMP_INTERVAL_MS while its post still arrives: at the slowest pace a body
+ * may keep (1 KiB/s) a chunk takes under 9 minutes, so a file still arriving
+ * never looks idle for an hour.
+ */
 const UNCLAIMED_UPLOAD_GRACE_MS = 3_600_000
+
+/**
+ * How often the files of a post still arriving are stamped together: a file
+ * that has arrived waits for the rest of its post (another file, or bytes
+ * beyond a field's max_size that are counted, not kept).
+ */
+const STAMP_INTERVAL_MS = 300_000
 
 /** Chunks removed per unit of work: each is up to FILE_CHUNK_BYTES of pages to free. */
 const CHUNKS_REMOVED_PER_UNIT = 4
@@ -55,12 +68,11 @@ export function createFileStorage(options: {
   async function sweep() {
     // A lapsed hold's file is unclaimed as the hold goes: this sweep then removes it.
     await options.forgetLapsed?.()
-    for (;;) {
-      const fileId = await store.responses.nextUnclaimedFile(clock() - UNCLAIMED_UPLOAD_GRACE_MS)
-      if (fileId === undefined || !running) return
-      // Staged: a removal lost in a crash is simply made again.
-      while (running && !(await store.stagedTransaction((tx) => tx.responses.removeChunks(fileId, CHUNKS_REMOVED_PER_UNIT)))) {}
-    }
+    // Staged: a removal lost in a crash is simply made again. Each unit chooses its file itself, so a
+    // file written to or claimed since the last unit is not touched.
+    const removeSome = () =>
+      store.stagedTransaction((tx) => tx.responses.removeIdleChunks(clock() - UNCLAIMED_UPLOAD_GRACE_MS, CHUNKS_REMOVED_PER_UNIT))
+    while (running && (await removeSome())) {}
   }
 
   function startSweep() {
@@ -93,7 +105,23 @@ export function createFileStorage(options: {
     receive() {
       const fileIds: string[] = []
       const writing: Array<Promise<void>> = []
-      const now = clock()
+      let stampedAt = clock()
+      const staged = (work: (tx: Transaction) => Promise<void>) => {
+        const written = store.stagedTransaction(work)
+        // Awaited by settled(); until then a failure must not count as unhandled.
+        written.catch(() => {})
+        writing.push(written)
+      }
+      /** Bytes arrived: every STAMP_INTERVAL_MS the post's files are stamped together. */
+      const arrived = () => {
+        const now = clock()
+        if (now - stampedAt < STAMP_INTERVAL_MS) return
+        stampedAt = now
+        if (fileIds.length > 0) {
+          const stamped = [...fileIds]
+          staged((tx) => tx.responses.stampFiles(stamped, now))
+        }
+      }
       return {
         fileIds,
         open(keep: number, filename: string, type: string): FileSink<IncomingFile> {
@@ -105,13 +133,12 @@ export function createFileStorage(options: {
           const writeChunk = (bytes: Uint8Array) => {
             const chunkSeq = seq++
             if (chunkSeq === 0) fileIds.push(fileId)
-            const written = store.stagedTransaction((tx) => tx.responses.writeChunk(fileId, chunkSeq, bytes, now))
-            // Awaited by settled(); until then a failure must not count as unhandled.
-            written.catch(() => {})
-            writing.push(written)
+            const now = clock()
+            staged((tx) => tx.responses.writeChunk(fileId, chunkSeq, bytes, now))
           }
           return {
             write(bytes) {
+              arrived()
               // Copied into whole chunks: a file sent a byte at a time never becomes a million small pieces.
               for (let offset = 0; offset < bytes.length && kept < keep; ) {
                 const take = Math.min(bytes.length - offset, chunk.length - filled, keep - kept)

@@ -308,9 +308,11 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
                 if (!(error instanceof HttpError)) throw error
                 if (error.status === 422 && error.problems) {
                   // Each file that passed its own checks is kept for the next try, so the person need not choose it again.
-                  const { held, fileIds } = hasFileField ? await submissions.holdAccepted(form, values, used) : { held: {}, fileIds: [] }
+                  const { held, fileIds, lost } = hasFileField ? await submissions.holdAccepted(form, values, used) : { held: {}, fileIds: [], lost: [] }
                   for (const fileId of fileIds) claimed.add(fileId)
-                  return { kind: 'invalid' as const, problems: error.problems, typed, held }
+                  // A file that lost bytes is asked for again, whatever else the post got wrong.
+                  const problems = [...error.problems, ...lost.filter((problem) => !error.problems!.some((known) => known.path === problem.path))]
+                  return { kind: 'invalid' as const, problems, typed, held }
                 }
                 // Answered, cancelled or expired while this person was typing.
                 if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: await submissions.publicState(form.id) }

@@ -226,24 +226,26 @@ export function createSubmissionService(
     /**
      * After a 422: keeps every new upload that passed its own field's checks
      * for the next try (for HOLD_MS; while the form's held files come to at
-     * most FORM_FILES_MAX_SIZE), and the holds this try used. Returns what the
-     * page shows, by field key, and the new holds' file ids (no longer the
-     * post's to remove).
+     * most FORM_FILES_MAX_SIZE), and the holds this try used, each only with
+     * every byte of it in the database. Returns what the page shows, by field
+     * key, the new holds' file ids (no longer the post's to remove), and a
+     * problem for each file that lost bytes (let go: to be chosen again).
      */
     async holdAccepted(
       form: StoredForm,
       values: Record<string, unknown>,
       used: Map<string, HeldFile>,
-    ): Promise<{ held: Record<string, HeldFileView>; fileIds: string[] }> {
+    ): Promise<{ held: Record<string, HeldFileView>; fileIds: string[]; lost: Problem[] }> {
       const held: Record<string, HeldFileView> = Object.create(null)
       const fresh: HeldFile[] = []
+      const reused: HeldFile[] = []
       const now = clock()
       for (const field of form.fields) {
         if (field.type !== 'file') continue
         const value = values[field.key]
-        const reused = used.get(field.key)
-        if (reused) {
-          held[field.key] = { id: reused.id, name: reused.name, size: reused.size }
+        const hold = used.get(field.key)
+        if (hold) {
+          reused.push(hold)
           continue
         }
         if (!(value instanceof Upload) || isNoFile(value)) continue
@@ -266,15 +268,24 @@ export function createSubmissionService(
           heldUntil: now + HOLD_MS,
         })
       }
-      if (fresh.length === 0) return { held, fileIds: [] }
-      const kept = await store.transaction(async (tx) => {
+      if (fresh.length === 0 && reused.length === 0) return { held, fileIds: [], lost: [] }
+      // Only a file whose every byte is there is kept: one that lost chunks is let go, and asked for again.
+      const { kept, taken, lost } = await store.transaction(async (tx) => {
+        const incomplete = new Set(await tx.responses.incompleteFiles([...fresh, ...reused]))
         const accepted: HeldFile[] = []
-        for (const file of fresh) if (await tx.submissions.hold(file, now, FORM_FILES_MAX_SIZE)) accepted.push(file)
-        await tx.responses.claimFiles(accepted.map((file) => file.fileId))
-        return accepted
+        for (const file of reused) {
+          if (incomplete.has(file.fileId)) await tx.submissions.release(form.id, file.fieldKey, file.id)
+          else accepted.push(file)
+        }
+        const taken: HeldFile[] = []
+        for (const file of fresh) {
+          if (!incomplete.has(file.fileId) && (await tx.submissions.hold(file, now, FORM_FILES_MAX_SIZE))) taken.push(file)
+        }
+        await tx.responses.claimFiles(taken.map((file) => file.fileId))
+        return { kept: [...accepted, ...taken], taken, lost: [...fresh, ...reused].filter((file) => incomplete.has(file.fileId)) }
       })
       for (const file of kept) held[file.fieldKey] = { id: file.id, name: file.name, size: file.size }
-      return { held, fileIds: kept.map((file) => file.fileId) }
+      return { held, fileIds: taken.map((file) => file.fileId), lost: lost.map((file) => fileLostProblem(file.fieldKey)) }
     },
 
     /** Forgets holds and receipt tokens that have lapsed (the files' sweep calls it); returns how many. */
@@ -351,6 +362,9 @@ export function createSubmissionService(
         // Only an active, unexpired form moves: the first submission to commit wins.
         if (!(await tx.forms.complete(form.id, submittedAt))) return undefined
         await tx.responses.insert(response, newFiles)
+        // Claimed first (on PostgreSQL that waits for a sweep removing them): then every byte must be there.
+        const incomplete = newFiles.length === 0 ? [] : await tx.responses.incompleteFiles(newFiles)
+        if (incomplete.length > 0) throw new IncompleteFiles(incomplete)
         const deliveryQueued = await recordEnding(tx, { type: FORM_COMPLETED, form, occurredAt: submittedAt, payload, responseId, now: submittedAt })
         // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
         if (hasFileField) await tx.submissions.releaseAll(form.id)
@@ -358,7 +372,11 @@ export function createSubmissionService(
           await tx.submissions.rememberReceipt({ tokenHash: sha256(options.receiptToken), formId: form.id, expiresAt: submittedAt + RECEIPT_MS })
         }
         return { deliveryQueued }
-      }, { independent: true })
+      }, { independent: true }).catch((error: unknown) => {
+        if (!(error instanceof IncompleteFiles)) throw error
+        // Rolled back: nothing recorded. The person chooses the file again; everything else they sent is kept.
+        throw invalid(newFiles.filter((file) => error.fileIds.includes(file.fileId)).map((file) => fileLostProblem(file.fieldKey)))
+      })
       if (!recorded) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(await publicForm(form.id)) ?? conflict('This form has already been submitted')
@@ -370,6 +388,23 @@ export function createSubmissionService(
 }
 
 export type SubmissionService = ReturnType<typeof createSubmissionService>
+
+/** Files of an answer whose bytes are not all in the database (chunks lost): the answer is not recorded. */
+class IncompleteFiles extends Error {
+  constructor(readonly fileIds: string[]) {
+    super('files of the answer are incomplete')
+  }
+}
+
+/**
+ * A file whose bytes did not all reach the database: the page asks for the
+ * file again (its "choose a file" message), keeping everything else.
+ */
+const fileLostProblem = (key: string): Problem => ({
+  path: `/${pointerSegment(key)}`,
+  message: 'The file did not arrive whole; choose it again',
+  code: 'required',
+})
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
 

@@ -45,19 +45,34 @@ export interface ResponseReads {
   /** Every file of the response, with its field key. */
   files(formId: string, responseId: string): Promise<NewFile[]>
   chunk(fileId: string, seq: number): Promise<Uint8Array | undefined>
-  /** An unclaimed file to remove: unclaimed since `before` or earlier. */
-  nextUnclaimedFile(before: number): Promise<string | undefined>
+  /**
+   * Of these files, those whose bytes are not all there: chunks missing (not
+   * 0, 1, 2, ... without a gap) or adding up to other than `size` bytes.
+   */
+  incompleteFiles(files: Array<{ fileId: string; size: number }>): Promise<string[]>
 }
 
 export interface ResponseWrites extends ResponseReads {
   /** Records the response with its files, which it claims. */
   insert(response: StoredResponse, files: NewFile[]): Promise<void>
-  /** Writes one chunk of an upload; the first one marks the file unclaimed (since `now`). */
+  /**
+   * Writes one chunk of an upload and marks the file unclaimed since `now`:
+   * each chunk moves the stamp, so a file still arriving never looks idle
+   * (a file already unclaimed at once stays so).
+   */
   writeChunk(fileId: string, seq: number, bytes: Uint8Array, now: number): Promise<void>
+  /** Moves the stamp of these unclaimed files to `now` (the files of a post still arriving). */
+  stampFiles(fileIds: string[], now: number): Promise<void>
   /** Something other than an answer holds these files now (a hold across a 422): they stay. */
   claimFiles(fileIds: string[]): Promise<void>
   /** No answer will hold these files: they are removed at once. */
   unclaimFiles(fileIds: string[]): Promise<void>
-  /** Removes up to `count` of the file's chunks; true when none is left (the file is then forgotten). */
-  removeChunks(fileId: string, count: number): Promise<boolean>
+  /**
+   * Removes up to `count` chunks of the unclaimed file stamped longest ago, if
+   * that was at `idleSince` or before (the file is forgotten with its last
+   * chunk); false when there is no such file. The file is chosen in this
+   * transaction, so a chunk written meanwhile (which moves the stamp) or an
+   * answer that claimed it first keeps it whole.
+   */
+  removeIdleChunks(idleSince: number, count: number): Promise<boolean>
 }

@@ -11,7 +11,17 @@ const FILES = `SELECT f.field_key, f.name, f.content_type, f.size, f.file_id FRO
   WHERE r.form_id = $1 AND r.id = $2`
 const CLAIM = 'DELETE FROM unclaimed_files WHERE file_id = ANY($1::text[])'
 const CHUNK = 'SELECT bytes FROM file_chunks WHERE file_id = $1 AND seq = $2'
-const NEXT_UNCLAIMED = 'SELECT file_id FROM unclaimed_files WHERE since <= $1 ORDER BY since LIMIT 1'
+// Sequence numbers are distinct and from 0: as many as the last one + 1 means none is missing.
+// octet_length reads a stored value's size, not its bytes.
+const INCOMPLETE = `SELECT f.file_id FROM unnest($1::text[], $2::bigint[]) AS f(file_id, size)
+  CROSS JOIN LATERAL (
+    SELECT count(*) AS n, coalesce(sum(octet_length(c.bytes)), 0) AS bytes, coalesce(max(c.seq), -1) AS last
+      FROM file_chunks c WHERE c.file_id = f.file_id
+  ) AS span
+  WHERE span.n <> span.last + 1 OR span.bytes <> f.size`
+// Locked until the unit commits: a chunk being written (which locks the row to move its stamp), an
+// answer claiming the file, or another instance's sweep skips it or waits, and sees it as it is then.
+const IDLE_FILE = 'SELECT file_id FROM unclaimed_files WHERE since <= $1 ORDER BY since LIMIT 1 FOR UPDATE SKIP LOCKED'
 const INSERT_RESPONSE = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($1, $2, $3, $4, $5, $6)`
 // Responses written together in one transaction (see coalesce.ts).
 const INSERT_RESPONSES = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at)
@@ -21,12 +31,13 @@ const INSERT_FILES = `WITH claimed AS (DELETE FROM unclaimed_files WHERE file_id
   INSERT INTO response_files (response_id, field_key, name, content_type, size, file_id)
   SELECT $1, field_key, name, content_type, size, file_id
     FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) AS f(field_key, name, content_type, size, file_id)`
-const INSERT_CHUNK = 'INSERT INTO file_chunks (file_id, seq, bytes) VALUES ($1, $2, $3)'
-// The first chunk of an upload also marks the file unclaimed until an answer holds it.
-const INSERT_FIRST_CHUNK = `WITH unclaimed AS (
-    INSERT INTO unclaimed_files (file_id, since) VALUES ($1, $4) ON CONFLICT (file_id) DO UPDATE SET since = EXCLUDED.since
+// Each chunk moves its file's stamp; a file unclaimed at once (since 0: its post was refused) stays so.
+const INSERT_CHUNK = `WITH stamped AS (
+    INSERT INTO unclaimed_files (file_id, since) VALUES ($1, $4)
+      ON CONFLICT (file_id) DO UPDATE SET since = EXCLUDED.since WHERE unclaimed_files.since > 0
   )
   INSERT INTO file_chunks (file_id, seq, bytes) VALUES ($1, $2, $3)`
+const STAMP = 'UPDATE unclaimed_files SET since = $2 WHERE file_id = ANY($1::text[]) AND since > 0'
 const UNCLAIM = `INSERT INTO unclaimed_files (file_id, since) SELECT DISTINCT unnest($1::text[]), 0
   ON CONFLICT (file_id) DO UPDATE SET since = 0`
 const REMOVE_CHUNKS = `DELETE FROM file_chunks
@@ -52,7 +63,11 @@ export function createPostgresResponseStore(query: Query, scope: Scope): Respons
     },
     // bytea arrives as a Buffer, which is a Uint8Array.
     chunk: async (fileId, seq) => (await query<{ bytes: Uint8Array }>(CHUNK, [fileId, seq]))[0]?.bytes,
-    nextUnclaimedFile: async (before) => (await query<{ file_id: string }>(NEXT_UNCLAIMED, [before]))[0]?.file_id,
+    async incompleteFiles(files) {
+      if (files.length === 0) return []
+      const rows = await query<{ file_id: string }>(INCOMPLETE, [files.map((f) => f.fileId), files.map((f) => f.size)])
+      return rows.map((row) => row.file_id)
+    },
     async insert(response: StoredResponse, files: NewFile[]) {
       await insertRow([
         response.id,
@@ -73,8 +88,10 @@ export function createPostgresResponseStore(query: Query, scope: Scope): Respons
       ])
     },
     async writeChunk(fileId, seq, bytes, now) {
-      if (seq === 0) await query(INSERT_FIRST_CHUNK, [fileId, seq, bytes, now])
-      else await query(INSERT_CHUNK, [fileId, seq, bytes])
+      await query(INSERT_CHUNK, [fileId, seq, bytes, now])
+    },
+    async stampFiles(fileIds, now) {
+      if (fileIds.length > 0) await query(STAMP, [fileIds, now])
     },
     async claimFiles(fileIds) {
       if (fileIds.length > 0) await query(CLAIM, [fileIds])
@@ -82,9 +99,10 @@ export function createPostgresResponseStore(query: Query, scope: Scope): Respons
     async unclaimFiles(fileIds) {
       if (fileIds.length > 0) await query(UNCLAIM, [fileIds])
     },
-    async removeChunks(fileId, count) {
-      if ((await query(REMOVE_CHUNKS, [fileId, count])).count === count) return false
-      await query(FORGET, [fileId])
+    async removeIdleChunks(idleSince, count) {
+      const [file] = await query<{ file_id: string }>(IDLE_FILE, [idleSince])
+      if (!file) return false
+      if ((await query(REMOVE_CHUNKS, [file.file_id, count])).count < count) await query(FORGET, [file.file_id])
       return true
     },
   }

@@ -22,10 +22,20 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
      VALUES ($response_id, $field_key, $name, $content_type, $size, $file_id, X'')`,
   )
   const markUnclaimed = db.query<never, [string, number]>('INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (?, ?)')
+  // A file unclaimed at once (since 0: its post was refused) stays so whatever chunk still lands.
+  const stampChunked = db.query<never, [string, number]>(
+    `INSERT INTO unclaimed_files (file_id, since) VALUES (?, ?)
+     ON CONFLICT (file_id) DO UPDATE SET since = excluded.since WHERE unclaimed_files.since > 0`,
+  )
+  const stamp = db.query<never, [number, string]>('UPDATE unclaimed_files SET since = ? WHERE file_id = ? AND since > 0')
   const insertChunk = db.query<never, [string, number, Uint8Array]>('INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)')
   const claim = db.query<never, [string]>('DELETE FROM unclaimed_files WHERE file_id = ?')
   const chunk = db.query<{ bytes: Uint8Array }, [string, number]>('SELECT bytes FROM file_chunks WHERE file_id = ? AND seq = ?')
-  const nextUnclaimed = db.query<{ file_id: string }, [number]>('SELECT file_id FROM unclaimed_files WHERE since <= ? ORDER BY since LIMIT 1')
+  // length() of a blob reads its size, not its bytes.
+  const chunkSpan = db.query<{ n: number; bytes: number; last: number }, [string]>(
+    'SELECT count(*) AS n, coalesce(sum(length(bytes)), 0) AS bytes, coalesce(max(seq), -1) AS last FROM file_chunks WHERE file_id = ?',
+  )
+  const idleFile = db.query<{ file_id: string }, [number]>('SELECT file_id FROM unclaimed_files WHERE since <= ? ORDER BY since LIMIT 1')
   const removeChunks = db.query<never, [string, string, number]>(
     'DELETE FROM file_chunks WHERE file_id = ? AND seq IN (SELECT seq FROM file_chunks WHERE file_id = ? ORDER BY seq LIMIT ?)',
   )
@@ -43,7 +53,15 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
     files: async (formId, responseId) =>
       files.all(formId, responseId).map((row) => ({ fieldKey: row.field_key, name: row.name, contentType: row.content_type, size: row.size, fileId: row.file_id })),
     chunk: async (fileId, seq) => chunk.get(fileId, seq)?.bytes,
-    nextUnclaimedFile: async (before) => nextUnclaimed.get(before)?.file_id,
+    async incompleteFiles(files) {
+      return files
+        .filter(({ fileId, size }) => {
+          // Sequence numbers are distinct and from 0: as many as the last one + 1 means none is missing.
+          const span = chunkSpan.get(fileId)!
+          return span.n !== span.last + 1 || span.bytes !== size
+        })
+        .map((file) => file.fileId)
+    },
     async insert(response: StoredResponse, files: NewFile[]) {
       insertResponse.run({
         id: response.id,
@@ -59,8 +77,11 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
       }
     },
     async writeChunk(fileId, seq, bytes, now) {
-      if (seq === 0) markUnclaimed.run(fileId, now)
+      stampChunked.run(fileId, now)
       insertChunk.run(fileId, seq, bytes)
+    },
+    async stampFiles(fileIds, now) {
+      for (const fileId of fileIds) stamp.run(now, fileId)
     },
     async claimFiles(fileIds) {
       for (const fileId of fileIds) claim.run(fileId)
@@ -68,9 +89,10 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
     async unclaimFiles(fileIds) {
       for (const fileId of fileIds) markUnclaimed.run(fileId, 0)
     },
-    async removeChunks(fileId, count) {
-      if (removeChunks.run(fileId, fileId, count).changes === count) return false
-      claim.run(fileId)
+    async removeIdleChunks(idleSince, count) {
+      const file = idleFile.get(idleSince)
+      if (!file) return false
+      if (removeChunks.run(file.file_id, file.file_id, count).changes < count) claim.run(file.file_id)
       return true
     },
   }
