@@ -408,9 +408,20 @@ const fileLostProblem = (key: string): Problem => ({
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
 
-/** The last path segment of a browser-sent file name, without control characters; never empty. */
+/**
+ * Characters a file name loses before it is stored: C0 controls and DEL, and
+ * Unicode's bidi controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+ * U+2066-U+2069), with which `\u202Ecod.exe` shows as "exe.doc" (CONTRACT 13a).
+ */
+const FILE_NAME_STRIPPED = /[\u0000-\u001f\u007f\p{Bidi_Control}]/gu
+
+/**
+ * The name a browser-sent file is stored, shown and downloaded under: its
+ * last path segment, without control characters; never empty. Every path
+ * that takes a file name goes through here.
+ */
 function safeFileName(name: string): string {
-  const base = name.split(/[\\/]/).at(-1)!.replace(/[\u0000-\u001f\u007f]/g, '').trim()
+  const base = name.split(/[\\/]/).at(-1)!.replace(FILE_NAME_STRIPPED, '').trim()
   return base.slice(0, 255) || 'upload'
 }
 
