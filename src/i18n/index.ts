@@ -1,3 +1,4 @@
+import { createLruCache } from '../lib/lru.ts'
 import { en, type MessageKey } from './catalogs/en.ts'
 import { catalogs } from './catalogs/index.ts'
 import { DEFAULT_LOCALE, directionOf, negotiateLocale, type Locale } from './locales.ts'
@@ -39,6 +40,26 @@ const intlTag = (locale: Locale) => (locale === 'pt' ? 'pt-PT' : locale)
 
 const translators = new Map<Locale, Translator>()
 
+/**
+ * The formats that write a moment in a zone, by language and zone, shared by
+ * every translator. Zones are what clients send (a form's `page.time_zone`),
+ * and each format holds ICU's data for its language and zone, about 34 KiB
+ * (bench/time-zones.ts): so the cache is bounded in entries and in bytes, the
+ * least recently used going first. 200 covers the zones a server's pages
+ * are really read in; another is made again in well under a millisecond.
+ */
+export const DATE_TIME_FORMATS_KEPT = { maxEntries: 200, maxBytes: 8 * 1024 * 1024 } as const
+/** What one format holds, near enough (measured: 34 KiB). */
+const DATE_TIME_FORMAT_BYTES = 40 * 1024
+const dateTimeFormats = createLruCache<Intl.DateTimeFormat>({
+  ...DATE_TIME_FORMATS_KEPT,
+  maxEntryBytes: DATE_TIME_FORMAT_BYTES,
+  sizeOf: () => DATE_TIME_FORMAT_BYTES,
+})
+
+/** What the date-time format cache holds now (for tests and benches). */
+export const dateTimeFormatsKept = () => dateTimeFormats.size()
+
 /** The page's words and formats in `locale` (made once per language). */
 export function translator(locale: Locale = DEFAULT_LOCALE): Translator {
   let made = translators.get(locale)
@@ -58,7 +79,6 @@ function makeTranslator(locale: Locale): Translator {
   const numbers = once(() => new Intl.NumberFormat(tag, { maximumFractionDigits: 20 }))
   const dates = once(() => new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' }))
   const alternatives = once(() => new Intl.ListFormat(tag, { type: 'disjunction' }))
-  const dateTimes = new Map<string, Intl.DateTimeFormat>()
   const sizeFormats = (['byte', 'kilobyte', 'megabyte'] as const).map((unit) =>
     once(() => new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: unit === 'byte' ? 'long' : 'short', maximumFractionDigits: 1 })),
   )
@@ -109,11 +129,9 @@ function makeTranslator(locale: Locale): Translator {
   }
 
   function dateTime(ms: number, timeZone: string): string {
-    let format = dateTimes.get(timeZone)
-    if (!format) {
-      format = new Intl.DateTimeFormat(tag, { year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' })
-      dateTimes.set(timeZone, format)
-    }
+    const format = dateTimeFormats.getOrMake(`${locale} ${timeZone}`, () =>
+      new Intl.DateTimeFormat(tag, { year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' }),
+    )
     return format.format(ms)
   }
 
@@ -126,13 +144,18 @@ function once<T>(make: () => T): () => T {
   return () => (made ??= make())
 }
 
-/** Whether `zone` is an IANA time zone this runtime knows. */
-export function isTimeZone(zone: string): boolean {
+/**
+ * `zone` as Intl spells it (`aMerica/new_york` is `America/New_York`), or
+ * undefined when this runtime does not know it. Intl matches names without
+ * regard to case and keeps a link (an older name such as
+ * `America/Argentina/ComodRivadavia` or `Asia/Calcutta`) as that name, in its
+ * own case: both write the same times as the zone they link to.
+ */
+export function canonicalTimeZone(zone: string): string | undefined {
   try {
-    new Intl.DateTimeFormat('en', { timeZone: zone })
-    return true
+    return new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone
   } catch {
-    return false
+    return undefined
   }
 }
 

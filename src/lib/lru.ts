@@ -1,18 +1,25 @@
 /**
  * A small least-recently-used cache for things that never change once made
- * (a form's rendered page, its JSON). Bounded in bytes, not only entries: one
- * client's large forms must not grow the server's memory (CONTRACT 13).
+ * (a form's rendered page, its JSON, a date format). Bounded in entries and
+ * in bytes: one client's many small entries, or few large ones, must not grow
+ * the server's memory (CONTRACT 13, 13a).
  */
 export interface LruLimits<V> {
   /** Bytes all entries may take together. */
   maxBytes: number
+  /** Entries kept at most, whatever their size (DEFAULT_MAX_ENTRIES when not given). */
+  maxEntries?: number
   /** An entry larger than this is not kept at all (it would push out many others). */
   maxEntryBytes: number
   /** An entry's size in bytes (near enough). */
   sizeOf(value: V): number
 }
 
+/** Entries a cache keeps when its limits name no number: each costs some memory of its own beyond its bytes. */
+export const DEFAULT_MAX_ENTRIES = 10_000
+
 export function createLruCache<V>(limits: LruLimits<V>) {
+  const maxEntries = limits.maxEntries ?? DEFAULT_MAX_ENTRIES
   const entries = new Map<string, { value: V; bytes: number }>()
   let totalBytes = 0
 
@@ -40,7 +47,7 @@ export function createLruCache<V>(limits: LruLimits<V>) {
       entries.set(key, { value, bytes })
       totalBytes += bytes
       for (const oldest of entries.keys()) {
-        if (totalBytes <= limits.maxBytes) break
+        if (totalBytes <= limits.maxBytes && entries.size <= maxEntries) break
         remove(oldest)
       }
       return value
@@ -51,6 +58,8 @@ export function createLruCache<V>(limits: LruLimits<V>) {
     },
     /** Forgets the entry: what it was made from is gone. */
     delete: remove,
+    /** What is kept now, to compare with the limits. */
+    size: () => ({ entries: entries.size, bytes: totalBytes }),
   }
   return cache
 }

@@ -24,9 +24,10 @@ export const DEFAULT_EXPIRES_IN = '48h'
 export const PAGE_LIMITS = { submitLabel: 60, successMessage: 2000, sender: 100 } as const
 
 /**
- * How the person's page speaks (CONTRACT 11): returned exactly as given, `{}`
- * when none. Its checks are made by `checkPage` (forms/service.ts), which
- * gives each problem a code; this schema documents it.
+ * How the person's page speaks (CONTRACT 11): returned as given (`time_zone`
+ * in its canonical spelling, CONTRACT 13a), `{}` when none. Its checks are
+ * made by `checkPage` (forms/service.ts), which gives each problem a code;
+ * this schema documents it.
  */
 export const PageSettings = Type.Object(
   {
@@ -42,7 +43,11 @@ export const PageSettings = Type.Object(
     sender: Type.Optional(
       Type.String({ minLength: 1, maxLength: PAGE_LIMITS.sender, description: 'Who is asking, shown at the top as their claim ("Asked by …")' }),
     ),
-    time_zone: Type.Optional(Type.String({ description: 'IANA time zone for the dates the page writes, such as Europe/Berlin; default UTC' })),
+    time_zone: Type.Optional(
+      Type.String({
+        description: 'IANA time zone for the dates the page writes, such as Europe/Berlin; default UTC. Matched in any case and kept as Intl spells it: europe/berlin is Europe/Berlin.',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'PageSettings' },
 )

@@ -2,7 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { createHash, createHmac } from 'node:crypto'
 import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
 import { FieldInput, answersSchema, checkFieldConfig, fieldTypes, type FieldDefinition } from '../../fields/index.ts'
-import { SUPPORTED_LOCALES, isTimeZone, matchLocale } from '../../i18n/index.ts'
+import { SUPPORTED_LOCALES, canonicalTimeZone, matchLocale } from '../../i18n/index.ts'
 import type { Store } from '../../db/store.ts'
 import { ProblemList, conflict, formNotFound, invalidAt, pointerSegment, type Problem } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
@@ -378,6 +378,8 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
     problems.add({ path: '/expires_in', message: 'Must be at most 365 days', code: 'too_large' })
   }
   problems.throwIfAny()
+  // One zone, one spelling, whatever case it came in (CONTRACT 13a): stored and returned as Intl spells it.
+  if (body.page?.time_zone !== undefined) return { ...body, page: { ...body.page, time_zone: canonicalTimeZone(body.page.time_zone)! } }
   return body
 }
 
@@ -454,7 +456,7 @@ function checkPage(page: unknown, problems: ProblemList): void {
       problems.add({ path, message: 'Must not be empty', code: 'too_short' })
     } else if (key === 'locale' && matchLocale(value) === undefined) {
       problems.add({ path, message: `No supported language matches "${value}"; supported: ${SUPPORTED_LOCALES.join(', ')}`, code: 'invalid_value' })
-    } else if (key === 'time_zone' && !isTimeZone(value)) {
+    } else if (key === 'time_zone' && canonicalTimeZone(value) === undefined) {
       problems.add({ path, message: `Unknown time zone "${value}"; expected an IANA name such as Europe/Berlin or UTC`, code: 'invalid_value' })
     }
   }
