@@ -21,7 +21,7 @@ import type { PageSettings } from '../forms/model.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
 import type { StoredResponse } from '../responses/store/index.ts'
-import { RECEIPT_MS, type AnsweredForm, type HeldFileView, type PostedHolds, type SubmissionService } from './service.ts'
+import { RECEIPT_MS, RepeatedValue, type AnsweredForm, type HeldFileView, type PostedHolds, type SubmissionService } from './service.ts'
 
 export interface SubmissionRouteOptions {
   trustProxy: boolean
@@ -72,12 +72,14 @@ function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t:
  * what the page says of files kept from the last try (`_held_<key>`,
  * `_remove_<key>`). A multiple select's key comes once per ticked box: its
  * values are collected, in the order sent, into an array (nothing ticked:
- * absent).
+ * absent). Any other key sent more than once is a RepeatedValue, which the
+ * service refuses (the page shows the first value sent): never "the last one
+ * wins" (CONTRACT 13a).
  */
 function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDefinition[]) {
   const multiple = new Set(fields.filter((field) => field.type === 'select' && field.config?.multiple === true).map((field) => field.key))
   // No prototype: a field key can never reach Object.prototype.
-  const values: Record<string, string | string[] | Upload> = Object.create(null)
+  const values: Record<string, string | string[] | Upload | RepeatedValue> = Object.create(null)
   const typed: Record<string, string | string[]> = Object.create(null)
   const holds: PostedHolds = { ids: new Map(), removed: new Set() }
   for (const [key, entry] of entries) {
@@ -93,6 +95,8 @@ function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDe
       else {
         values[key] = typed[key] = [entry]
       }
+    } else if (key in values) {
+      values[key] = REPEATED
     } else if (typeof entry === 'string') {
       values[key] = entry
       typed[key] = entry
@@ -102,6 +106,8 @@ function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDe
   }
   return { values, typed, holds }
 }
+
+const REPEATED = new RepeatedValue()
 
 /** The page's names for a file kept from the last try, and for removing it (views/Field.tsx writes them). */
 const HELD_PREFIX = '_held_'

@@ -60,6 +60,13 @@ export interface AnsweredForm {
   files: Map<string, { name: string; size: number }>
 }
 
+/**
+ * A field's value as a form post gives it when its key came more than once: a
+ * field that takes one value refuses it (a multiple select's values come as an
+ * array instead).
+ */
+export class RepeatedValue {}
+
 /** No file chosen: nothing sent, a browser's empty nameless part, or (from a client that posts without multipart) empty text. */
 const isNoFile = (value: unknown) =>
   value === undefined || (typeof value === 'string' && value.trim() === '') || (value instanceof Upload && value.name === '' && value.size === 0)
@@ -103,7 +110,9 @@ export async function parseAnswers(fields: FieldDefinition[], values: Record<str
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
     const invisible = typeof input === 'string' ? controlCharacterProblem(input, '') : undefined
-    outcomes.push(invisible ? rejected(invisible.message, invisible.code, invisible.params) : fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
+    if (input instanceof RepeatedValue) outcomes.push(rejected('Expected one value; this field was sent more than once', 'invalid_value'))
+    else if (invisible) outcomes.push(rejected(invisible.message, invisible.code, invisible.params))
+    else outcomes.push(fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
     await slices.pause()
   }
   const parsed = await Promise.all(outcomes)
