@@ -307,7 +307,7 @@ async function wholeFeed(feed: Feed): Promise<FeedEvent[]> {
   return events
 }
 
-/** The feed once it holds `n` events: on PostgreSQL a read may hold back, for a moment, events of a transaction just committed. */
+/** The feed once it holds `n` events. */
 async function settledFeed(feed: Feed, n: number): Promise<FeedEvent[]> {
   await until(async () => (await wholeFeed(feed)).length === n, 10_000, `${n} events in the feed`, () => wholeFeed(feed))
   return wholeFeed(feed)

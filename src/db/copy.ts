@@ -19,9 +19,11 @@ import { DatabaseOpenError, DatabaseUnreachable } from './store.ts'
  * row is written in one transaction, checked (counts, and every file's bytes
  * by hash) and only then committed: a failure, or a kill, leaves TO empty.
  *
- * Events keep their `seq` and `position`, so event ids and the cursors agents
- * hold stay valid on TO, and new events TO writes sort after every one FROM
- * gave out (see placeNewEvents).
+ * Events keep their numbers, and each account's count of them (event_heads)
+ * comes along, so event ids and the cursors agents hold stay valid on TO and
+ * TO numbers each account's new events after every one FROM gave out, kept
+ * or not. They keep their `seq` and `position` too, the order before
+ * numbers, so cursors from then read on TO as on FROM (see placeNewEvents).
  */
 
 /**
@@ -32,6 +34,7 @@ import { DatabaseOpenError, DatabaseUnreachable } from './store.ts'
  */
 export const COPIED_TABLES = [
   'accounts',
+  'event_heads',
   'api_keys',
   'forms',
   'idempotency_keys',
@@ -255,10 +258,12 @@ async function copyRows(
 }
 
 /**
- * Events keep their (position, seq), so an agent's cursor, made on FROM,
- * means the same place on TO. Every event TO writes next must sort after
- * every one FROM ever gave out, kept or not: an agent may hold a cursor past
- * events since swept or deleted. TO's new events take position `floor` with
+ * Events keep their numbers, and event_heads is copied: each account's next
+ * event on TO takes the number after every one FROM gave it. They keep their
+ * (position, seq) too, the order before numbers, so an agent's cursor from
+ * then means the same place on TO, and every event TO writes next must sort
+ * after every one FROM ever gave out in that order too, kept or not: an agent
+ * may hold a cursor past events since swept or deleted. TO's new events take position `floor` with
  * a seq from its counter (SQLite), or their transaction id (at least 1) plus
  * `floor` (PostgreSQL); so TO's floor is raised to FROM's largest position
  * and its seq counter to FROM's largest seq. In the copy's transaction, but

@@ -315,6 +315,60 @@ export const migrations: readonly PostgresMigration[] = [
     FOR EACH STATEMENT EXECUTE FUNCTION intake_events_added();
   `,
   },
+  {
+    /*
+     * 5: each account's events numbered on their own (CONTRACT 12a), and each
+     * event's payload length, so a page is chosen without reading payloads.
+     *
+     * An event takes its number from its account's row of event_heads, counted
+     * up by the trigger below in the INSERT that writes it: the row stays
+     * locked until the transaction ends, so an account's numbers commit in
+     * order, and only the account's own writers wait for one another. Readers
+     * take events by number, and no longer only those older than every
+     * transaction on the server (which a transaction left open anywhere on the
+     * server held back). Kept events are numbered per account in the order
+     * they had, position and seq, which they keep: cursors from before still
+     * read (the events module maps one to the first event after it).
+     *
+     * The numbering is the database's own, for every INSERT, rather than the
+     * new binary's: during a rolling upgrade, instances of schema 1 to 4 go on
+     * writing events (with a position and no number) on the migrated database,
+     * and refusing that schema would stop them only at their next start. The
+     * trigger numbers what they write in order with the rest, so they stay
+     * compatible (oldestCompatible unchanged); their own feed reads go on by
+     * position, which every event still gets.
+     */
+    oldestCompatible: 1,
+    sql: `
+  CREATE TABLE event_heads (
+    account_id  text COLLATE "C" PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+    last        bigint NOT NULL           -- the number the account's last event took, kept or not
+  );
+
+  ALTER TABLE events ADD COLUMN number bigint, ADD COLUMN payload_bytes integer;
+  UPDATE events SET number = numbered.number, payload_bytes = octet_length(events.payload)
+    FROM (SELECT seq, row_number() OVER (PARTITION BY account_id ORDER BY position, seq) AS number FROM events) AS numbered
+   WHERE numbered.seq = events.seq;
+  INSERT INTO event_heads (account_id, last) SELECT account_id, max(number) FROM events GROUP BY account_id;
+
+  -- Every event gets its account's next number, and its payload's length, unless it comes with them (intake copy).
+  CREATE FUNCTION intake_events_number() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF NEW.number IS NULL THEN
+      INSERT INTO event_heads (account_id, last) VALUES (NEW.account_id, 1)
+        ON CONFLICT (account_id) DO UPDATE SET last = event_heads.last + 1
+        RETURNING last INTO NEW.number;
+    END IF;
+    NEW.payload_bytes := coalesce(NEW.payload_bytes, octet_length(NEW.payload));
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER events_number BEFORE INSERT ON events
+    FOR EACH ROW EXECUTE FUNCTION intake_events_number();
+
+  ALTER TABLE events ALTER COLUMN number SET NOT NULL, ALTER COLUMN payload_bytes SET NOT NULL;
+  CREATE UNIQUE INDEX events_account_number ON events(account_id, number);
+  `,
+  },
 ]
 
 /** The schema this build writes. */

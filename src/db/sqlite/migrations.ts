@@ -246,4 +246,64 @@ export const migrations: readonly string[] = [
   ) STRICT;
   INSERT INTO event_positions (id, floor) VALUES (1, 0);
   `,
+  /*
+   * 7: each account's events numbered on their own (CONTRACT 12a), and each
+   * event's payload length, so a page is chosen without reading payloads.
+   * The table is built again to hold them (and the small columns) before the
+   * payload: SQLite reads a column stored after a large payload by walking
+   * the payload's overflow pages.
+   *
+   * Kept events are numbered per account in the order they had, position
+   * and seq, which they keep: cursors from before still read (the events
+   * module maps one to the first event after it). AUTOINCREMENT's counter is
+   * carried over, so no seq is given twice.
+   *
+   * An intake of schema 3 to 6 may still run on this database (a downgrade,
+   * or the command line of an older release): it writes events without a
+   * number or a length, and the trigger gives them both, with the account's
+   * next number, in the statement that writes the event. So the database
+   * stays open to those binaries (schema_compatibility unchanged): refusing
+   * them would not stop one already running, and the trigger keeps what it
+   * writes in order for every reader.
+   */ `
+  CREATE TABLE event_heads (
+    account_id  TEXT PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+    last        INTEGER NOT NULL        -- the number the account's last event took, kept or not
+  ) STRICT;
+
+  CREATE TABLE events_numbered (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id     TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    number         INTEGER,               -- per account, from event_heads; NULL only inside the INSERT of an older intake
+    position       INTEGER NOT NULL,      -- the order before numbers (see migration 6), for cursors from then
+    form_id        TEXT NOT NULL,
+    type           TEXT NOT NULL,
+    occurred_at    INTEGER NOT NULL,
+    created_at     INTEGER NOT NULL,
+    payload_bytes  INTEGER,               -- the payload's length in bytes (UTF-8); set with number
+    payload        TEXT NOT NULL          -- JSON object: the webhook body of the event
+  ) STRICT;
+  INSERT INTO events_numbered (seq, account_id, number, position, form_id, type, occurred_at, created_at, payload_bytes, payload)
+    SELECT seq, account_id, row_number() OVER (PARTITION BY account_id ORDER BY position, seq), position, form_id, type,
+           occurred_at, created_at, length(CAST(payload AS BLOB)), payload
+      FROM events;
+  INSERT INTO event_heads (account_id, last) SELECT account_id, max(number) FROM events_numbered GROUP BY account_id;
+  DELETE FROM sqlite_sequence WHERE name = 'events_numbered';
+  UPDATE sqlite_sequence SET name = 'events_numbered' WHERE name = 'events';
+  DROP TABLE events;
+  ALTER TABLE events_numbered RENAME TO events;
+  CREATE UNIQUE INDEX events_account_number ON events(account_id, number);
+  CREATE INDEX events_account_order ON events(account_id, position, seq);
+  CREATE INDEX events_form ON events(form_id);
+  CREATE INDEX events_created ON events(created_at);
+
+  -- An event written without a number (by an older intake) takes its account's next one.
+  CREATE TRIGGER events_number AFTER INSERT ON events WHEN NEW.number IS NULL BEGIN
+    INSERT INTO event_heads (account_id, last) VALUES (NEW.account_id, 1)
+      ON CONFLICT (account_id) DO UPDATE SET last = last + 1;
+    UPDATE events SET number = (SELECT last FROM event_heads WHERE account_id = NEW.account_id),
+                      payload_bytes = length(CAST(NEW.payload AS BLOB))
+     WHERE seq = NEW.seq;
+  END;
+  `,
 ]

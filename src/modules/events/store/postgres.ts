@@ -1,44 +1,51 @@
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/store.ts'
-import type { EventType, EventWrites, StoredEvent } from './index.ts'
+import type { EventSummary, EventType, EventWrites } from './index.ts'
 
 /** bigint columns come back as strings. */
-interface EventRow {
-  position: string
-  seq: string
+interface SummaryRow {
+  number: string
   form_id: string
   type: EventType
   occurred_at: string
-  payload: string
+  payload_bytes: number
 }
 
-const toEvent = (row: EventRow): StoredEvent => ({
-  position: Number(row.position),
-  seq: Number(row.seq),
+const toSummary = (row: SummaryRow): EventSummary => ({
+  number: Number(row.number),
   formId: row.form_id,
   type: row.type,
   occurredAt: Number(row.occurred_at),
-  payload: row.payload,
+  payloadBytes: row.payload_bytes,
 })
 
-// An event's position: its transaction's id, after every event copied in (see store/index.ts).
+// The number (and the payload's length) is the trigger's (migrations.ts), counted up on the account's row
+// of event_heads. The position is the order before numbers, which an older intake still running reads by:
+// the transaction's id, after every event copied in.
 const POSITION = `pg_current_xact_id()::text::bigint + coalesce((SELECT floor FROM event_positions), 0)`
 const INSERT = `INSERT INTO events (position, account_id, form_id, type, occurred_at, payload, created_at)
   VALUES (${POSITION}, $1, $2, $3, $4, $5, $6)`
-// Events written together in one transaction (see coalesce.ts), in the order they were made.
+// Events written together in one transaction (see coalesce.ts): each account's in the order they were
+// made, the accounts in the order of their ids. So every statement takes the rows of event_heads it
+// locks in one order, and two batches writing to the same accounts wait for one another, never deadlock.
 const INSERT_MANY = `INSERT INTO events (position, account_id, form_id, type, occurred_at, payload, created_at)
   SELECT ${POSITION}, account_id, form_id, type, occurred_at, payload, created_at
   FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::text[], $6::float8[]) WITH ORDINALITY
     AS made(account_id, form_id, type, occurred_at, payload, created_at, n)
-  ORDER BY n`
-// Only transactions older than every one still running have all committed (or
-// rolled back) what they will: no event can commit before these any more.
-const SETTLED = 'tx < pg_snapshot_xmin(pg_current_snapshot())'
-const AFTER_POSITION = 'account_id = $1 AND (position, seq) > ($2::bigint, $3::bigint)'
-const AFTER = `SELECT position, seq, form_id, type, occurred_at, payload FROM events
-  WHERE ${AFTER_POSITION} AND ${SETTLED} ORDER BY position, seq LIMIT $4`
-const UNSETTLED = `SELECT EXISTS (SELECT 1 FROM events WHERE ${AFTER_POSITION} AND NOT ${SETTLED}) AS unsettled`
-const HEAD = `SELECT position, seq FROM events WHERE account_id = $1 AND ${SETTLED} ORDER BY position DESC, seq DESC LIMIT 1`
+  ORDER BY account_id, n`
+const AFTER = `SELECT number, form_id, type, occurred_at, payload_bytes FROM events
+  WHERE account_id = $1 AND number > $2 ORDER BY number LIMIT $3`
+const PAYLOADS = `SELECT number, convert_to(payload, 'UTF8') AS payload FROM events
+  WHERE account_id = $1 AND number BETWEEN $2 AND $3 ORDER BY number`
+const HEAD = 'SELECT last FROM event_heads WHERE account_id = $1'
+// The first event after the cursor in the order before numbers may have committed after one behind the
+// cursor took a smaller number (a rolling upgrade): the smallest number after the cursor misses neither.
+// With none after it, the head; both in one statement, so one snapshot: an event committed between them
+// would otherwise be passed over.
+const AFTER_LEGACY = `SELECT coalesce(
+    (SELECT min(number) - 1 FROM events WHERE account_id = $1 AND (position, seq) > ($2::bigint, $3::bigint)),
+    (SELECT last FROM event_heads WHERE account_id = $1),
+    0) AS number`
 const FORGET_FORM = 'DELETE FROM events WHERE form_id = $1'
 const FORGET_BEFORE = 'DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2)'
 
@@ -47,16 +54,14 @@ export function createPostgresEventStore(query: Query, scope: Scope): EventWrite
   const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
   return {
     append: (event) => insertRow([event.accountId, event.formId, event.type, event.occurredAt, event.payload, event.createdAt]),
-    async after(accountId, from, limit) {
-      const events = (await query<EventRow>(AFTER, [accountId, from.position, from.seq, limit])).map(toEvent)
-      // Worth asking only when nothing is readable: a reader with events answers with them.
-      const unsettled = events.length === 0 && (await query<{ unsettled: boolean }>(UNSETTLED, [accountId, from.position, from.seq]))[0]!.unsettled
-      return { events, unsettled }
-    },
+    after: async (accountId, number, limit) => (await query<SummaryRow>(AFTER, [accountId, number, limit])).map(toSummary),
+    payloads: async (accountId, first, last) =>
+      (await query<{ number: string; payload: Uint8Array }>(PAYLOADS, [accountId, first, last])).map((row) => ({ number: Number(row.number), payload: row.payload })),
     async head(accountId) {
-      const [row] = await query<{ position: string; seq: string }>(HEAD, [accountId])
-      return row ? { position: Number(row.position), seq: Number(row.seq) } : { position: 0, seq: 0 }
+      const [row] = await query<{ last: string }>(HEAD, [accountId])
+      return row ? Number(row.last) : 0
     },
+    afterLegacy: async (accountId, cursor) => Number((await query<{ number: string }>(AFTER_LEGACY, [accountId, cursor.position, cursor.seq]))[0]!.number),
     forgetForm: async (formId) => void (await query(FORGET_FORM, [formId])),
     forgetBefore: async (before, limit) => (await query(FORGET_BEFORE, [before, limit])).count,
   }
