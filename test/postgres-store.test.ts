@@ -441,6 +441,34 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(0, 2))).toBe(false)
   })
 
+  test('the sweep leaves whole a file whose chunk is being written meanwhile, and one stamped since it looked', async () => {
+    const fileId = newId()
+    const chunkOf = async () => (await sql`SELECT count(*)::int AS n FROM file_chunks WHERE file_id = ${fileId}`)[0].n as number
+    await store.stagedTransaction((tx) => tx.responses.writeChunk(fileId, 0, new Uint8Array(10), T0 + 50))
+    // A chunk arriving: its write holds the file's row, uncommitted, until told to commit.
+    let commit!: () => void
+    const committed = new Promise<void>((resolve) => (commit = resolve))
+    let writing!: () => void
+    const begun = new Promise<void>((resolve) => (writing = resolve))
+    const write = sql.begin(async (tx) => {
+      await tx`INSERT INTO file_chunks (file_id, seq, bytes) VALUES (${fileId}, 1, ${new Uint8Array(10)})`
+      await tx`UPDATE unclaimed_files SET since = ${T0 + 70} WHERE file_id = ${fileId}`
+      writing()
+      await committed
+    })
+    await begun
+    // The file looked idle since T0 + 50, but it is being written: the sweep passes it by without waiting.
+    for (let i = 0; i < 5; i++) await within(5_000, store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 60, 4)))
+    expect(await chunkOf()).toBe(1)
+    commit()
+    await write
+    for (let i = 0; i < 5; i++) await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 60, 4))
+    expect(await chunkOf()).toBe(2)
+    // Idle since its last chunk: then it goes.
+    while (await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 70, 4))) {}
+    expect(await chunkOf()).toBe(0)
+  })
+
   test('webhook targets of many forms in one query; accounts are made once however many ask at once', async () => {
     const withHook = formRecord(account, { callbackUrl: 'https://example.com/hook', webhookSecret: 'a'.repeat(64) })
     const without = formRecord(account)
