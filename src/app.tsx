@@ -156,9 +156,13 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
     .use(requestIds())
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       let failure: HttpError
+      // A database that failed may have committed what was sent (a COMMIT unanswered): the page says only
+      // that it may not have been recorded, never that nothing was (the busy page's words).
+      let kind: StatusKind | undefined
       if (error instanceof HttpError) failure = error
       else if (error instanceof DatabaseUnavailable) {
         failure = new HttpError(503, 'Database unavailable', undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) })
+        kind = 'error'
       } else if (code === 'NOT_FOUND') failure = new HttpError(404, 'Not found')
       else {
         logger.error('internal error', {
@@ -171,7 +175,7 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
       Object.assign(set.headers, failure.headers)
       if (wantsPage(request)) {
         const retryAfter = Number(failure.headers?.['Retry-After']) || undefined
-        return htmlPage(set, <StatusPage kind={pageKind(failure.status)} t={pageLanguageOf(request)} retryAfterSeconds={retryAfter} />, failure.status)
+        return htmlPage(set, <StatusPage kind={kind ?? pageKind(failure.status)} t={pageLanguageOf(request)} retryAfterSeconds={retryAfter} />, failure.status)
       }
       return failure.problems ? { detail: failure.detail, errors: failure.problems.map(publicProblem) } : { detail: failure.detail }
     })

@@ -11,9 +11,10 @@ import { beforeAll, afterAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { SQL } from 'bun'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
-import { createPostgresStore, describeDatabaseUrl } from '../src/db/postgres/store.ts'
+import { createPostgresStore, DatabaseUnanswered, describeDatabaseUrl } from '../src/db/postgres/store.ts'
 import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Upgrade } from '../src/db/store.ts'
 import { newId } from '../src/lib/ids.ts'
+import { startFreezingProxy, type FreezingProxy } from './freezing-proxy.ts'
 import { formRecord, postgresFixtures, settle, startThrowawayCluster, T0, within } from './postgres.ts'
 import { POSTGRES, TEST_DATABASE_URL, skipWithout } from './prerequisites.ts'
 
@@ -104,6 +105,114 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
     const keys = new Set((await sql`SELECT key FROM idempotency_keys`).map((row: { key: string }) => row.key))
     expect(acknowledged.filter((id) => !keys.has(id))).toEqual([])
   }, 30_000)
+})
+
+describe.skipIf(skipPostgres)('a server that stops answering (a proxy that holds every byte, CONTRACT 13a)', () => {
+  /** Far above the store's deadline (4 s): only a hang takes longer. */
+  const HANG_MS = 15_000
+
+  async function frozenStore() {
+    const database = await freshDatabase()
+    const proxy = await startFreezingProxy(database.url)
+    proxies.push(proxy)
+    const store = await openStore(proxy.url)
+    const account = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'default', T0))
+    return { database, proxy, store, account }
+  }
+  const proxies: FreezingProxy[] = []
+  afterAll(() => {
+    for (const proxy of proxies) proxy.stop()
+  })
+
+  test('ping, reads, transactions and the unit in flight fail with DatabaseUnavailable instead of waiting; after the thaw the same store answers', async () => {
+    const { database, proxy, store, account } = await frozenStore()
+    const held = settle(
+      store.transaction(async (tx) => {
+        await tx.forms.insert(formRecord(account))
+        proxy.freeze()
+        await tx.forms.insert(formRecord(account))
+      }),
+    )
+    while (!proxy.frozen) await Bun.sleep(10)
+    const attempts: Array<[string, () => Promise<unknown>]> = [
+      ['the unit in flight', () => held.then((outcome) => (outcome.ok ? outcome.value : Promise.reject(outcome.error)))],
+      ['ping', () => store.ping()],
+      ['a read', () => store.forms.find(newId(), T0)],
+      ['a transaction', () => store.transaction((tx) => tx.forms.insert(formRecord(account)))],
+      ['a staged transaction', () => store.stagedTransaction((tx) => tx.forms.insert(formRecord(account)))],
+    ]
+    const started = performance.now()
+    const outcomes = await Promise.all(attempts.map(([, attempt]) => within(HANG_MS, settle(attempt()))))
+    console.log(`frozen: all failed within ${Math.round(performance.now() - started)} ms`)
+    for (const [i, outcome] of outcomes.entries()) {
+      expect([attempts[i]![0], outcome.ok]).toEqual([attempts[i]![0], false])
+      expect((outcome as { error: unknown }).error).toBeInstanceOf(DatabaseUnavailable)
+    }
+    // Still frozen: what comes next fails too, rather than queueing behind what is stuck.
+    expect((await within(HANG_MS, settle(store.ping()))).ok).toBe(false)
+
+    proxy.thaw()
+    const f = formRecord(account)
+    await within(HANG_MS, store.ping())
+    await within(HANG_MS, store.transaction((tx) => tx.forms.insert(f)))
+    expect(await store.forms.find(f.id, T0)).toMatchObject({ id: f.id })
+    const sql = inspect(database.url)
+    const [row] = await sql`SELECT count(*)::int AS n FROM forms`
+    // The unit in flight wrote nothing: it never committed.
+    expect(row.n).toBe(1)
+  }, 60_000)
+
+  test('a COMMIT the server took and never answered: DatabaseUnavailable, not success and not another error (it may have committed)', async () => {
+    const { database, proxy, store, account } = await frozenStore()
+    const f = formRecord(account)
+    proxy.freezeWhen('COMMIT')
+    const outcome = await within(HANG_MS, settle(store.transaction((tx) => tx.forms.insert(f))))
+    expect(proxy.frozen).toBe(true)
+    expect(outcome.ok).toBe(false)
+    expect((outcome as { error: unknown }).error).toBeInstanceOf(DatabaseUnanswered)
+    proxy.thaw()
+    await within(HANG_MS, store.ping())
+    // The held COMMIT reached the server at the thaw, after the store had given up on it.
+    const sql = inspect(database.url)
+    await Bun.sleep(200)
+    const [row] = await sql`SELECT count(*)::int AS n FROM forms WHERE id = ${f.id}`
+    expect(row.n).toBeLessThanOrEqual(1)
+    console.log(`the COMMIT held by the freeze: ${row.n === 1 ? 'committed' : 'not committed'} after the thaw`)
+  }, 60_000)
+
+  test('connections the network lost for good are let go of: the store answers again by itself, and hears other processes again', async () => {
+    const { database, proxy, store } = await frozenStore()
+    const direct = await openStore(database.url)
+    const account = await direct.transaction((tx) => tx.keys.ensureAccount(newId(), 'other', T0))
+    // The store starts listening at the first question; heard from within a moment.
+    const stable = async () => {
+      const version = await store.keys.keysVersion()
+      return version === (await store.keys.keysVersion()) ? version : undefined
+    }
+    const heardFrom = () => within(HANG_MS, (async () => {
+      for (;;) {
+        const version = await stable()
+        if (version !== undefined) return version
+        await Bun.sleep(100)
+      }
+    })())
+    await heardFrom()
+    // Every connection open now (the pool's and the listening one) is lost; new ones work.
+    proxy.strand()
+    const lost = await within(HANG_MS, settle(store.ping()))
+    expect(lost.ok).toBe(false)
+    await within(HANG_MS, (async () => {
+      while (!(await settle(store.ping())).ok) await Bun.sleep(100)
+    })())
+    const f = formRecord(account)
+    await within(HANG_MS, store.transaction((tx) => tx.forms.insert(f)))
+    // Listening again on a connection of its own: a key made by another process is heard of.
+    const version = await heardFrom()
+    await direct.transaction((tx) => tx.keys.insertKey({ id: newId(), accountId: account, hash: `h-${newId()}`, hint: 'abcd', createdAt: T0 }))
+    await within(HANG_MS, (async () => {
+      while ((await store.keys.keysVersion()) === version) await Bun.sleep(50)
+    })())
+  }, 60_000)
 })
 
 describe.skipIf(skipPostgres)('migrations', () => {

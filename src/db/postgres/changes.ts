@@ -22,6 +22,15 @@ import { settledWithin } from '../../lib/time.ts'
  * channel listens again after a drop. Notifications reach a listener in commit
  * order, so a heartbeat heard says that every change committed before it was
  * sent was heard too.
+ *
+ * The listening connection is a client of its own, so that it can be let go
+ * of: on a server that stops answering (frozen, or a network that drops
+ * packets without a word) a connection can stay open and silent for as long
+ * as TCP keeps it, a quarter of an hour, and Bun would never reconnect it. So
+ * when a heartbeat the database took (its NOTIFY committed) is not heard
+ * within RELISTEN_AFTER_MS, or a LISTEN is not acknowledged within the
+ * store's deadline, that client is closed and another listens in its place.
+ * Heartbeats go through the store's pool with its deadline, one at a time.
  */
 
 /** The channel every intake process on a database listens on. */
@@ -42,6 +51,8 @@ const HEARTBEAT_MS = 250
 const SILENCE_MS = 700
 /** How long to wait before listening again when a first LISTEN failed (Bun retries only a dropped one). */
 const RETRY_LISTEN_MS = 1000
+/** A heartbeat the database took but the listening connection did not hear for this long: that connection is let go of. */
+const RELISTEN_AFTER_MS = 2000
 /** How long closing waits for UNLISTEN. */
 const UNLISTEN_WAIT_MS = 1000
 /** While the channel is down, forms' watchers look again this often: a lost notification delays a wake, never strands it. */
@@ -64,11 +75,28 @@ export interface ChangeListener {
   close(): Promise<void>
 }
 
-/** Starts listening on `sql`'s database: heard from within milliseconds, down until then. */
-export function listenForChanges(sql: SQL): ChangeListener {
-  const heartbeat = `alive ${randomBytes(8).toString('hex')}`
+/** What listening needs from the store. */
+export interface ChangeChannel {
+  /** A new client, of its own, for the listening connection (closed to let go of a connection that went silent). */
+  open(): SQL
+  /** Sends `payload` on the channel through the store's pool, within its deadline. */
+  notify(payload: string): Promise<unknown>
+  /** How long a LISTEN may go unacknowledged. */
+  listenDeadlineMs: number
+}
+
+/** Starts listening on the channel's database: heard from within milliseconds, down until then. */
+export function listenForChanges(channel: ChangeChannel): ChangeListener {
+  const heartbeat = `alive ${randomBytes(8).toString('hex')} `
   let keysEpoch = 0
   let lastHeardAt = -Infinity
+  /** The number of the last heartbeat heard, and of the last one sent. */
+  let heardBeat = 0
+  let sentBeat = 0
+  let beating = false
+  /** The first heartbeat the database took that is not heard yet, and when it was sent. */
+  let awaited: { beat: number; sentAt: number } | undefined
+  let client: SQL | undefined
   let subscription: { unlisten(): Promise<void> } | undefined
   let retry: ReturnType<typeof setTimeout> | undefined
   let closed = false
@@ -86,34 +114,70 @@ export function listenForChanges(sql: SQL): ChangeListener {
   }
 
   const heard = (payload: string) => {
-    if (payload === heartbeat) lastHeardAt = performance.now()
-    else if (payload === KEYS_CHANGED) keysEpoch++
+    if (payload.startsWith(heartbeat)) {
+      lastHeardAt = performance.now()
+      heardBeat = Math.max(heardBeat, Number(payload.slice(heartbeat.length)))
+    } else if (payload === KEYS_CHANGED) keysEpoch++
     else if (payload.startsWith(FORMS_CHANGED)) tell(formsWatchers, payload.slice(FORMS_CHANGED.length).split(' '))
     else if (payload.startsWith(EVENTS_ADDED)) tell(eventsWatchers, payload.slice(EVENTS_ADDED.length).split(' '))
   }
-  // At every LISTEN acknowledged (the first, and after each reconnect): what was sent meanwhile went unheard.
-  const listening = () => {
-    keysEpoch++
-    lastHeardAt = performance.now()
-    if (listenedBefore) anyChanged()
-    listenedBefore = true
-  }
   const channelDown = () => performance.now() - lastHeardAt > SILENCE_MS
+
+  /** Listens on a new client, letting go of the one before (and of what it was stuck on). */
   function subscribe() {
-    sql.listen(CHANGES_CHANNEL, heard, listening).then(
+    const previous = client
+    subscription = undefined
+    awaited = undefined
+    if (previous) void previous.close({ timeout: 0 }).catch(() => {})
+    if (closed) return
+    const listener = channel.open()
+    client = listener
+    // At every LISTEN acknowledged (the first, and after each reconnect): what was sent meanwhile went unheard.
+    const listening = () => {
+      if (client !== listener) return
+      keysEpoch++
+      lastHeardAt = performance.now()
+      if (listenedBefore) anyChanged()
+      listenedBefore = true
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const unacknowledged = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('LISTEN was not acknowledged')), channel.listenDeadlineMs)
+    })
+    Promise.race([listener.listen(CHANGES_CHANNEL, heard, listening), unacknowledged]).then(
       (made) => {
-        if (closed) made.unlisten().catch(() => {})
-        else subscription = made
+        clearTimeout(timer)
+        if (client === listener) subscription = made
+        else made.unlisten().catch(() => {})
       },
       () => {
-        if (!closed) retry = setTimeout(subscribe, RETRY_LISTEN_MS)
+        clearTimeout(timer)
+        if (client !== listener || closed) return
+        void listener.close({ timeout: 0 }).catch(() => {})
+        retry = setTimeout(subscribe, RETRY_LISTEN_MS)
       },
     )
   }
   subscribe()
+
   const beat = setInterval(() => {
-    // A heartbeat that cannot be sent (the database away) is not heard: the channel then counts as down.
-    sql.unsafe('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, heartbeat]).catch(() => {})
+    if (awaited && heardBeat >= awaited.beat) awaited = undefined
+    // The database took a heartbeat the listening connection has not heard: that connection is lost.
+    if (awaited && subscription && performance.now() - awaited.sentAt > RELISTEN_AFTER_MS) subscribe()
+    // One at a time: while the database does not answer, heartbeats wait for none but their own deadline.
+    if (!beating) {
+      beating = true
+      const number = ++sentBeat
+      const sentAt = performance.now()
+      channel.notify(heartbeat + number).then(
+        () => {
+          beating = false
+          if (!awaited && heardBeat < number) awaited = { beat: number, sentAt }
+        },
+        // A heartbeat that cannot be sent (the database away) is not heard: the channel then counts as down.
+        () => (beating = false),
+      )
+    }
     // The first look as soon as the silence is noticed, then one every FORMS_POLL_MS.
     if (!channelDown()) formsPolledAt = -Infinity
     else if (performance.now() - formsPolledAt >= FORMS_POLL_MS) {
@@ -139,6 +203,7 @@ export function listenForChanges(sql: SQL): ChangeListener {
       clearTimeout(retry)
       // UNLISTEN waits for a connection: not for long when the database is gone.
       await settledWithin(subscription?.unlisten(), UNLISTEN_WAIT_MS)
+      await client?.close({ timeout: 0 }).catch(() => {})
     },
   }
 }

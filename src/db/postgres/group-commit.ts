@@ -25,6 +25,8 @@ import type { TransactionOptions } from '../store.ts'
  *
  * Only when a batch loses its connection while COMMIT is in flight is its
  * outcome unknown: then every unit fails with that (503), as one unit alone would.
+ * A batch the database did not answer in time (a frozen server) fails every
+ * unit with that too, whenever it happened: alone, each would wait as long again.
  */
 
 export interface GroupCommitOptions<Tx> {
@@ -32,6 +34,8 @@ export interface GroupCommitOptions<Tx> {
   transact<T>(work: (tx: Tx) => Promise<T>, batched: boolean): Promise<T>
   /** A failure after which a COMMIT may or may not have happened (the connection was lost). */
   isConnectionFailure(error: unknown): boolean
+  /** The database did not answer in time: running the units again would only wait as long again. */
+  isUnanswered(error: unknown): boolean
   /** Batches in flight at once, each on a connection of its own. */
   parallelBatches: number
   /** Units in one batch at most. */
@@ -97,7 +101,7 @@ export function createGroupCommit<Tx>(options: GroupCommitOptions<Tx>): GroupCom
         return results
       }, true)
     } catch (error) {
-      if (allRan && options.isConnectionFailure(error)) {
+      if ((allRan && options.isConnectionFailure(error)) || options.isUnanswered(error)) {
         for (const unit of batch) unit.reject(error)
         return
       }

@@ -1,6 +1,6 @@
 // Types only: `Bun.SQL` is read where a pool is made, since reading it loads Bun's SQL
 // client (about 4 MiB of resident memory), which a server on SQLite never needs.
-import type { SQL } from 'bun'
+import type { ReservedSQL, SQL } from 'bun'
 import { createPostgresKeyStore } from '../../modules/auth/store/postgres.ts'
 import { createPostgresEventStore } from '../../modules/events/store/postgres.ts'
 import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
@@ -8,7 +8,7 @@ import { createPostgresResponseStore } from '../../modules/responses/store/postg
 import { createPostgresSubmissionStore } from '../../modules/submissions/store/postgres.ts'
 import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
 import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
-import { listenForChanges, type ChangeListener } from './changes.ts'
+import { CHANGES_CHANNEL, listenForChanges, type ChangeListener } from './changes.ts'
 import { createGroupCommit } from './group-commit.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
 
@@ -63,6 +63,25 @@ export interface PostgresStore extends Store {
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 const DEFAULT_POOL_SIZE = 10
 const RETRY_EVERY_MS = 1000
+
+/**
+ * How long one statement may go unanswered, the wait for a connection
+ * included, before the database counts as not answering. A server that is
+ * frozen, or a network that drops packets, sends no error: without a bound a
+ * statement waits as long as TCP keeps the connection open (a quarter of an
+ * hour), and so does every request behind it. Past this the statement fails
+ * with DatabaseUnanswered (503) and what it waited on is let go of
+ * (CONTRACT 13a: noticed within 5 s). intake's statements take milliseconds;
+ * PostgreSQL's `statement_timeout` cannot help, since a server that does not
+ * run does not time anything out.
+ */
+export const STATEMENT_DEADLINE_MS = 4000
+/** /healthz's statement: a 503 within the 2 s of CONTRACT 13a. */
+export const PING_DEADLINE_MS = 1500
+/** The wait for the lock `alone` takes: the instance holding it may be writing the first key's banner to a slow stdout. */
+const ALONE_LOCK_DEADLINE_MS = 30_000
+/** A pool let go of is closed this long after: its statements in flight have had their deadline by then. */
+const RETIRED_POOL_CLOSES_AFTER_MS = STATEMENT_DEADLINE_MS + 1000
 
 /**
  * Group commit (group-commit.ts): batches in flight at once (each on a
@@ -148,6 +167,116 @@ function isLostConnection(error: unknown): boolean {
   return code === 'ERR_POSTGRES_CONNECTION_CLOSED' || errno === '57P01' || errno === '57P02'
 }
 
+/**
+ * The database did not answer a statement within its deadline: a 503, as for
+ * a lost connection. After a COMMIT, whether it committed is unknown.
+ */
+export class DatabaseUnanswered extends DatabaseUnavailable {}
+
+/**
+ * `statement`'s outcome, or DatabaseUnanswered once `ms` have passed without
+ * one (the statement's `deadlineMs`, of which `ms` were left); `letGo` then
+ * drops what the statement waits on (its connection, its pool), so that
+ * nothing stays queued behind it on a server that does not answer. A
+ * statement settled later settles nothing.
+ */
+function answeredWithin<T>(statement: PromiseLike<T>, ms: number, letGo: (error: DatabaseUnanswered) => void, deadlineMs = ms): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = new DatabaseUnanswered(`PostgreSQL did not answer within ${deadlineMs / 1000} s`)
+      letGo(error)
+      reject(error)
+    }, ms)
+    statement.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (error) => {
+        clearTimeout(timer)
+        reject(error)
+      },
+    )
+  })
+}
+
+/**
+ * The pool statements go to. A statement unanswered on the pool retires it:
+ * new work goes to a new pool at once, and the old one is closed once its
+ * statements in flight have had their deadline, so every connection stuck on
+ * a server that stopped answering is dropped. Bun's pool cannot tell which
+ * connection a statement waits on, and would queue more statements behind
+ * a stuck one for as long as TCP keeps it open.
+ */
+interface Pools {
+  readonly current: SQL
+  /** Lets `sql` go when it is still the current pool (a later pool is not retired for an earlier one's statements). */
+  retire(sql: SQL): void
+  close(timeoutSeconds: number): Promise<void>
+}
+
+function createPools(first: SQL, open: () => SQL): Pools {
+  let current = first
+  const retired = new Map<SQL, ReturnType<typeof setTimeout>>()
+  const closeRetired = (sql: SQL) => {
+    clearTimeout(retired.get(sql))
+    retired.delete(sql)
+    return sql.close({ timeout: 0 }).catch(() => {})
+  }
+  return {
+    get current() {
+      return current
+    },
+    retire(sql) {
+      if (sql !== current) return
+      current = open()
+      const timer = setTimeout(() => void closeRetired(sql), RETIRED_POOL_CLOSES_AFTER_MS)
+      timer.unref()
+      retired.set(sql, timer)
+    },
+    async close(timeoutSeconds) {
+      await Promise.all([...[...retired.keys()].map(closeRetired), current.close({ timeout: timeoutSeconds })])
+    },
+  }
+}
+
+/** A connection of `sql`'s pool, reserved within `ms` (DatabaseUnanswered when none comes). */
+async function reserveWithin(sql: SQL, ms: number): Promise<ReservedSQL> {
+  const abandon = new AbortController()
+  const reserving = sql.reserve({ signal: abandon.signal })
+  try {
+    return await answeredWithin(reserving, ms, (error) => abandon.abort(error))
+  } catch (error) {
+    // One that comes after all goes back to the pool.
+    reserving.then((late) => void late.release(), () => {})
+    throw translate(error)
+  }
+}
+
+/**
+ * A reserved connection whose statements each have a deadline. The first
+ * that goes unanswered closes the connection (it never goes back to the
+ * pool), and is what the work on it failed with.
+ */
+function boundedConnection(connection: ReservedSQL) {
+  let unanswered: DatabaseUnanswered | undefined
+  const letGo = (error: DatabaseUnanswered) => {
+    if (unanswered) return
+    unanswered = error
+    void connection.close().catch(() => {})
+  }
+  return {
+    statement: (text: string, params: unknown[] = [], ms = STATEMENT_DEADLINE_MS) => answeredWithin(connection.unsafe(text, params), ms, letGo),
+    get unanswered() {
+      return unanswered
+    },
+    /** Gives the connection back to the pool, unless a statement went unanswered (it is closed then). */
+    release() {
+      if (!unanswered) void connection.release()
+    },
+  }
+}
+
 /** The one translation every statement's failure goes through: a lost database is DatabaseUnavailable (503). */
 function translate(error: unknown): unknown {
   if (error instanceof DatabaseUnavailable || !isConnectionFailure(error)) return error
@@ -178,30 +307,21 @@ export function secretsOf(url: string): string[] {
 /** `text` with every one of `secrets` in it replaced by ***. */
 export const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
 
-/** Runs statements on `client` (the pool or a transaction), translating failures; `onFailure` hears of each. */
-function runner(client: SQL, onFailure?: (error: unknown) => void): Query {
-  return async (text, params = []) => {
-    try {
-      return await client.unsafe(text, params)
-    } catch (error) {
-      const translated = translate(error)
-      onFailure?.(translated)
-      throw translated
-    }
-  }
-}
-
 /**
  * Runs reads on the pool. A read that meets a connection that died since its
  * last use (the server restarted, the backend was terminated) is tried again
  * on another: the pool drops each dead connection as it finds it, and a read
- * may run twice. At most `attempts` tries, one per connection the pool holds.
+ * may run twice. At most `attempts` tries, one per connection the pool holds,
+ * all within `deadlineMs`; a read unanswered by then retires the pool.
  */
-function poolRunner(sql: SQL, attempts: number): Query {
+function poolRunner(pools: Pools, attempts: number, deadlineMs = STATEMENT_DEADLINE_MS): Query {
   return async (text, params = []) => {
+    const started = performance.now()
     for (let attempt = 1; ; attempt++) {
+      const sql = pools.current
       try {
-        return await sql.unsafe(text, params)
+        const left = Math.max(1, deadlineMs - (performance.now() - started))
+        return await answeredWithin(sql.unsafe(text, params), left, () => pools.retire(sql), deadlineMs)
       } catch (error) {
         if (attempt >= attempts || !isLostConnection(error)) throw translate(error)
       }
@@ -220,32 +340,41 @@ function storesOn(query: Query, scope: Scope, keysVersion?: () => unknown): Tran
   }
 }
 
+/** Connections in the store's pool. */
+const poolSizeOf = (options: PostgresStoreOptions) => options.poolSize ?? DEFAULT_POOL_SIZE
+
+/** A pool of `max` connections on `url`, none opened yet. */
+function openPool(url: string, max: number, connectionTimeoutSeconds: number): SQL {
+  const database = decodeURIComponent(new URL(url).pathname.slice(1))
+  return new Bun.SQL(url, {
+    ...(database ? { database } : {}),
+    max,
+    // Seconds. Idle connections are let go after a minute, and every
+    // connection is renewed after an hour (a moved server, a rotated password).
+    idleTimeout: 60,
+    maxLifetime: 3600,
+    connectionTimeout: connectionTimeoutSeconds,
+    connection: SESSION_SETTINGS,
+  })
+}
+
 /**
  * A pool on `url` that has answered once: tried every second for up to
  * `connectTimeoutMs` (one line to `log` per failed try), whatever the failure
  * (refused, unknown host, credentials, TLS, no such database yet: the
  * operator may be fixing it), then DatabaseUnreachable (exit code 1: it may answer later).
  */
-async function connect(url: string, options: PostgresStoreOptions): Promise<{ sql: SQL; location: string }> {
+async function connect(url: string, options: PostgresStoreOptions): Promise<{ sql: SQL; location: string; open: (max: number) => SQL }> {
   const location = describeDatabaseUrl(url)
   const secrets = secretsOf(url)
   const budgetMs = Math.max(0, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
   const reason = (error: unknown) => redact(describeFailure(error), secrets)
   let sql: SQL
+  // A host that does not answer at all costs at most this per try.
+  const connectionTimeoutSeconds = Math.min(10, Math.max(1, Math.ceil(budgetMs / 1000)))
+  const open = (max: number) => openPool(url, max, connectionTimeoutSeconds)
   try {
-    const parsed = new URL(url)
-    const database = decodeURIComponent(parsed.pathname.slice(1))
-    sql = new Bun.SQL(url, {
-      ...(database ? { database } : {}),
-      max: options.poolSize ?? DEFAULT_POOL_SIZE,
-      // Seconds. Idle connections are let go after a minute, and every
-      // connection is renewed after an hour (a moved server, a rotated password).
-      idleTimeout: 60,
-      maxLifetime: 3600,
-      // A host that does not answer at all costs at most this per try.
-      connectionTimeout: Math.min(10, Math.max(1, Math.ceil(budgetMs / 1000))),
-      connection: SESSION_SETTINGS,
-    })
+    sql = open(poolSizeOf(options))
   } catch (error) {
     throw new DatabaseOpenError(`Cannot use the PostgreSQL database at ${location}: ${reason(error)}`)
   }
@@ -264,7 +393,7 @@ async function connect(url: string, options: PostgresStoreOptions): Promise<{ sq
           timer = setTimeout(() => reject(new Error(`no answer within ${Math.ceil(Math.max(remainingMs, 1000) / 1000)} s`)), Math.max(remainingMs, 1000))
         }),
       ])
-      return { sql, location }
+      return { sql, location, open }
     } catch (error) {
       failure = error
     } finally {
@@ -303,21 +432,30 @@ async function prepareSchema(sql: SQL, location: string, url: string, options: P
  * (unless `migrate: false`), and returns the store.
  */
 export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-  const { sql, location } = await connect(url, options)
+  const { sql, location, open } = await connect(url, options)
   const schemaVersion = (await prepareSchema(sql, location, url, options)).to
-  const attempts = (options.poolSize ?? DEFAULT_POOL_SIZE) + 1
-  const poolQuery = poolRunner(sql, attempts)
+  const poolSize = poolSizeOf(options)
+  const attempts = poolSize + 1
+  const pools = createPools(sql, () => open(poolSize))
+  const poolQuery = poolRunner(pools, attempts)
+  const pingQuery = poolRunner(pools, attempts, PING_DEADLINE_MS)
   // Started by the first request that asks whether keys changed, or by a server watching forms:
   // commands that never serve one never listen.
   let changes: ChangeListener | undefined
-  const listener = () => (changes ??= listenForChanges(sql))
+  const listener = () =>
+    (changes ??= listenForChanges({
+      open: () => open(1),
+      notify: (payload) => poolQuery('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, payload]),
+      listenDeadlineMs: STATEMENT_DEADLINE_MS,
+    }))
   const reads: Reads = storesOn(poolQuery, 'pool', () => listener().keysVersion())
 
   /**
    * One transaction on a connection of the pool. When BEGIN itself meets a
    * connection that died since its last use, nothing of `work` has run: it
    * is begun again on another (as reads are). A unit of work chosen as a
-   * deadlock's victim is run again, a few times.
+   * deadlock's victim is run again, a few times. One that went unanswered
+   * is not: it would wait as long again.
    */
   async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined): Promise<T> {
     for (let attempt = 1, victim = 1; ; attempt++) {
@@ -336,13 +474,27 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
    * work's first statement, and a transaction costs one round trip less
    * (under load each waits its turn of the event loop). Should BEGIN fail,
    * so does every statement after it, and BEGIN's own failure is thrown.
+   *
+   * Every statement, BEGIN and COMMIT included, has the store's deadline. One
+   * that goes unanswered closes the connection and fails the unit with
+   * DatabaseUnanswered (503). After a COMMIT sent, that means the answer may
+   * or may not be recorded: the person is told neither (a 503), and what
+   * they send again meets what is there (an answered form is a 409).
    */
   async function transactOnce<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined, onBegun: () => void): Promise<T> {
-    const connection = await sql.reserve()
+    const connection = boundedConnection(await reserveWithin(pools.current, STATEMENT_DEADLINE_MS))
     try {
-      const begin = connection.unsafe(settings ? `BEGIN; ${settings}` : 'BEGIN').then(onBegun)
+      const begin = connection.statement(settings ? `BEGIN; ${settings}` : 'BEGIN').then(onBegun)
       let failed: { error: unknown } | undefined
-      const query = runner(connection, (error) => (failed ??= { error }))
+      const query: Query = async (text, params = []) => {
+        try {
+          return await connection.statement(text, params)
+        } catch (error) {
+          const translated = translate(error)
+          failed ??= { error: translated }
+          throw translated
+        }
+      }
       let result: T
       try {
         result = await work(storesOn(query, 'transaction'))
@@ -352,13 +504,15 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
       // PostgreSQL aborts a transaction at its first failed statement, and then
       // answers COMMIT with a ROLLBACK: work that caught a failure fails with it.
       if (failed) throw failed.error
-      const { command } = await connection.unsafe('COMMIT')
+      const { command } = await connection.statement('COMMIT')
       if (command !== 'COMMIT') throw new Error(`PostgreSQL answered COMMIT with ${command}`)
       return result
     } catch (error) {
+      // A statement unanswered: that is the failure, whatever the work made of it.
+      const failure = connection.unanswered ?? error
       // Nothing to take back when the connection is gone or COMMIT ended the transaction.
-      await connection.unsafe('ROLLBACK').catch(() => {})
-      throw error
+      if (!connection.unanswered) await connection.statement('ROLLBACK').catch(() => {})
+      throw failure
     } finally {
       connection.release()
     }
@@ -367,7 +521,8 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   const groupCommit = createGroupCommit<Transaction>({
     transact: (work, batched) => inTransaction(work, batched ? BATCH_SETTINGS : undefined),
     isConnectionFailure,
-    parallelBatches: Math.max(1, Math.min(PARALLEL_BATCHES, (options.poolSize ?? DEFAULT_POOL_SIZE) - 2)),
+    isUnanswered: (error) => error instanceof DatabaseUnanswered,
+    parallelBatches: Math.max(1, Math.min(PARALLEL_BATCHES, poolSize - 2)),
     maxUnits: UNITS_PER_BATCH,
   })
 
@@ -385,15 +540,26 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     watchEvents: (watcher) => listener().watchEvents(watcher),
     // The lock is a transaction's, held open on a connection of its own while `work` uses the
     // pool as it likes: a session's lock would outlive its release behind PgBouncer's transaction mode.
-    alone: (work) =>
-      sql.begin(async (held) => {
-        await held.unsafe(`SELECT pg_advisory_xact_lock(${ALONE_LOCK})`)
-        return work()
-      }),
-    ping: async () => void (await poolQuery('SELECT 1')),
+    async alone(work) {
+      const connection = boundedConnection(await reserveWithin(pools.current, STATEMENT_DEADLINE_MS))
+      try {
+        await connection.statement('BEGIN')
+        await connection.statement(`SELECT pg_advisory_xact_lock(${ALONE_LOCK})`, [], ALONE_LOCK_DEADLINE_MS)
+        const result = await work()
+        await connection.statement('COMMIT')
+        return result
+      } catch (error) {
+        const failure = connection.unanswered ?? error
+        if (!connection.unanswered) await connection.statement('ROLLBACK').catch(() => {})
+        throw translate(failure)
+      } finally {
+        connection.release()
+      }
+    },
+    ping: async () => void (await pingQuery('SELECT 1')),
     async close() {
       await changes?.close()
-      await sql.close({ timeout: 10 })
+      await pools.close(10)
     },
   }
 }
