@@ -6,6 +6,7 @@
  * prerequisite is required: missing, it is a failing test.
  */
 import { test } from 'bun:test'
+import { existsSync } from 'node:fs'
 
 export interface Prerequisite {
   /** The tests that need it, as a reader names them: "the browser tests". */
@@ -59,5 +60,21 @@ export const POSTGRES: Prerequisite = {
     : 'INTAKE_TEST_DATABASE_URL is not set',
   toRun:
     'set INTAKE_TEST_DATABASE_URL to the URL of an empty PostgreSQL database (scripts/postgres-cluster.sh start prints one)',
+  requiredBy: 'INTAKE_REQUIRE_POSTGRES',
+}
+
+/** Debian's nginx, where test/e2e/nginx.test.ts runs it. */
+export const NGINX_PATH = '/usr/sbin/nginx'
+
+/**
+ * Debian's nginx (and openssl, which makes its test certificate), for the
+ * tests that put intake instances behind it: `skipWithout(POSTGRES) || skipWithout(NGINX)`.
+ * Required where INTAKE_REQUIRE_POSTGRES=1: .ci/run installs nginx-light beside the cluster.
+ */
+export const NGINX: Prerequisite = {
+  tests: 'the nginx tests',
+  present: existsSync(NGINX_PATH) && Bun.which('openssl') !== null,
+  missing: existsSync(NGINX_PATH) ? 'openssl is not on PATH' : `nginx is not installed at ${NGINX_PATH}`,
+  toRun: "install Debian's nginx and openssl (apt-get install nginx-light openssl)",
   requiredBy: 'INTAKE_REQUIRE_POSTGRES',
 }

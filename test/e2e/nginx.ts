@@ -1,0 +1,334 @@
+/**
+ * Debian's nginx in front of intake instances, configured from
+ * docs/operating.md as written: what test/e2e/nginx.test.ts needs.
+ *
+ * - `guideSite`: the site of section 5 (`nginx-site`), its upstream replaced
+ *   by the one for several instances of section 12 (`nginx-upstreams`), as
+ *   the guide tells an operator to do. Only what the test owns is changed:
+ *   the instances' ports, the listening addresses (127.0.0.1 and ports of
+ *   its own; the IPv6 wildcard listens are left out), the certificate (a
+ *   self-signed one made here) and the access log's path.
+ * - `startNginx`: nginx as a child process of the test (`daemon off`, as the
+ *   current user), its pid file, logs and temporary files in a folder of its own.
+ * - `startSourceInstance`: an intake instance run from source on a port,
+ *   for a restart on the same port.
+ * - `startProxiedLoad`: clients creating, reading, opening and answering
+ *   forms through nginx, with a ledger of every answer and failure;
+ *   `findLostBehindNginx` and `failedWritesDone` read back what was
+ *   acknowledged and whether a failed write was carried out.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+import { operatingBlock } from '../doc-blocks.ts'
+import { NGINX_PATH } from '../prerequisites.ts'
+import { childEnv, PROJECT_ROOT, startIntake, type RunningIntake } from './binary.ts'
+import { INSTANCE_SETTINGS } from './instances.ts'
+
+/** Replaces `pattern` (global) in `text`, where it must match `times` times, or at least once: otherwise the guide changed. */
+function replaceIn(text: string, pattern: RegExp, replacement: string | ((match: string, ...groups: string[]) => string), what: string, times?: number): string {
+  const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')
+  const found = text.match(global)?.length ?? 0
+  if (found === 0 || (times !== undefined && found !== times)) {
+    throw new Error(`the nginx config of docs/operating.md: expected ${times ?? 'some'} ${what}, found ${found}`)
+  }
+  return text.replace(global, replacement as (match: string, ...groups: string[]) => string)
+}
+
+export interface SiteOptions {
+  /** The instances' ports, in the order of the upstream's `server` lines. */
+  instancePorts: number[]
+  /** Where the HTTPS server listens (127.0.0.1), and the redirecting HTTP one. */
+  httpsPort: number
+  httpPort: number
+  certificate: string
+  certificateKey: string
+  accessLog: string
+  /** Instances taken out of the rotation, as section 12 says: `down` added to their `server` line. */
+  down?: number[]
+}
+
+/** The site of section 5 with the upstream of section 12, changed only where the test owns a port or a path. */
+export function guideSite(options: SiteOptions): string {
+  let site = replaceIn(operatingBlock('nginx-site'), /^upstream intake \{\n[^}]*\}\n/m, operatingBlock('nginx-upstreams'), 'upstream block', 1)
+  let n = 0
+  site = replaceIn(site, /^([ \t]*server )127\.0\.0\.1:\d+/gm, (_, start: string) => {
+    const port = options.instancePorts[n++]
+    if (port === undefined) throw new Error(`the upstream lists more instances than the ${options.instancePorts.length} the test started`)
+    return `${start}127.0.0.1:${port}`
+  }, 'upstream servers', options.instancePorts.length)
+  for (const port of options.down ?? []) {
+    site = replaceIn(site, new RegExp(`^([ \\t]*server 127\\.0\\.0\\.1:${port}\\b[^;]*);`, 'm'), (_, line: string) => `${line} down;`, `server line of port ${port}`, 1)
+  }
+  site = replaceIn(site, /^[ \t]*listen \[::\]:\d+[^;]*;\n/gm, '', 'IPv6 listens')
+  site = replaceIn(site, /^([ \t]*listen )443\b/gm, (_, start: string) => `${start}127.0.0.1:${options.httpsPort}`, 'HTTPS listen', 1)
+  site = replaceIn(site, /^([ \t]*listen )80;/gm, (_, start: string) => `${start}127.0.0.1:${options.httpPort};`, 'HTTP listen', 1)
+  site = replaceIn(site, /^([ \t]*ssl_certificate[ \t]+)\S+;/gm, (_, start: string) => `${start}${options.certificate};`, 'certificate', 1)
+  site = replaceIn(site, /^([ \t]*ssl_certificate_key[ \t]+)\S+;/gm, (_, start: string) => `${start}${options.certificateKey};`, 'certificate key', 1)
+  site = replaceIn(site, /^([ \t]*access_log[ \t]+)\S+/gm, (_, start: string) => `${start}${options.accessLog}`, 'access log', 1)
+  return site
+}
+
+/** A self-signed certificate for 127.0.0.1 (openssl), in `dir`: its paths and the PEM a client trusts. */
+export function selfSignedCertificate(dir: string): { certificate: string; key: string; pem: string } {
+  const certificate = join(dir, 'cert.pem')
+  const key = join(dir, 'key.pem')
+  const made = Bun.spawnSync(
+    ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', certificate],
+    { stdout: 'pipe', stderr: 'pipe' },
+  )
+  if (made.exitCode !== 0) throw new Error(`openssl could not make a certificate: ${made.stderr.toString()}`)
+  return { certificate, key, pem: readFileSync(certificate, 'utf8') }
+}
+
+/** A port nothing listens on now, on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface RunningNginx {
+  /** https://127.0.0.1:<port> */
+  url: string
+  /** What nginx wrote to its error log so far. */
+  errorLog(): string
+  /** Writes `site` in place of the running one and reloads nginx (SIGHUP, what `nginx -s reload` sends). */
+  reload(site: string): void
+  stop(): Promise<void>
+}
+
+/**
+ * Runs nginx in the foreground with `site` inside an `http` block like
+ * Debian's, everything it writes in `dir`. Resolves once it accepts connections.
+ */
+export async function startNginx(dir: string, site: string, httpsPort: number): Promise<RunningNginx> {
+  for (const temp of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, 'temp', temp), { recursive: true })
+  const errorLog = join(dir, 'error.log')
+  const conf = join(dir, 'nginx.conf')
+  writeFileSync(join(dir, 'site.conf'), site)
+  writeFileSync(
+    conf,
+    [
+      // As root, nginx's workers would be "nobody", who cannot enter the test's folder: stay who we are.
+      ...(process.getuid?.() === 0 ? ['user root;'] : []),
+      'worker_processes auto;',
+      `pid ${join(dir, 'nginx.pid')};`,
+      `error_log ${errorLog} notice;`,
+      'events { worker_connections 768; }',
+      'http {',
+      '    sendfile on;',
+      '    tcp_nopush on;',
+      '    types_hash_max_size 2048;',
+      '    default_type application/octet-stream;',
+      ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((temp) => `    ${temp === 'body' ? 'client_body' : temp}_temp_path ${join(dir, 'temp', temp)};`),
+      `    access_log ${join(dir, 'access.log')};`,
+      `    include ${join(dir, 'site.conf')};`,
+      '}',
+      '',
+    ].join('\n'),
+  )
+  const proc: Subprocess = Bun.spawn([NGINX_PATH, '-p', dir, '-c', conf, '-g', 'daemon off;'], { cwd: dir, env: childEnv(), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const readLog = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '')
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGQUIT')
+    const exited = await Promise.race([proc.exited, Bun.sleep(10_000).then(() => 'timeout' as const)])
+    if (exited === 'timeout') {
+      proc.kill('SIGKILL')
+      await proc.exited
+    }
+  }
+  process.once('exit', () => proc.kill('SIGKILL'))
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    if (proc.exitCode !== null) {
+      throw new Error(`nginx exited with ${proc.exitCode}\n${await new Response(proc.stderr as ReadableStream).text()}\n${readLog()}`)
+    }
+    try {
+      const socket = await Bun.connect({ hostname: '127.0.0.1', port: httpsPort, socket: { data() {} } })
+      socket.end()
+      break
+    } catch {
+      if (Date.now() > deadline) {
+        await stop()
+        throw new Error(`nginx did not listen on 127.0.0.1:${httpsPort} within 10 s\n${readLog()}`)
+      }
+      await Bun.sleep(50)
+    }
+  }
+  const reload = (next: string) => {
+    writeFileSync(join(dir, 'site.conf'), next)
+    proc.kill('SIGHUP')
+  }
+  return { url: `https://127.0.0.1:${httpsPort}`, errorLog: readLog, reload, stop }
+}
+
+/** An intake instance from source (`bun src/main.ts serve`) on `port`, on PostgreSQL. */
+export function startSourceInstance(options: { databaseUrl: string; cwd: string; port: number; env?: Record<string, string> }): Promise<RunningIntake> {
+  return startIntake(process.execPath, {
+    cwd: options.cwd,
+    args: [join(PROJECT_ROOT, 'src', 'main.ts'), 'serve'],
+    env: {
+      ...INSTANCE_SETTINGS,
+      SERVICE_DATABASE_URL: options.databaseUrl,
+      SERVICE_PORT: String(options.port),
+      SERVICE_BASE_URL: 'https://forms.example.com',
+      SERVICE_TRUST_PROXY: 'true',
+      ...options.env,
+    },
+  })
+}
+
+/** One request of the load that was not answered with a status below 500. */
+export interface Failure {
+  what: 'create' | 'get' | 'page' | 'answer'
+  /** The status nginx answered, or undefined when no answer came. */
+  status?: number
+  /** What came back: the status and the start of the body, or the error. */
+  outcome: string
+  /** A create's Idempotency-Key; an answer's form. */
+  idempotencyKey?: string
+  formId?: string
+}
+
+/** What the load sent, and what was acknowledged. */
+export interface ProxiedLedger {
+  /** Answers by request kind and status: `{ create: { 201: 120 }, … }`. */
+  statuses: Record<string, Record<number, number>>
+  failures: Failure[]
+  /** Forms whose create was answered 201. */
+  creates: string[]
+  /** Answers answered 201: the form and the response id of the receipt. */
+  answers: Array<{ formId: string; responseId: string }>
+}
+
+export const PROXIED_FORM = { title: 'Behind nginx', fields: [{ key: 'name', type: 'text', label: 'Name' }] }
+
+/**
+ * Sends one request through nginx, trusting only its test certificate. A
+ * new connection each time: what is tested is what nginx and intake do, and
+ * a client's own idle keep-alive connection that nginx closes at a reload is
+ * the client's race (docs/operating.md, section 12, says what it means).
+ */
+export async function throughNginx(url: string, ca: string, path: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const res = await fetch(`${url}${path}`, { ...init, keepalive: false, tls: { ca } } as RequestInit)
+  const text = await res.text()
+  let body: unknown = text
+  try {
+    body = JSON.parse(text)
+  } catch {}
+  return { status: res.status, headers: res.headers, body, text }
+}
+
+/**
+ * `workers` loops through nginx, each: create a form (with an
+ * Idempotency-Key), read it through the API, open its page, answer it.
+ * Every answer and every failure goes into the ledger.
+ */
+export function startProxiedLoad(options: { url: string; ca: string; key: string; workers?: number }) {
+  const ledger: ProxiedLedger = { statuses: {}, failures: [], creates: [], answers: [] }
+  const auth = { authorization: `Bearer ${options.key}` }
+  const send = async (what: Failure['what'], path: string, init: RequestInit, about: Pick<Failure, 'idempotencyKey' | 'formId'>) => {
+    try {
+      const res = await throughNginx(options.url, options.ca, path, init)
+      const byStatus = (ledger.statuses[what] ??= {})
+      byStatus[res.status] = (byStatus[res.status] ?? 0) + 1
+      if (res.status < 500) return res
+      ledger.failures.push({ what, status: res.status, outcome: `${res.status} ${res.text.slice(0, 80).replace(/\s+/g, ' ')}`, ...about })
+    } catch (error) {
+      ledger.failures.push({ what, outcome: String(error), ...about })
+    }
+    // Not in a tight loop while nothing answers.
+    await Bun.sleep(20)
+    return undefined
+  }
+  let stopped = false
+  const worker = async (w: number) => {
+    for (let n = 0; !stopped; n++) {
+      const idempotencyKey = crypto.randomUUID()
+      const created = await send(
+        'create',
+        '/api/v1/forms',
+        { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idempotencyKey }, body: JSON.stringify(PROXIED_FORM) },
+        { idempotencyKey },
+      )
+      if (created?.status !== 201) continue
+      const formId: string = created.body.id
+      ledger.creates.push(formId)
+      await send('get', `/api/v1/forms/${formId}`, { headers: auth }, { formId })
+      await send('page', `/f/${formId}`, {}, { formId })
+      const answered = await send(
+        'answer',
+        `/f/${formId}`,
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `worker ${w} answer ${n}` }) },
+        { formId },
+      )
+      if (answered?.status === 201) ledger.answers.push({ formId, responseId: answered.body.id })
+    }
+  }
+  const running = Promise.all(Array.from({ length: options.workers ?? 4 }, (_, w) => worker(w)))
+  return {
+    ledger,
+    /** Stops the workers after the requests they have in flight. */
+    async stop() {
+      stopped = true
+      await running
+    },
+  }
+}
+
+/**
+ * Whether each failed write was carried out all the same, one line for each
+ * that was: a create is sent again with its Idempotency-Key (a replay means
+ * the first was made), an answer's form is read (a response means it was
+ * recorded). Reads through `instanceUrl`, creates through nginx.
+ */
+export async function failedWritesDone(options: { url: string; ca: string; instanceUrl: string; key: string }, failures: Failure[]): Promise<string[]> {
+  const done: string[] = []
+  const auth = { authorization: `Bearer ${options.key}` }
+  for (const failure of failures) {
+    if (failure.what === 'create') {
+      const again = await throughNginx(options.url, options.ca, '/api/v1/forms', {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': failure.idempotencyKey! },
+        body: JSON.stringify(PROXIED_FORM),
+      })
+      if (again.status !== 201 || again.headers.get('idempotent-replayed') === 'true') done.push(`create (${failure.outcome}) was made: sent again, ${again.status} replayed=${again.headers.get('idempotent-replayed')}`)
+    } else if (failure.what === 'answer') {
+      const responses = (await (await fetch(`${options.instanceUrl}/api/v1/forms/${failure.formId}/responses`, { headers: auth })).json()) as unknown[]
+      if (responses.length) done.push(`answer to ${failure.formId} (${failure.outcome}) was recorded`)
+    }
+  }
+  return done
+}
+
+/**
+ * Acknowledged operations not found when read back from `instanceUrl`
+ * (directly, not through nginx): forms created (201) that do not exist, and
+ * answers (201) whose response the form does not list. One line each.
+ */
+export async function findLostBehindNginx(instanceUrl: string, key: string, ledger: ProxiedLedger): Promise<string[]> {
+  const lost: string[] = []
+  const auth = { authorization: `Bearer ${key}` }
+  const answered = new Map(ledger.answers.map((a) => [a.formId, a.responseId]))
+  for (const formId of ledger.creates) {
+    const form = await fetch(`${instanceUrl}/api/v1/forms/${formId}`, { headers: auth })
+    if (form.status !== 200) {
+      lost.push(`form ${formId} was created (201) but reads ${form.status}`)
+      continue
+    }
+    await form.arrayBuffer()
+    const responseId = answered.get(formId)
+    if (!responseId) continue
+    const responses = (await (await fetch(`${instanceUrl}/api/v1/forms/${formId}/responses`, { headers: auth })).json()) as Array<{ id: string }>
+    if (!responses.some((r) => r.id === responseId)) lost.push(`answer ${responseId} to form ${formId} was acknowledged (201) but is not among its responses`)
+  }
+  return lost
+}
