@@ -63,6 +63,22 @@ export const POSTGRES: Prerequisite = {
   requiredBy: 'INTAKE_REQUIRE_POSTGRES',
 }
 
+/** Debian's PgBouncer, where test/e2e/pgbouncer.test.ts runs it. */
+export const PGBOUNCER_PATH = '/usr/sbin/pgbouncer'
+
+/**
+ * Debian's PgBouncer, for the tests that put it between intake and the test
+ * cluster: `skipWithout(POSTGRES) || skipWithout(PGBOUNCER)`. Required where
+ * INTAKE_REQUIRE_POSTGRES=1: .ci/run installs it beside the cluster.
+ */
+export const PGBOUNCER: Prerequisite = {
+  tests: 'the PgBouncer tests',
+  present: Bun.file(PGBOUNCER_PATH).size > 0,
+  missing: `PgBouncer is not installed at ${PGBOUNCER_PATH}`,
+  toRun: "install Debian's pgbouncer (apt-get install pgbouncer)",
+  requiredBy: 'INTAKE_REQUIRE_POSTGRES',
+}
+
 /** Debian's nginx, where test/e2e/nginx.test.ts runs it. */
 export const NGINX_PATH = '/usr/sbin/nginx'
 

@@ -340,8 +340,8 @@ function storesOn(query: Query, scope: Scope, keysVersion?: () => unknown): Tran
   }
 }
 
-/** Connections in the store's pool. */
-const poolSizeOf = (options: PostgresStoreOptions) => options.poolSize ?? DEFAULT_POOL_SIZE
+/** Connections in the store's pool: at least two, for the check of sessions (refuseSharedSessions). */
+const poolSizeOf = (options: PostgresStoreOptions) => Math.max(2, options.poolSize ?? DEFAULT_POOL_SIZE)
 
 /** A pool of `max` connections on `url`, none opened yet. */
 function openPool(url: string, max: number, connectionTimeoutSeconds: number): SQL {
@@ -356,6 +356,59 @@ function openPool(url: string, max: number, connectionTimeoutSeconds: number): S
     connectionTimeout: connectionTimeoutSeconds,
     connection: SESSION_SETTINGS,
   })
+}
+
+/**
+ * Refuses a connection pooler that does not give each of intake's
+ * connections a server session of its own (PgBouncer in transaction or
+ * statement mode): there, Bun's prepared statements meet other connections'
+ * (`prepared statement "P2" already exists`, a 500 on most requests), and
+ * LISTEN, which wakes waits across instances and ends revoked keys' waits,
+ * hears nothing. Two connections, A and B: A's backend, then B's (the same
+ * one when a pool hands out the backend A just gave back, as PgBouncer does
+ * by default), then B's again inside a transaction and A's while that
+ * transaction holds B's backend (a backend another than before when the
+ * pool hands them out in turn). On PostgreSQL itself, or a session pool, A
+ * and B each keep one backend of their own throughout. Simple queries only:
+ * nothing here prepares a statement.
+ */
+async function refuseSharedSessions(sql: SQL, location: string): Promise<void> {
+  const a = boundedConnection(await reserveWithin(sql, STATEMENT_DEADLINE_MS))
+  let b: ReturnType<typeof boundedConnection> | undefined
+  try {
+    b = boundedConnection(await reserveWithin(sql, STATEMENT_DEADLINE_MS))
+    const backendOf = async (connection: ReturnType<typeof boundedConnection>) =>
+      String((await connection.statement('SELECT pg_backend_pid() AS pid'))[0].pid)
+    const a1 = await backendOf(a)
+    const b1 = await backendOf(b)
+    let refusal: string | undefined
+    let own = a1 !== b1
+    if (own) {
+      try {
+        await b.statement('BEGIN')
+        const b2 = await backendOf(b)
+        own = b2 === b1 && (await backendOf(a)) === a1
+      } catch (error) {
+        // PgBouncer in statement mode refuses a transaction of several statements (a protocol violation, 08P01).
+        if (isConnectionFailure(error) && (error as { errno?: unknown }).errno !== '08P01') throw error
+        own = false
+        refusal = describeFailure(error)
+      } finally {
+        await b.statement('ROLLBACK').catch(() => {})
+      }
+    }
+    if (own) return
+    throw new DatabaseOpenError(
+      `The PostgreSQL database at ${location} is reached through a connection pooler that shares server sessions between connections ` +
+        `(PgBouncer in transaction or statement mode${refusal ? `: ${refusal}` : ''}): intake needs a session of its own on each connection, ` +
+        'for its prepared statements and LISTEN. Use pool_mode = session, or connect to PostgreSQL directly (docs/operating.md, "PgBouncer").',
+    )
+  } catch (error) {
+    throw translate(error)
+  } finally {
+    a.release()
+    b?.release()
+  }
 }
 
 /**
@@ -433,6 +486,10 @@ async function prepareSchema(sql: SQL, location: string, url: string, options: P
  */
 export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const { sql, location, open } = await connect(url, options)
+  await refuseSharedSessions(sql, location).catch(async (error) => {
+    await sql.close({ timeout: 0 }).catch(() => {})
+    throw error
+  })
   const schemaVersion = (await prepareSchema(sql, location, url, options)).to
   const poolSize = poolSizeOf(options)
   const attempts = poolSize + 1
@@ -539,7 +596,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     watchForms: (watcher) => listener().watchForms(watcher),
     watchEvents: (watcher) => listener().watchEvents(watcher),
     // The lock is a transaction's, held open on a connection of its own while `work` uses the
-    // pool as it likes: a session's lock would outlive its release behind PgBouncer's transaction mode.
+    // pool as it likes: a session's lock would outlive its release behind a pooler.
     async alone(work) {
       const connection = boundedConnection(await reserveWithin(pools.current, STATEMENT_DEADLINE_MS))
       try {
@@ -571,8 +628,9 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
  * intake's that this one may run on).
  */
 export async function migratePostgres(url: string, options: Omit<PostgresStoreOptions, 'migrate' | 'poolSize'> = {}): Promise<{ from: number; to: number }> {
-  const { sql, location } = await connect(url, { ...options, poolSize: 1 })
+  const { sql, location } = await connect(url, { ...options, poolSize: 2 })
   try {
+    await refuseSharedSessions(sql, location)
     return await prepareSchema(sql, location, url, options)
   } finally {
     await sql.close({ timeout: 10 })
