@@ -99,7 +99,7 @@ export function createIntake(options: IntakeOptions) {
   })
   const responses = createResponseService(store, forms, signals)
   const submissions = createSubmissionService(store, clock, baseUrl, formChanged)
-  const events = createEventService(store, signals)
+  const events = createEventService(store, signals, bodies)
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks, events }
   const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: store })

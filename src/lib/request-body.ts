@@ -253,6 +253,13 @@ export function createBodyReader(options: BodyReaderOptions) {
   }
 
   return {
+    /**
+     * Counts `bytes` that a response holds while it is built and sent (a page
+     * of the event feed) against the same budget as bodies: a release
+     * function, or undefined when they would pass it (then refuse with 503).
+     */
+    reserve: (bytes: number) => budget.reserve(bytes),
+
     /** A JSON body of at most `limit` bytes; malformed JSON is a 422 like any other invalid body. */
     async json(request: Request, limit = API_BODY_LIMIT): Promise<unknown> {
       const raw = await bytes(request, limit)
