@@ -97,9 +97,9 @@ export function createIntake(options: IntakeOptions) {
     // A deleted form's files, and a cancelled form's kept ones, are unclaimed now.
     fileStorage.wake()
   })
-  const responses = createResponseService(store, forms, signals)
+  const responses = createResponseService(store, forms, signals, auth)
   const submissions = createSubmissionService(store, clock, baseUrl, formChanged)
-  const events = createEventService(store, signals, bodies)
+  const events = createEventService(store, signals, bodies, auth)
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks, events }
   const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: store })

@@ -6,6 +6,7 @@ import type { Logger } from '../../lib/log.ts'
 import type { Clock } from '../../lib/time.ts'
 import type { Store } from '../../db/store.ts'
 import type { ApiKeyRecord, KeyListing } from './store/index.ts'
+import { createKeyWatch, type KeyHold } from './waits.ts'
 
 /** Who is calling: resolved from the bearer key of one request. */
 export interface Principal {
@@ -13,6 +14,8 @@ export interface Principal {
   keyId: string
   /** The plaintext key, held only for this request: webhook secrets are derived from it. */
   key: string
+  /** The store's keys version the key was found valid at (see KeyReads.keysVersion). */
+  keysVersion: unknown
 }
 
 export const DEFAULT_ACCOUNT = 'default'
@@ -28,7 +31,20 @@ const KEYS_REMEMBERED = 1000
 export const generateKey = () => `svc_live_${randomBytes(24).toString('hex')}`
 
 const notAuthenticated = () => new HttpError(403, 'Not authenticated')
-const invalidKey = () => new HttpError(401, 'Invalid API key', undefined, { 'WWW-Authenticate': 'Bearer' })
+/** The refusal of a key unknown or revoked: also what a wait ends with when its key is revoked meanwhile. */
+export const invalidKey = () => new HttpError(401, 'Invalid API key', undefined, { 'WWW-Authenticate': 'Bearer' })
+
+/**
+ * What a request that waits (a long-poll, a feed wait) holds while it waits:
+ * `revoked` fires once its key is found revoked, and the wait then ends with
+ * `invalidKey()`. `release` when the wait ends, however it ends.
+ */
+export type WaitingHold = KeyHold
+
+/** What waiting services ask of the auth module: a hold on a principal's key while they wait. */
+export interface KeyHolds {
+  holdWhileWaiting(principal: Principal): WaitingHold
+}
 
 /** Keys and accounts: creating, listing and revoking keys, and who a request's key says it is. */
 export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
@@ -46,8 +62,12 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
   const remembered = new Map<string, ApiKeyRecord | null>()
   let rememberedVersion: unknown
   let versionThisTurn: Promise<unknown> | undefined
+  const waits = createKeyWatch(store, logger)
+  /** Requests whose wait ended because their key was revoked meanwhile (see refusedWhileWaiting). */
+  const revokedWhileWaiting = new WeakSet<Principal>()
 
-  async function keyRecord(key: string): Promise<ApiKeyRecord | null> {
+  /** The key's record (null when unknown), and the keys version it was read at. */
+  async function keyRecord(key: string): Promise<{ record: ApiKeyRecord | null; version: unknown }> {
     if (!versionThisTurn) {
       versionThisTurn = store.keys.keysVersion()
       setImmediate(() => (versionThisTurn = undefined))
@@ -60,11 +80,11 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
     let record = remembered.get(key)
     if (record === undefined) {
       record = (await store.keys.keyByHash(hashKey(key))) ?? null
-      if (version !== rememberedVersion) return record
+      if (version !== rememberedVersion) return { record, version }
       if (remembered.size >= KEYS_REMEMBERED) remembered.clear()
       remembered.set(key, record)
     }
-    return record
+    return { record, version }
   }
 
   function register(accountName: string, key: string) {
@@ -105,8 +125,10 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
     async revokeKey(id: string): Promise<'revoked' | 'already revoked' | 'unknown'> {
       const now = clock()
       if (await store.transaction((tx) => tx.keys.revoke(id, now))) {
-        // Refused from this process's next request, whatever the store says of other processes' changes.
+        // Refused from this process's next request, whatever the store says of other processes' changes,
+        // and its waits held by that key end now.
         remembered.clear()
+        waits.revokedHere()
         return 'revoked'
       }
       return (await store.keys.keyExists(id)) ? 'already revoked' : 'unknown'
@@ -120,15 +142,29 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
       const key = (match[1] ?? '').trim()
       if (key === '') throw notAuthenticated()
       if (!API_KEY_PATTERN.test(key)) throw invalidKey()
-      const record = await keyRecord(key)
+      const { record, version } = await keyRecord(key)
       if (!record || record.revokedAt !== null) throw invalidKey()
       const now = clock()
       if (record.lastUsedAt === null || now - record.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
         record.lastUsedAt = now
         store.transaction((tx) => tx.keys.touch(record.id, now)).catch((error) => logger?.warn('last-used time not recorded', { error: String(error) }))
       }
-      return { accountId: record.accountId, keyId: record.id, key }
+      return { accountId: record.accountId, keyId: record.id, key, keysVersion: version }
     },
+
+    /**
+     * Holds the principal's key while its request waits (see waits.ts): the
+     * hold's `revoked` fires once the key is found revoked, within a second,
+     * whoever revoked it. The request then answers 401 (refusedWhileWaiting).
+     */
+    holdWhileWaiting(principal: Principal): WaitingHold {
+      const hold = waits.hold({ hash: hashKey(principal.key), version: principal.keysVersion })
+      hold.revoked.addEventListener('abort', () => revokedWhileWaiting.add(principal), { once: true })
+      return hold
+    },
+
+    /** Whether the request's wait ended because its key was revoked: it answers 401, whatever it made of that. */
+    refusedWhileWaiting: (principal: Principal): boolean => revokedWhileWaiting.has(principal),
   }
 }
 

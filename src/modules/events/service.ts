@@ -3,7 +3,7 @@ import { HttpError, invalidAt } from '../../lib/errors.ts'
 import { feedSignal, type FormSignals } from '../../lib/signals.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
-import type { Principal } from '../auth/service.ts'
+import { invalidKey, type KeyHolds, type Principal } from '../auth/service.ts'
 import { EVENTS_LIMIT, ListEventsQuery } from './model.ts'
 import { FEED_START, decodeCursor, encodeNumber } from './position.ts'
 import type { EventSummary, EventType } from './store/index.ts'
@@ -294,7 +294,7 @@ export function feedPageJson(page: FeedPage): string {
  * answered, and is refused (503, Retry-After) before anything is sent when
  * that would pass the budget.
  */
-export function createEventService(store: Store, signals: FormSignals, memory: MemoryBudget) {
+export function createEventService(store: Store, signals: FormSignals, memory: MemoryBudget, keys: KeyHolds) {
   const readAfter = sharedReads(store)
 
   /** The page to answer with: waited for when asked to, and `next`. */
@@ -322,25 +322,35 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
 
     const signal = feedSignal(accountId)
     const deadline = performance.now() + waitMs
-    for (;;) {
-      // Listening before looking: an event that commits while the feed is read still wakes this wait.
-      const round = new AbortController()
-      const endRound = () => round.abort()
-      abort?.addEventListener('abort', endRound)
-      try {
-        const left = deadline - performance.now()
-        const changed = left > 0 && !abort?.aborted ? signals.wait(signal, left, round.signal) : undefined
-        const page = await readAfter(accountId, after, limit)
-        if (page.events.length > 0 || !changed || abort?.aborted || signals.closed) {
-          // Taken in the turn the shared read ends, with every other request that shares it.
-          page.readers++
-          return { page, next: page.events.length > 0 ? encodeNumber(page.events.at(-1)!.number) : given, limit }
+    // A wait ends with 401 once its key is revoked (CONTRACT 12a); a read that does not wait needs no hold.
+    const hold = waitMs > 0 ? keys.holdWhileWaiting(principal) : undefined
+    try {
+      for (;;) {
+        // Listening before looking: an event that commits while the feed is read still wakes this wait.
+        const round = new AbortController()
+        const endRound = () => round.abort()
+        abort?.addEventListener('abort', endRound)
+        hold?.revoked.addEventListener('abort', endRound)
+        try {
+          const left = deadline - performance.now()
+          const changed = left > 0 && !abort?.aborted ? signals.wait(signal, left, round.signal) : undefined
+          const page = await readAfter(accountId, after, limit)
+          if (hold?.revoked.aborted) throw invalidKey()
+          if (page.events.length > 0 || !changed || abort?.aborted || signals.closed) {
+            // Taken in the turn the shared read ends, with every other request that shares it.
+            page.readers++
+            return { page, next: page.events.length > 0 ? encodeNumber(page.events.at(-1)!.number) : given, limit }
+          }
+          await changed
+          if (hold?.revoked.aborted) throw invalidKey()
+        } finally {
+          round.abort()
+          abort?.removeEventListener('abort', endRound)
+          hold?.revoked.removeEventListener('abort', endRound)
         }
-        await changed
-      } finally {
-        round.abort()
-        abort?.removeEventListener('abort', endRound)
       }
+    } finally {
+      hold?.release()
     }
   }
 

@@ -5,7 +5,7 @@ import type { FormSignals } from '../../lib/signals.ts'
 import { timeSlicer } from '../../lib/slices.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
-import type { Principal } from '../auth/service.ts'
+import { invalidKey, type KeyHolds, type Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { FreeFormJson } from '../forms/store/index.ts'
 import { ListResponsesQuery, type ResponseObject } from './model.ts'
@@ -21,7 +21,7 @@ export const toResponseObject = (response: StoredResponse, context: FreeFormJson
   context: context === null ? null : JSON.parse(context),
 })
 
-export function createResponseService(store: Store, forms: FormService, signals: FormSignals) {
+export function createResponseService(store: Store, forms: FormService, signals: FormSignals, keys: KeyHolds) {
   return {
     /**
      * The form's responses, newest first (a form takes one, so at most one).
@@ -37,10 +37,13 @@ export function createResponseService(store: Store, forms: FormService, signals:
       // Listening before looking: a change that commits while the form is read still wakes this wait.
       // Expiry wakes it too: the sweep signals each form it expires. A wake says "look again"
       // (another server's notification, or any form may have changed): one that finds the form
-      // still waiting waits on, for what is left of the time.
+      // still waiting waits on, for what is left of the time. A key revoked meanwhile ends it with 401
+      // (CONTRACT 12a).
       const stopWaiting = new AbortController()
       const onAbort = () => stopWaiting.abort()
       abort?.addEventListener('abort', onAbort)
+      const hold = keys.holdWhileWaiting(principal)
+      hold.revoked.addEventListener('abort', onAbort)
       const id = canonicalUlid(formId)
       const deadline = performance.now() + query.wait * 1000
       try {
@@ -49,13 +52,16 @@ export function createResponseService(store: Store, forms: FormService, signals:
           const changed = id && left > 0 ? signals.wait(id, left, stopWaiting.signal) : undefined
           const form = await forms.ownFormState(principal, formId)
           const found = await store.responses.listForForm(form.id)
+          if (hold.revoked.aborted) throw invalidKey()
           const ended = form.status !== 'active' || found.length > 0
           if (ended || !changed || stopWaiting.signal.aborted || signals.closed) return found.map((response) => toResponseObject(response, form.context))
           await changed
+          if (hold.revoked.aborted) throw invalidKey()
         }
       } finally {
         stopWaiting.abort()
         abort?.removeEventListener('abort', onAbort)
+        hold.release()
       }
     },
 
