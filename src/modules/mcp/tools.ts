@@ -188,6 +188,7 @@ export const TOOLS: Tool[] = [
     description: [
       'The feed of how your forms ended, oldest first: form.completed (answered: `payload.data` holds the answer, with your `context`), form.expired and form.cancelled (`payload.context` is the context the form had), form.deleted. Every form\'s endings are here, whatever its callback_events.',
       `Call it with \`after\` = the \`next\` of your previous call and you never miss or repeat an event; with no \`after\` it starts from the oldest kept (7 days), with "latest" from now. With \`wait\` (1..${MCP_WAIT_MAX_S} seconds) it holds until an event arrives or the time is up (then \`events\` is empty: call again with the same \`after\`).`,
+      'A call returns at most `limit` events and at most 1 MiB of JSON (an event larger than that comes alone): when there may be more, call again from `next`. An error saying to try again means the server is busy: wait a second and repeat the call.',
       'One call covers all your open forms: create them, then loop on wait_for_events until each has ended.',
     ].join('\n\n'),
     input: WaitForEventsInput,
