@@ -22,6 +22,7 @@ import {
   send,
   submit,
   TEST_STORE,
+  track,
   until,
   type TestContext,
   type TestResponse,
@@ -101,15 +102,6 @@ async function settled(expected: number | ((events: FeedEvent[]) => boolean), ap
   return last
 }
 
-/** A promise whose settling can be seen without awaiting it. */
-function track<T>(promise: Promise<T>) {
-  const state = { settled: false, promise }
-  promise.then(
-    () => (state.settled = true),
-    () => (state.settled = true),
-  )
-  return state
-}
 
 /** A feed read held with `wait`, checked to be still pending after a quiet moment. */
 async function heldWait(after: string, api: Api = t.api, wait = 30) {

@@ -15,7 +15,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL, type ReservedSQL } from 'bun'
 import { databaseUrl } from './postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
-import { apiClient, contextsPerTest, submit, TEST_STORE, type TestContext } from './utils.ts'
+import { apiClient, contextsPerTest, submit, TEST_STORE, track, type TestContext } from './utils.ts'
 
 setDefaultTimeout(20_000)
 
@@ -42,15 +42,6 @@ async function cancel(api: Api, formId: string) {
   if (res.status !== 200) throw new Error(`cancel: ${res.status} ${res.text}`)
 }
 
-/** A promise whose settling can be seen without awaiting it. */
-function track<T>(promise: Promise<T>) {
-  const state = { settled: false, promise }
-  promise.then(
-    () => (state.settled = true),
-    () => (state.settled = true),
-  )
-  return state
-}
 
 const kinds = (events: FeedEvent[]) => events.map((event) => [event.type, event.form_id])
 

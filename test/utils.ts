@@ -265,6 +265,16 @@ export async function until(
 }
 
 /** The access log line is written after the response is handed over: let that happen. */
+/** A promise whose settling can be seen without awaiting it. */
+export function track<T>(promise: Promise<T>) {
+  const state = { settled: false, promise }
+  promise.then(
+    () => (state.settled = true),
+    () => (state.settled = true),
+  )
+  return state
+}
+
 export const logsWritten = () => new Promise((resolve) => setImmediate(resolve))
 
 /** What CONTRACT 10 allows a process for refusing a key that another process revoked. */

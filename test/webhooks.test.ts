@@ -27,6 +27,7 @@ import {
   submit,
   ULID_PATTERN,
   UNKNOWN_ID,
+  track,
   until,
   type Delivery,
   type Resolver,
@@ -52,15 +53,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** How long a negative check gives the loop to (wrongly) act. Not a timing assertion. */
 const QUIET_MS = 300
 
-/** A promise whose settling can be observed without awaiting it. */
-function track<T>(promise: Promise<T>) {
-  const state = { settled: false, promise }
-  promise.then(
-    () => (state.settled = true),
-    () => (state.settled = true),
-  )
-  return state
-}
 
 /** Moves the test clock and wakes the loop: what is due now gets done. */
 function advanceAndWake(ms: number) {
