@@ -22,7 +22,7 @@ import { createFormSweeper } from './modules/forms/sweeper.ts'
 import { responseRoutes } from './modules/responses/index.ts'
 import { createResponseService } from './modules/responses/service.ts'
 import { createFileStorage, type FileStorage } from './modules/responses/files.ts'
-import { createRenderedPages, submissionRoutes, type RenderedPages } from './modules/submissions/index.tsx'
+import { createRenderedPages, pageFormOf, submissionRoutes, type RenderedPages } from './modules/submissions/index.tsx'
 import { createSubmissionService } from './modules/submissions/service.ts'
 import { mcpRoutes } from './modules/mcp/index.ts'
 import { MCP_PATH } from './modules/mcp/paths.ts'
@@ -175,7 +175,12 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
       Object.assign(set.headers, failure.headers)
       if (wantsPage(request)) {
         const retryAfter = Number(failure.headers?.['Retry-After']) || undefined
-        return htmlPage(set, <StatusPage kind={kind ?? pageKind(failure.status)} t={pageLanguageOf(request)} retryAfterSeconds={retryAfter} />, failure.status)
+        const form = pageFormOf(request)
+        return htmlPage(
+          set,
+          <StatusPage kind={kind ?? pageKind(failure.status)} t={pageLanguageOf(request)} retryAfterSeconds={retryAfter} form={form} fileLimits={form?.fileLimits} />,
+          failure.status,
+        )
       }
       return failure.problems ? { detail: failure.detail, errors: failure.problems.map(publicProblem) } : { detail: failure.detail }
     })

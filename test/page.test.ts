@@ -924,7 +924,8 @@ describe('every page', () => {
       ctx.clock.advance(61_000)
       await expectPage(await postForm(ctx.app, active.id, { name: 'Ada' }, { 'sec-fetch-site': 'cross-site' }), 403)
       ctx.clock.advance(61_000)
-      const { body, contentType } = multipart([{ name: 'doc', filename: 'big.bin', type: 'application/octet-stream', bytes: new Uint8Array(2 * 1024 * 1024) }])
+      // Past a file field's max_size by more than is read to refuse it on the page (FILE_OVERSIZE_READ).
+      const { body, contentType } = multipart([{ name: 'doc', filename: 'big.bin', type: 'application/octet-stream', bytes: new Uint8Array(27 * 1024 * 1024) }])
       await expectPage(await postRaw(small.id, body, contentType, {}, ctx), 413)
       ctx.clock.advance(61_000)
       await expectPage(await postForm(ctx.app, UNKNOWN_ID, { name: 'Ada' }), 404)
@@ -1153,7 +1154,8 @@ describe('file uploads', () => {
 
   test('a post larger than the form allows is a 413 page, and nothing is stored', async () => {
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', config: { max_size: 1024 } }] })
-    const res = await postParts(form.id, [{ name: 'doc', filename: 'huge.bin', type: 'application/octet-stream', bytes: new Uint8Array(2 * 1024 * 1024) }])
+    // More past max_size than is read to refuse the file next to its field (FILE_OVERSIZE_READ).
+    const res = await postParts(form.id, [{ name: 'doc', filename: 'huge.bin', type: 'application/octet-stream', bytes: new Uint8Array(27 * 1024 * 1024) }])
     const page = await expectPage(res, 413)
     expect(page.all('form')).toEqual([])
     expect(await responsesOf(form.id)).toEqual([])

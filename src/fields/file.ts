@@ -5,6 +5,13 @@ import { EMPTY, Upload, isBlank, rejected, type FieldType } from './types.ts'
 
 export const FILE_DEFAULT_MAX_SIZE = 10 * 1024 * 1024
 export const FILE_LIMIT_MAX_SIZE = 25 * 1024 * 1024
+/**
+ * How far past its field's max_size a file is still read (and its excess
+ * dropped) to be refused on the page next to its field, everything else kept
+ * (CONTRACT 14): a phone's photo for a field of a few megabytes. A post larger
+ * than that gets the "too large" page.
+ */
+export const FILE_OVERSIZE_READ = 25 * 1024 * 1024
 /** All of one form's files together: what one submission may make the server hold in memory. */
 export const FORM_FILES_MAX_SIZE = 100 * 1024 * 1024
 
@@ -59,8 +66,9 @@ export const file: FieldType<FileConfig> = {
     return { kind: 'upload', upload: input }
   },
   control: (config) => ({ kind: 'input', attributes: { type: 'file', accept: config.accept } }),
-  // The file and its part's headers (name, type).
-  maxSubmittedBytes: (config) => fileMaxSize(config) + 4096,
+  // The file, its part's headers (name, type), and room for a file too large by up to FILE_OVERSIZE_READ:
+  // its bytes past max_size are read and dropped, so the person hears which file, next to its field.
+  maxSubmittedBytes: (config) => fileMaxSize(config) + FILE_OVERSIZE_READ + 4096,
   answerSchema: () => ({
     type: 'string',
     format: 'uri',

@@ -163,6 +163,8 @@ export const ar: Catalog = {
   'status.rate_limited.message': 'وصلت إجابات كثيرة جدًا من عنوانك خلال الدقيقة الماضية. يُرجى الانتظار قليلًا ثم المحاولة مرة أخرى.',
   'status.too_large.heading': 'الحجم أكبر من المسموح بإرساله',
   'status.too_large.message': 'ما أرسلته أكبر مما يقبله هذا النموذج. يُرجى اختيار ملفات أصغر ثم المحاولة مرة أخرى.',
+  'status.too_large.limits': 'أكبر حجم للملف يقبله كل سؤال:',
+  'status.too_large.file_limit': '{label}: حتى {size}',
   'status.too_slow.heading': 'استغرق الإرسال وقتًا طويلًا جدًا',
   'status.too_slow.message': 'وصلت إجابتك ببطء شديد فلم تُسجَّل، ربما بسبب ضعف الاتصال. يُرجى العودة إلى النموذج وإرسالها مرة أخرى.',
   'status.busy.heading': 'الخادم مشغول مؤقتًا',

@@ -107,6 +107,8 @@ export const cs: Catalog = {
   'status.rate_limited.message': 'Z vaší adresy přišlo za poslední minutu příliš mnoho odpovědí. Chvíli počkejte a zkuste to znovu.',
   'status.too_large.heading': 'Příliš velké k odeslání',
   'status.too_large.message': 'Odeslaná data jsou větší, než tento formulář přijímá. Vyberte menší soubory a zkuste to znovu.',
+  'status.too_large.limits': 'Největší soubor, který jednotlivé otázky přijmou:',
+  'status.too_large.file_limit': '{label}: nejvýše {size}',
   'status.too_slow.heading': 'Odesílání trvalo příliš dlouho',
   'status.too_slow.message': 'Vaše odpověď přicházela příliš pomalu a neuložila se, možná kvůli špatnému připojení. Vraťte se k formuláři a odešlete ji znovu.',
   'status.busy.heading': 'Server je chvíli přetížený',

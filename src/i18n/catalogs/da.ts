@@ -107,6 +107,8 @@ export const da: Catalog = {
   'status.rate_limited.message': 'Der er kommet for mange svar fra din adresse inden for det seneste minut. Vent lidt, og prøv så igen.',
   'status.too_large.heading': 'For stort til at blive sendt',
   'status.too_large.message': 'Det, du har sendt, er større, end formularen tager imod. Vælg mindre filer, og prøv igen.',
+  'status.too_large.limits': 'Den største fil, hvert spørgsmål tager imod:',
+  'status.too_large.file_limit': '{label}: op til {size}',
   'status.too_slow.heading': 'Afsendelsen tog for lang tid',
   'status.too_slow.message': 'Dit svar kom for langsomt frem og er ikke blevet registreret, måske på grund af en dårlig forbindelse. Gå tilbage til formularen, og send det igen.',
   'status.busy.heading': 'Travlt lige nu',

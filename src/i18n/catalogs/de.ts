@@ -107,6 +107,8 @@ export const de: Catalog = {
   'status.rate_limited.message': 'In der letzten Minute kamen zu viele Antworten von Ihrer Adresse. Warten Sie einen Moment und versuchen Sie es dann erneut.',
   'status.too_large.heading': 'Zu groß zum Senden',
   'status.too_large.message': 'Was Sie gesendet haben, ist größer, als dieses Formular annimmt. Wählen Sie kleinere Dateien aus und versuchen Sie es dann erneut.',
+  'status.too_large.limits': 'So groß darf die Datei bei jeder Frage höchstens sein:',
+  'status.too_large.file_limit': '{label}: höchstens {size}',
   'status.too_slow.heading': 'Das Senden hat zu lange gedauert',
   'status.too_slow.message': 'Ihre Antwort kam zu langsam an und wurde nicht gespeichert, vielleicht wegen einer schlechten Verbindung. Gehen Sie zurück zum Formular und senden Sie die Antwort noch einmal.',
   'status.busy.heading': 'Vorübergehend überlastet',

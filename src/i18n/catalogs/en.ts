@@ -109,6 +109,8 @@ export const en = {
   'status.rate_limited.message': 'Too many answers came from your address in the last minute. Wait a moment, then try again.',
   'status.too_large.heading': 'Too large to send',
   'status.too_large.message': 'What you sent is larger than this form accepts. Choose smaller files, then try again.',
+  'status.too_large.limits': 'The largest file each question takes:',
+  'status.too_large.file_limit': '{label}: up to {size}',
   'status.too_slow.heading': 'Sending took too long',
   'status.too_slow.message': 'Your answer arrived too slowly and was not recorded, perhaps because the connection is poor. Go back to the form and send it again.',
   'status.busy.heading': 'Busy for a moment',

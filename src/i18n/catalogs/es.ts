@@ -107,6 +107,8 @@ export const es: Catalog = {
   'status.rate_limited.message': 'En el último minuto han llegado demasiadas respuestas desde su dirección. Espere un momento y vuelva a intentarlo.',
   'status.too_large.heading': 'Envío demasiado grande',
   'status.too_large.message': 'Lo que ha enviado supera el tamaño que admite este formulario. Elija archivos más pequeños y vuelva a intentarlo.',
+  'status.too_large.limits': 'El archivo más grande que admite cada pregunta:',
+  'status.too_large.file_limit': '{label}: hasta {size}',
   'status.too_slow.heading': 'El envío ha tardado demasiado',
   'status.too_slow.message': 'Su respuesta llegó demasiado despacio y no se ha guardado, quizá por una mala conexión. Vuelva al formulario y envíela de nuevo.',
   'status.busy.heading': 'Servicio ocupado en este momento',

@@ -107,6 +107,8 @@ export const fi: Catalog = {
   'status.rate_limited.message': 'Osoitteestasi tuli viimeisen minuutin aikana liian monta vastausta. Odota hetki ja yritä sitten uudelleen.',
   'status.too_large.heading': 'Liian suuri lähetettäväksi',
   'status.too_large.message': 'Lähettämäsi tiedot ovat liian suuria tälle lomakkeelle. Valitse pienempiä tiedostoja ja yritä uudelleen.',
+  'status.too_large.limits': 'Suurin tiedosto, jonka kukin kysymys ottaa vastaan:',
+  'status.too_large.file_limit': '{label}: enintään {size}',
   'status.too_slow.heading': 'Lähettäminen kesti liian kauan',
   'status.too_slow.message': 'Vastauksesi saapui liian hitaasti, eikä sitä tallennettu. Syynä voi olla heikko yhteys. Palaa lomakkeeseen ja lähetä vastaus uudelleen.',
   'status.busy.heading': 'Palvelu on ruuhkautunut',

@@ -107,6 +107,8 @@ export const fr: Catalog = {
   'status.rate_limited.message': 'Trop de réponses ont été envoyées depuis votre adresse au cours de la dernière minute. Patientez un instant, puis réessayez.',
   'status.too_large.heading': 'Envoi trop volumineux',
   'status.too_large.message': 'Votre envoi dépasse la taille acceptée par ce formulaire. Choisissez des fichiers plus petits, puis réessayez.',
+  'status.too_large.limits': 'Taille maximale du fichier pour chaque question :',
+  'status.too_large.file_limit': '{label} : jusqu’à {size}',
   'status.too_slow.heading': 'L’envoi a pris trop de temps',
   'status.too_slow.message': 'Votre réponse est arrivée trop lentement et n’a pas été enregistrée, peut-être à cause d’une mauvaise connexion. Revenez au formulaire et envoyez-la de nouveau.',
   'status.busy.heading': 'Service momentanément surchargé',

@@ -107,6 +107,8 @@ export const he: Catalog = {
   'status.rate_limited.message': 'בדקה האחרונה הגיעו יותר מדי תשובות מכתובת הרשת שלך. יש להמתין רגע ולנסות שוב.',
   'status.too_large.heading': 'גדול מדי לשליחה',
   'status.too_large.message': 'מה שנשלח גדול ממה שהטופס הזה יכול לקבל. יש לבחור קבצים קטנים יותר ולנסות שוב.',
+  'status.too_large.limits': 'הגודל המרבי של קובץ לכל שאלה:',
+  'status.too_large.file_limit': '{label}: עד {size}',
   'status.too_slow.heading': 'השליחה נמשכה זמן רב מדי',
   'status.too_slow.message': 'התשובה הגיעה לאט מדי ולא נשמרה, אולי בגלל חיבור חלש. יש לחזור לטופס ולשלוח אותה שוב.',
   'status.busy.heading': 'עומס זמני',

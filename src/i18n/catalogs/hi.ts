@@ -107,6 +107,8 @@ export const hi: Catalog = {
   'status.rate_limited.message': 'पिछले एक मिनट में आपके पते से बहुत ज़्यादा उत्तर आए हैं। थोड़ी देर रुकें, फिर दोबारा कोशिश करें।',
   'status.too_large.heading': 'भेजने के लिए बहुत बड़ा',
   'status.too_large.message': 'आपने जो भेजा, वह इस फ़ॉर्म की तय सीमा से बड़ा है। छोटी फ़ाइलें चुनें, फिर दोबारा कोशिश करें।',
+  'status.too_large.limits': 'हर प्रश्न में अधिकतम इतनी बड़ी फ़ाइल भेजी जा सकती है:',
+  'status.too_large.file_limit': '{label}: {size} तक',
   'status.too_slow.heading': 'भेजने में बहुत ज़्यादा समय लगा',
   'status.too_slow.message': 'आपका उत्तर बहुत धीरे पहुँचा और दर्ज नहीं हुआ, शायद कमज़ोर कनेक्शन की वजह से। फ़ॉर्म पर वापस जाएँ और उसे दोबारा भेजें।',
   'status.busy.heading': 'सर्वर अभी व्यस्त है',

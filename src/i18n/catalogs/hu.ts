@@ -107,6 +107,8 @@ export const hu: Catalog = {
   'status.rate_limited.message': 'Az elmúlt egy percben túl sok válasz érkezett az Ön címéről. Várjon egy kicsit, majd próbálja újra.',
   'status.too_large.heading': 'Túl nagy az elküldéshez',
   'status.too_large.message': 'Amit elküldött, nagyobb annál, amit ez az űrlap elfogad. Válasszon kisebb fájlokat, majd próbálja újra.',
+  'status.too_large.limits': 'Az egyes kérdéseknél feltölthető legnagyobb fájl:',
+  'status.too_large.file_limit': '{label}: legfeljebb {size}',
   'status.too_slow.heading': 'A küldés túl sokáig tartott',
   'status.too_slow.message': 'Válasza túl lassan érkezett meg, ezért nem rögzítettük – talán gyenge a kapcsolat. Lépjen vissza az űrlapra, és küldje el újra.',
   'status.busy.heading': 'A szolgáltatás átmenetileg túlterhelt',

@@ -107,6 +107,8 @@ export const id: Catalog = {
   'status.rate_limited.message': 'Terlalu banyak jawaban dari alamat Anda dalam satu menit terakhir. Tunggu sebentar, lalu coba lagi.',
   'status.too_large.heading': 'Terlalu besar untuk dikirim',
   'status.too_large.message': 'Data yang Anda kirim melebihi batas yang diterima formulir ini. Pilih file yang lebih kecil, lalu coba lagi.',
+  'status.too_large.limits': 'Ukuran file terbesar yang diterima setiap pertanyaan:',
+  'status.too_large.file_limit': '{label}: maksimal {size}',
   'status.too_slow.heading': 'Pengiriman terlalu lama',
   'status.too_slow.message': 'Jawaban Anda tiba terlalu lambat sehingga tidak disimpan, mungkin karena koneksi kurang baik. Kembali ke formulir, lalu kirim lagi.',
   'status.busy.heading': 'Sedang sibuk',

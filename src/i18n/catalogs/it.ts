@@ -107,6 +107,8 @@ export const it: Catalog = {
   'status.rate_limited.message': 'Nell’ultimo minuto sono arrivate troppe risposte dal tuo indirizzo. Attendi qualche istante, poi riprova.',
   'status.too_large.heading': 'Invio troppo grande',
   'status.too_large.message': 'Quello che hai inviato supera la dimensione accettata da questo modulo. Scegli file più piccoli, poi riprova.',
+  'status.too_large.limits': 'Il file più grande che ogni domanda accetta:',
+  'status.too_large.file_limit': '{label}: fino a {size}',
   'status.too_slow.heading': 'L’invio ha richiesto troppo tempo',
   'status.too_slow.message': 'La tua risposta è arrivata troppo lentamente e non è stata registrata, forse a causa di una connessione debole. Torna al modulo e inviala di nuovo.',
   'status.busy.heading': 'Servizio momentaneamente occupato',

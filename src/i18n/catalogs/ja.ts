@@ -107,6 +107,8 @@ export const ja: Catalog = {
   'status.rate_limited.message': '直近1分間に、お使いのアドレスから多くの回答が送信されました。しばらく待ってから、もう一度お試しください。',
   'status.too_large.heading': 'サイズが大きすぎて送信できません',
   'status.too_large.message': '送信内容が、このフォームで受け付けられるサイズを超えています。小さいファイルを選んで、もう一度お試しください。',
+  'status.too_large.limits': '各質問で送信できるファイルの最大サイズ：',
+  'status.too_large.file_limit': '{label}：最大{size}',
   'status.too_slow.heading': '送信に時間がかかりすぎました',
   'status.too_slow.message': '回答の到着に時間がかかりすぎたため、記録されませんでした。通信状態が悪い可能性があります。フォームに戻って、もう一度送信してください。',
   'status.busy.heading': 'ただいま混み合っています',

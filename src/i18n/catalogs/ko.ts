@@ -107,6 +107,8 @@ export const ko: Catalog = {
   'status.rate_limited.message': '최근 1분 동안 같은 주소에서 너무 많은 답변이 들어왔습니다. 잠시 기다린 후 다시 시도해 주세요.',
   'status.too_large.heading': '크기가 너무 커서 보낼 수 없습니다',
   'status.too_large.message': '보내신 내용이 이 양식에서 받을 수 있는 크기를 넘습니다. 더 작은 파일을 선택한 후 다시 시도해 주세요.',
+  'status.too_large.limits': '질문별로 받을 수 있는 최대 파일 크기:',
+  'status.too_large.file_limit': '{label}: 최대 {size}',
   'status.too_slow.heading': '보내는 데 시간이 너무 오래 걸렸습니다',
   'status.too_slow.message': '답변이 너무 늦게 도착해 기록되지 않았습니다. 인터넷 연결이 불안정했을 수 있습니다. 양식으로 돌아가 다시 보내 주세요.',
   'status.busy.heading': '잠시 서버가 혼잡합니다',

@@ -107,6 +107,8 @@ export const nb: Catalog = {
   'status.rate_limited.message': 'Det har kommet for mange svar fra adressen din det siste minuttet. Vent litt, og prøv igjen.',
   'status.too_large.heading': 'For stort til å sendes',
   'status.too_large.message': 'Det du sendte, er større enn skjemaet tar imot. Velg mindre filer, og prøv igjen.',
+  'status.too_large.limits': 'Den største filen hvert spørsmål tar imot:',
+  'status.too_large.file_limit': '{label}: opptil {size}',
   'status.too_slow.heading': 'Sendingen tok for lang tid',
   'status.too_slow.message': 'Svaret ditt kom for sakte fram og ble ikke registrert, kanskje på grunn av dårlig forbindelse. Gå tilbake til skjemaet og send det på nytt.',
   'status.busy.heading': 'Travelt akkurat nå',

@@ -107,6 +107,8 @@ export const nl: Catalog = {
   'status.rate_limited.message': 'In de afgelopen minuut kwamen er te veel antwoorden van uw adres. Wacht even en probeer het daarna opnieuw.',
   'status.too_large.heading': 'Te groot om te versturen',
   'status.too_large.message': 'Wat u heeft verstuurd, is groter dan dit formulier toestaat. Kies kleinere bestanden en probeer het opnieuw.',
+  'status.too_large.limits': 'Het grootste bestand dat elke vraag accepteert:',
+  'status.too_large.file_limit': '{label}: tot {size}',
   'status.too_slow.heading': 'Versturen duurde te lang',
   'status.too_slow.message': 'Uw antwoord kwam te langzaam binnen en is niet opgeslagen. Misschien is de verbinding slecht. Ga terug naar het formulier en verstuur uw antwoord opnieuw.',
   'status.busy.heading': 'Even te druk',

@@ -107,6 +107,8 @@ export const pl: Catalog = {
   'status.rate_limited.message': 'W ciągu ostatniej minuty z Twojego adresu przyszło zbyt wiele odpowiedzi. Odczekaj chwilę i spróbuj ponownie.',
   'status.too_large.heading': 'Za duży rozmiar',
   'status.too_large.message': 'Wysłane dane są większe, niż przyjmuje ten formularz. Wybierz mniejsze pliki i spróbuj ponownie.',
+  'status.too_large.limits': 'Największy plik, jaki przyjmuje każde pytanie:',
+  'status.too_large.file_limit': '{label}: do {size}',
   'status.too_slow.heading': 'Wysyłanie trwało zbyt długo',
   'status.too_slow.message': 'Odpowiedź docierała zbyt wolno i nie została zapisana – być może z powodu słabego połączenia. Wróć do formularza i wyślij ją ponownie.',
   'status.busy.heading': 'Chwilowe przeciążenie',

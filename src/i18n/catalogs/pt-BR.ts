@@ -123,6 +123,8 @@ export const ptBR: Catalog = {
   'status.rate_limited.message': 'Chegaram muitas respostas do seu endereço no último minuto. Aguarde um pouco e tente de novo.',
   'status.too_large.heading': 'Grande demais para enviar',
   'status.too_large.message': 'O que você enviou é maior do que este formulário aceita. Escolha arquivos menores e tente de novo.',
+  'status.too_large.limits': 'O maior arquivo que cada pergunta aceita:',
+  'status.too_large.file_limit': '{label}: até {size}',
   'status.too_slow.heading': 'O envio demorou demais',
   'status.too_slow.message': 'Sua resposta chegou devagar demais e não foi registrada, talvez por causa de uma conexão ruim. Volte ao formulário e envie de novo.',
   'status.busy.heading': 'Serviço ocupado no momento',

@@ -123,6 +123,8 @@ export const pt: Catalog = {
   'status.rate_limited.message': 'Chegaram demasiadas respostas do seu endereço no último minuto. Aguarde um momento e tente novamente.',
   'status.too_large.heading': 'Demasiado grande para enviar',
   'status.too_large.message': 'O que enviou excede o tamanho que este formulário aceita. Escolha ficheiros mais pequenos e tente novamente.',
+  'status.too_large.limits': 'O ficheiro maior que cada pergunta aceita:',
+  'status.too_large.file_limit': '{label}: até {size}',
   'status.too_slow.heading': 'O envio demorou demasiado',
   'status.too_slow.message': 'A sua resposta chegou demasiado devagar e não ficou registada, talvez por a ligação à internet estar fraca. Volte ao formulário e envie-a novamente.',
   'status.busy.heading': 'Serviço ocupado de momento',

@@ -123,6 +123,8 @@ export const ro: Catalog = {
   'status.rate_limited.message': 'De la adresa dumneavoastră au venit prea multe răspunsuri în ultimul minut. Așteptați puțin, apoi încercați din nou.',
   'status.too_large.heading': 'Prea mare pentru a fi trimis',
   'status.too_large.message': 'Ce ați trimis depășește dimensiunea acceptată de acest formular. Alegeți fișiere mai mici, apoi încercați din nou.',
+  'status.too_large.limits': 'Cel mai mare fișier acceptat la fiecare întrebare:',
+  'status.too_large.file_limit': '{label}: până la {size}',
   'status.too_slow.heading': 'Trimiterea a durat prea mult',
   'status.too_slow.message': 'Răspunsul dumneavoastră a ajuns prea încet și nu a fost înregistrat, poate din cauza unei conexiuni slabe. Reveniți la formular și trimiteți-l din nou.',
   'status.busy.heading': 'Serverul este ocupat momentan',

@@ -107,6 +107,8 @@ export const sv: Catalog = {
   'status.rate_limited.message': 'Det har kommit för många svar från din adress den senaste minuten. Vänta en stund och försök sedan igen.',
   'status.too_large.heading': 'För stort för att skickas',
   'status.too_large.message': 'Det du skickade är större än formuläret tar emot. Välj mindre filer och försök igen.',
+  'status.too_large.limits': 'Den största fil som varje fråga tar emot:',
+  'status.too_large.file_limit': '{label}: upp till {size}',
   'status.too_slow.heading': 'Det tog för lång tid att skicka',
   'status.too_slow.message': 'Ditt svar kom fram för långsamt och registrerades inte, kanske på grund av dålig uppkoppling. Gå tillbaka till formuläret och skicka det igen.',
   'status.busy.heading': 'Hög belastning just nu',

@@ -107,6 +107,8 @@ export const tr: Catalog = {
   'status.rate_limited.message': 'Son bir dakika içinde adresinizden çok fazla yanıt geldi. Biraz bekleyip yeniden deneyin.',
   'status.too_large.heading': 'Gönderilemeyecek kadar büyük',
   'status.too_large.message': 'Gönderdiğiniz içerik bu formun kabul ettiği boyuttan büyük. Daha küçük dosyalar seçip yeniden deneyin.',
+  'status.too_large.limits': 'Her sorunun kabul ettiği en büyük dosya:',
+  'status.too_large.file_limit': '{label}: en fazla {size}',
   'status.too_slow.heading': 'Gönderme çok uzun sürdü',
   'status.too_slow.message': 'Yanıtınız çok yavaş ulaştığı için kaydedilmedi; bağlantınız zayıf olabilir. Forma geri dönün ve yanıtınızı yeniden gönderin.',
   'status.busy.heading': 'Kısa süreli yoğunluk',

@@ -107,6 +107,8 @@ export const vi: Catalog = {
   'status.rate_limited.message': 'Có quá nhiều câu trả lời được gửi từ địa chỉ của bạn trong một phút vừa qua. Vui lòng đợi một lát rồi thử lại.',
   'status.too_large.heading': 'Dung lượng quá lớn',
   'status.too_large.message': 'Nội dung bạn gửi vượt quá dung lượng mà biểu mẫu này chấp nhận. Hãy chọn các tệp nhỏ hơn rồi thử lại.',
+  'status.too_large.limits': 'Dung lượng tệp tối đa cho mỗi câu hỏi:',
+  'status.too_large.file_limit': '{label}: tối đa {size}',
   'status.too_slow.heading': 'Gửi mất quá nhiều thời gian',
   'status.too_slow.message': 'Câu trả lời của bạn đến quá chậm nên chưa được ghi nhận, có thể do kết nối yếu. Hãy quay lại biểu mẫu và gửi lại.',
   'status.busy.heading': 'Hệ thống đang bận',

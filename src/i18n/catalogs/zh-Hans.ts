@@ -107,6 +107,8 @@ export const zhHans: Catalog = {
   'status.rate_limited.message': '过去一分钟内，从您的地址提交的回答过多。请稍等片刻，然后重试。',
   'status.too_large.heading': '内容过大，无法提交',
   'status.too_large.message': '您提交的内容超过了此表单允许的大小。请选择较小的文件，然后重试。',
+  'status.too_large.limits': '每个问题可接受的最大文件：',
+  'status.too_large.file_limit': '{label}：最大 {size}',
   'status.too_slow.heading': '提交超时',
   'status.too_slow.message': '您的回答传输过慢，未被记录，可能是网络连接不佳。请返回表单重新提交。',
   'status.busy.heading': '服务器繁忙',

@@ -107,6 +107,8 @@ export const zhHant: Catalog = {
   'status.rate_limited.message': '過去一分鐘內，從您的位址傳送的回覆過多。請稍候片刻，然後再試一次。',
   'status.too_large.heading': '內容過大，無法傳送',
   'status.too_large.message': '您傳送的內容超過此表單接受的大小。請選擇較小的檔案，然後再試一次。',
+  'status.too_large.limits': '每個問題可接受的最大檔案：',
+  'status.too_large.file_limit': '{label}：最大 {size}',
   'status.too_slow.heading': '傳送逾時',
   'status.too_slow.message': '您的回覆傳送速度過慢，因此未被記錄，可能是網路連線不佳。請返回表單再傳送一次。',
   'status.busy.heading': '伺服器忙碌中',

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { renderFormPage, type FormView } from '../../../views/FormPage.tsx'
 import { AnsweredPage, ReceiptPage } from '../../../views/ReceiptPage.tsx'
-import { StatusPage } from '../../../views/StatusPage.tsx'
+import { StatusPage, type FileLimit } from '../../../views/StatusPage.tsx'
 import { fileMaxSize } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
@@ -53,6 +53,20 @@ const formView = (form: StoredForm): FormView => ({
 export function pageLanguage(page: PageSettings | undefined, request: Request): Translator {
   const chosen = page?.locale === undefined ? undefined : matchLocale(page.locale)
   return rememberPageLanguage(request, translator(chosen ?? negotiateLocale(request.headers.get('accept-language'))))
+}
+
+/**
+ * The form a page request is about, once its route knows it: an error page for
+ * that request (413, 408, 503 from reading the post) names the form, links
+ * back to it and, when too large, says what each file question takes.
+ */
+const requestForms = new WeakMap<Request, { id: string; title: string; fileLimits: FileLimit[] }>()
+
+export const pageFormOf = (request: Request) => requestForms.get(request)
+
+function rememberPageForm(request: Request, form: FormView) {
+  const fileLimits = form.fields.filter((field) => field.type === 'file').map((field) => ({ label: field.label, bytes: fileMaxSize(field.config) }))
+  requestForms.set(request, { id: form.id, title: form.title, fileLimits })
 }
 
 /**
@@ -285,6 +299,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const t = pageLanguage(form.page, request)
         if (form.status !== 'active') return closedPage(set, form, true, t)
         const view = formView(form)
+        rememberPageForm(request, view)
         const allowances = fileAllowances(view.fields)
         const hasFileField = allowances.size > 0
         const incoming = fileStorage.receive()
