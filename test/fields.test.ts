@@ -556,7 +556,7 @@ describe('parseAnswers', () => {
 
   test('an invalid value is a problem at its key; the valid ones are still read', async () => {
     const result = await parseAnswers([field('n', 'number'), field('t', 'text')], { n: 'abc', t: 'ok' })
-    expect(result.problems).toEqual([{ path: '/n', message: 'Enter a number', code: 'invalid_format' }])
+    expect(result.problems).toEqual([{ path: '/n', message: expect.stringContaining('Expected a number, for example 1234.5'), code: 'invalid_format', params: { example: '1234.5' } }])
     expect(result.data).toEqual({ t: 'ok' })
   })
 
@@ -719,13 +719,15 @@ describe('control', () => {
       { kind: 'textarea', attributes: { rows: 8, maxlength: 200, minlength: 10, placeholder: 'p' } },
     ],
     ['email', {}, { kind: 'input', attributes: { type: 'email', maxlength: 254, autocomplete: 'email', spellcheck: 'false' } }],
-    ['number', {}, { kind: 'input', attributes: { type: 'number', step: 'any', inputmode: 'decimal' } }],
+    // Text with a numeric keyboard: the server reads the number in the page's language (CONTRACT 14).
+    ['number', {}, { kind: 'input', attributes: { type: 'text', inputmode: 'decimal', spellcheck: 'false' } }],
     [
       'number',
       { min: 1, max: 9, step: 2, placeholder: 'n' },
-      { kind: 'input', attributes: { type: 'number', min: 1, max: 9, step: 2, placeholder: 'n', inputmode: 'decimal' } },
+      { kind: 'input', attributes: { type: 'text', inputmode: 'numeric', spellcheck: 'false', placeholder: 'n' } },
     ],
-    ['number', { step: 0.1 }, { kind: 'input', attributes: { type: 'number', step: 0.1, inputmode: 'decimal' } }],
+    ['number', { step: 0.1 }, { kind: 'input', attributes: { type: 'text', inputmode: 'decimal', spellcheck: 'false' } }],
+    ['number', { min: 0.5, step: 1 }, { kind: 'input', attributes: { type: 'text', inputmode: 'decimal', spellcheck: 'false' } }],
     ['select', { options: ['a', { value: 'b', label: 'Bee' }] }, { kind: 'radios', options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'Bee' }] }],
     [
       'select',

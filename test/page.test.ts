@@ -253,7 +253,7 @@ describe('each field type is rendered with its native control', () => {
     expect('required' in input.attrs).toBe(true)
   })
 
-  test('number: type=number with min, max, step and default; step="any" when no step is configured', async () => {
+  test('number: a text input with inputmode (numeric for whole numbers only), the placeholder and default; no min, max or step', async () => {
     const fields = [
       { key: 'guests', type: 'number', label: 'Guests', config: { min: 1, max: 10, step: 1, default: 2 } },
       { key: 'weight', type: 'number', label: 'Weight', config: { min: 0.5, placeholder: 'kg', default: 2.75 } },
@@ -263,20 +263,18 @@ describe('each field type is rendered with its native control', () => {
     const page = await expectFormPage(await openPage(t.app, form.id))
     const guests = page.control('guests')
     expect(guests.tag).toBe('input')
-    expect(guests.attrs.type).toBe('number')
-    expect(guests.attrs.min).toBe('1')
-    expect(guests.attrs.max).toBe('10')
-    expect(guests.attrs.step).toBe('1')
+    expect(guests.attrs.type).toBe('text')
+    expect(guests.attrs.inputmode).toBe('numeric')
+    for (const ignored of ['min', 'max', 'step']) expect(guests.attrs[ignored]).toBeUndefined()
     expect(guests.attrs.value).toBe('2')
     const weight = page.control('weight')
-    expect(weight.attrs.type).toBe('number')
-    expect(weight.attrs.min).toBe('0.5')
-    expect(weight.attrs.max).toBeUndefined()
-    expect(weight.attrs.step).toBe('any')
+    expect(weight.attrs.type).toBe('text')
+    expect(weight.attrs.inputmode).toBe('decimal')
+    expect(weight.attrs.min).toBeUndefined()
     expect(weight.attrs.placeholder).toBe('kg')
-    expect(Number(weight.attrs.value)).toBe(2.75)
+    expect(weight.attrs.value).toBe('2.75')
     const free = page.control('free')
-    expect(free.attrs.step).toBe('any')
+    expect(free.attrs.inputmode).toBe('decimal')
     expect(free.attrs.value ?? '').toBe('')
   })
 

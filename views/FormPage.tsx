@@ -3,6 +3,7 @@ import type { FieldDefinition } from '../src/fields/types.ts'
 import type { Problem } from '../src/lib/errors.ts'
 import type { MessageKey, Translator } from '../src/i18n/index.ts'
 import { en } from '../src/i18n/catalogs/en.ts'
+import { writeNumber } from '../src/i18n/numbers.ts'
 import { attr } from './attributes.ts'
 import { Field, controlId, type HeldFile } from './Field.tsx'
 import { Layout } from './Layout.tsx'
@@ -60,7 +61,7 @@ export async function renderFormPage(props: FormPageProps): Promise<PageBytes> {
     const html = (
       <Field
         field={field}
-        value={submitted ? submitted[field.key] : defaultValue(field)}
+        value={submitted ? submitted[field.key] : defaultValue(field, t)}
         error={fieldErrors.get(field.key)}
         marked={marked}
         held={held[field.key]}
@@ -189,9 +190,10 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageP
   )
 }
 
-/** The configured default as what a control shows ("true" ticks a checkbox; a multiple select's default is its values). */
-function defaultValue(field: FieldDefinition): string | string[] | undefined {
+/** The configured default as what a control shows ("true" ticks a checkbox; a multiple select's default is its values; a number as the page's language writes it). */
+function defaultValue(field: FieldDefinition, t: Translator): string | string[] | undefined {
   const value = field.config?.default
   if (value === undefined || value === false) return undefined
+  if (field.type === 'number' && typeof value === 'number') return writeNumber(t.locale, value)
   return Array.isArray(value) ? value.map(String) : String(value)
 }

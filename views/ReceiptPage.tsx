@@ -2,6 +2,7 @@
 import type { FieldDefinition } from '../src/fields/types.ts'
 import { optionLabel, optionValue, type SelectOption } from '../src/fields/select.ts'
 import type { Translator } from '../src/i18n/index.ts'
+import { writeNumber } from '../src/i18n/numbers.ts'
 import { Layout } from './Layout.tsx'
 
 /** What was sent for one field: its answer as stored (`undefined` when left empty), and a file's name and size. */
@@ -119,6 +120,8 @@ function answerText(t: Translator, { field, value, file }: ReceiptAnswer): JSX.E
     return <span dir="auto" safe>{label(value)}</span>
   }
   if (field.type === 'date' && typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) return <span safe>{t.date(value)}</span>
+  // As the page's language writes it (412,8 in de), in the page's direction: Intl places what a minus needs.
+  if (field.type === 'number' && typeof value === 'number') return <span safe>{writeNumber(t.locale, value)}</span>
   return <span dir="auto" safe>{String(value)}</span>
 }
 

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { Message, MessageParams } from '../i18n/index.ts'
+import { numberExample, readNumber } from '../i18n/numbers.ts'
 import type { Problem } from '../lib/errors.ts'
 import { EMPTY, answer, checkBounds, isBlank, rejected, type FieldType } from './types.ts'
 import { Placeholder } from './shared.ts'
@@ -12,8 +13,9 @@ interface NumberConfig {
   step?: number
 }
 
-// What a browser sends for type=number: a plain decimal, optionally with an exponent.
+// A number in a JSON string: a plain ASCII decimal, optionally with an exponent.
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
+const JSON_EXAMPLE = '1234.5'
 
 export const number: FieldType<NumberConfig> = {
   name: 'number',
@@ -28,12 +30,21 @@ export const number: FieldType<NumberConfig> = {
     { additionalProperties: false },
   ),
   checkConfig: (config): Problem[] => checkBounds(config),
-  parse(input, config) {
+  parse(input, config, _required, context) {
     if (isBlank(input)) return EMPTY
-    let value: number
+    const locale = context?.locale
+    let value: number | undefined
     if (typeof input === 'number') value = input
-    else if (typeof input === 'string' && DECIMAL.test(input.trim())) value = Number(input.trim())
-    else return rejected('Enter a number', typeof input === 'string' ? 'invalid_format' : 'invalid_type')
+    else if (typeof input === 'string') value = locale === undefined ? (DECIMAL.test(input.trim()) ? Number(input.trim()) : undefined) : readNumber(locale, input)
+    if (value === undefined) {
+      // A form post is read as the page's language writes numbers (src/i18n/numbers.ts); JSON takes JSON numbers or ASCII decimals.
+      if (locale !== undefined) {
+        const example = numberExample(locale)
+        return rejected(`Enter a number as the page's language (${locale}) writes it, for example ${example}`, 'invalid_format', { example })
+      }
+      const expected = `Expected a number, for example ${JSON_EXAMPLE}: a JSON number, or a string of ASCII digits with "." as the decimal point`
+      return rejected(expected, typeof input === 'string' ? 'invalid_format' : 'invalid_type', { example: JSON_EXAMPLE })
+    }
     // Beyond 2^53 a number loses digits on the way to storage; refuse rather than change it.
     if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER) return rejected('Enter a number between -9007199254740991 and 9007199254740991', Number.isFinite(value) && value < 0 ? 'too_small' : 'too_large', value < 0 ? { min: -Number.MAX_SAFE_INTEGER } : { max: Number.MAX_SAFE_INTEGER })
     if (config.min !== undefined && value < config.min) return rejected(`Must be at least ${config.min}`, 'too_small', { min: config.min })
@@ -45,16 +56,16 @@ export const number: FieldType<NumberConfig> = {
     // -0 would serialise as 0 anyway; keep answers canonical.
     return answer(value === 0 ? 0 : value)
   },
+  // Text, not type=number: a browser's number control reads a decimal comma as its own locale does
+  // (Chrome sent 412,80 as 41280, Firefox sent nothing); the server reads it in the page's language.
+  // min, max and step would be ignored on a text input: the hint states the limits.
   control: (config) => ({
     kind: 'input',
     attributes: {
-      type: 'number',
-      min: config.min,
-      max: config.max,
-      // Without a step the browser would allow whole numbers only.
-      step: config.step ?? 'any',
+      type: 'text',
+      inputmode: wholeNumbersOnly(config) ? 'numeric' : 'decimal',
+      spellcheck: 'false',
       placeholder: config.placeholder,
-      inputmode: 'decimal',
     },
   }),
   note(config): Message | undefined {
@@ -75,6 +86,10 @@ export const number: FieldType<NumberConfig> = {
     return schema
   },
 }
+
+/** Only whole numbers are valid: a whole step counted from a whole min (or 0). */
+const wholeNumbersOnly = (config: NumberConfig) =>
+  config.step !== undefined && Number.isInteger(config.step) && (config.min === undefined || Number.isInteger(config.min))
 
 function onStep(value: number, base: number, step: number): boolean {
   const steps = (value - base) / step

@@ -1,6 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import type { ErrorCode, Problem } from '../lib/errors.ts'
-import type { Message, MessageParams } from '../i18n/index.ts'
+import type { Locale, Message, MessageParams } from '../i18n/index.ts'
 
 /** A value a response's `data` holds: a multiple select's is the chosen option values. */
 export type AnswerValue = string | number | boolean | string[]
@@ -33,6 +33,11 @@ export const EMPTY: Parsed = { kind: 'empty' }
 /** `params` are the placeholders of the catalog's `error.<code>`, for the page to word it in its language. */
 export const rejected = (message: string, code: ErrorCode, params?: MessageParams): Parsed =>
   params === undefined ? { kind: 'invalid', message, code } : { kind: 'invalid', message, code, params }
+
+/** Where a submitted value comes from: `locale` is the page's language for a form post, absent for JSON. */
+export interface ParseContext {
+  locale?: Locale
+}
 
 /** A field as the API client defined it (and as it is stored). */
 export interface FieldDefinition {
@@ -76,9 +81,10 @@ export interface FieldType<Config = any> {
    * Turns one submitted value (a JSON value, or the string a browser sent;
    * undefined when absent) into an answer. `empty` means "not answered": the
    * caller decides whether that is allowed. A check that cannot run on the
-   * event loop (an old pattern) answers later.
+   * event loop (an old pattern) answers later. A form post's strings are
+   * read in the page's language (`context.locale`) where that matters.
    */
-  parse(input: unknown, config: Config, required: boolean): Parsed | Promise<Parsed>
+  parse(input: unknown, config: Config, required: boolean, context?: ParseContext): Parsed | Promise<Parsed>
   /** The native control for this config. The browser's checks are a convenience; `parse` decides. */
   control(config: Config): Control
   /** A line under the description that states the limits a person must meet, if any, for the page to word in its language. */

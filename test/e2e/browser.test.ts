@@ -325,6 +325,21 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
     })
   }, STEP_TIMEOUT)
 
+  test('on a German page, 412,80 typed into the amount is stored as 412.8 and the receipt says 412,8', async () => {
+    const form = await createForm({ title: 'Spesen', fields: [{ key: 'amount', type: 'number', label: 'Betrag', config: { min: 0.01, max: 100000 } }] })
+    await withContext({ locale: 'de-DE' }, async (context) => {
+      const { page } = await open(context, pageUrl(form.id))
+      const amount = page.locator('#field-amount')
+      expect({ type: await amount.getAttribute('type'), inputmode: await amount.getAttribute('inputmode') }).toEqual({ type: 'text', inputmode: 'decimal' })
+      await amount.click()
+      await page.keyboard.type('412,80')
+      const posted = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
+      expect(posted.status()).toBe(303)
+      expect((await onlyResponse(form.id)).data).toEqual({ amount: 412.8 })
+      expect(await page.locator('.receipt-answer').innerText()).toBe('412,8')
+    })
+  }, STEP_TIMEOUT)
+
   test('a file of random bytes with a non-ASCII name downloads back byte-identical through the API', async () => {
     const form = await createForm({
       title: 'Upload',

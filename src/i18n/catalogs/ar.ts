@@ -47,7 +47,7 @@ export const ar: Catalog = {
   'error.step_from': 'يُرجى إدخال رقم بزيادات قدرها {step} بدءًا من {min}',
   'error.invalid_format': 'يُرجى إدخال الإجابة بالصيغة الصحيحة',
   'error.invalid_format.text': 'يُرجى كتابة الإجابة في سطر واحد',
-  'error.invalid_format.number': 'يُرجى كتابة الرقم بالأرقام لا بالحروف',
+  'error.invalid_format.number': 'يُرجى إدخال رقم، مثل {example}',
   'error.pattern': 'يُرجى إدخال الإجابة بالصيغة المطلوبة',
   'error.email': 'يُرجى إدخال عنوان بريد إلكتروني بصيغة صحيحة، مثل name@example.com',
   'error.not_an_option': 'يُرجى اختيار أحد الخيارات المتاحة',

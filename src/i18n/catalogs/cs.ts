@@ -33,7 +33,7 @@ export const cs: Catalog = {
   'error.step_from': 'Zadejte číslo v krocích po {step}, počítáno od {min}',
   'error.invalid_format': 'Zadejte odpověď ve správném formátu',
   'error.invalid_format.text': 'Zadejte odpověď na jeden řádek',
-  'error.invalid_format.number': 'Zadejte číslo pomocí číslic',
+  'error.invalid_format.number': 'Zadejte číslo, například {example}',
   'error.pattern': 'Zadejte odpověď v požadovaném formátu',
   'error.email': 'Zadejte e-mailovou adresu ve správném formátu, například jmeno@example.com',
   'error.not_an_option': 'Vyberte jednu z možností',

@@ -33,7 +33,7 @@ export const da: Catalog = {
   'error.step_from': 'Skriv et tal i trin på {step} regnet fra {min}',
   'error.invalid_format': 'Skriv svaret i det rigtige format',
   'error.invalid_format.text': 'Skriv svaret på én linje',
-  'error.invalid_format.number': 'Skriv et tal med cifre',
+  'error.invalid_format.number': 'Skriv et tal, for eksempel {example}',
   'error.pattern': 'Skriv svaret i det format, der er bedt om',
   'error.email': 'Skriv en e-mailadresse i det rigtige format, fx name@example.com',
   'error.not_an_option': 'Vælg en af mulighederne',

@@ -33,7 +33,7 @@ export const de: Catalog = {
   'error.step_from': 'Geben Sie eine Zahl in Schritten von {step} ein, gezählt ab {min}',
   'error.invalid_format': 'Geben Sie die Antwort im richtigen Format ein',
   'error.invalid_format.text': 'Geben Sie die Antwort in einer einzigen Zeile ein',
-  'error.invalid_format.number': 'Geben Sie eine Zahl in Ziffern ein',
+  'error.invalid_format.number': 'Geben Sie eine Zahl ein, zum Beispiel {example}',
   'error.pattern': 'Geben Sie die Antwort im geforderten Format ein',
   'error.email': 'Geben Sie eine E-Mail-Adresse im richtigen Format ein, zum Beispiel name@example.com',
   'error.not_an_option': 'Wählen Sie eine der Optionen aus',

@@ -33,7 +33,7 @@ export const el: Catalog = {
   'error.step_from': 'Εισαγάγετε αριθμό με βήμα {step}, ξεκινώντας από το {min}',
   'error.invalid_format': 'Γράψτε την απάντηση στη σωστή μορφή',
   'error.invalid_format.text': 'Γράψτε την απάντηση σε μία γραμμή',
-  'error.invalid_format.number': 'Εισαγάγετε αριθμό χρησιμοποιώντας ψηφία',
+  'error.invalid_format.number': 'Εισαγάγετε αριθμό, για παράδειγμα {example}',
   'error.pattern': 'Γράψτε την απάντηση στη μορφή που ζητείται',
   'error.email': 'Εισαγάγετε διεύθυνση email στη σωστή μορφή, π.χ. name@example.com',
   'error.not_an_option': 'Επιλέξτε μία από τις διαθέσιμες επιλογές',

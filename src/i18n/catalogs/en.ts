@@ -35,7 +35,7 @@ export const en = {
   'error.step_from': 'Enter a number in steps of {step}, counting from {min}',
   'error.invalid_format': 'Enter the answer in the correct format',
   'error.invalid_format.text': 'Enter the answer on a single line',
-  'error.invalid_format.number': 'Enter a number, using digits',
+  'error.invalid_format.number': 'Enter a number, like {example}',
   'error.pattern': 'Enter the answer in the format asked for',
   'error.email': 'Enter an email address in the correct format, like name@example.com',
   'error.not_an_option': 'Select one of the options',

@@ -33,7 +33,7 @@ export const es: Catalog = {
   'error.step_from': 'Escriba un número en intervalos de {step}, contando desde {min}',
   'error.invalid_format': 'Escriba la respuesta en el formato correcto',
   'error.invalid_format.text': 'Escriba la respuesta en una sola línea',
-  'error.invalid_format.number': 'Escriba un número usando cifras',
+  'error.invalid_format.number': 'Escriba un número, por ejemplo, {example}',
   'error.pattern': 'Escriba la respuesta en el formato indicado',
   'error.email': 'Escriba una dirección de correo electrónico con el formato correcto, por ejemplo, nombre@example.com',
   'error.not_an_option': 'Seleccione una de las opciones',

@@ -33,7 +33,7 @@ export const fi: Catalog = {
   'error.step_from': 'Anna kelvollinen luku (alkaen luvusta {min}, askelväli {step})',
   'error.invalid_format': 'Kirjoita vastaus oikeassa muodossa',
   'error.invalid_format.text': 'Kirjoita vastaus yhdelle riville',
-  'error.invalid_format.number': 'Anna luku numeroina',
+  'error.invalid_format.number': 'Anna luku, esimerkiksi {example}',
   'error.pattern': 'Kirjoita vastaus pyydetyssä muodossa',
   'error.email': 'Anna sähköpostiosoite oikeassa muodossa, esimerkiksi name@example.com',
   'error.not_an_option': 'Valitse jokin vaihtoehdoista',

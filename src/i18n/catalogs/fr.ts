@@ -33,7 +33,7 @@ export const fr: Catalog = {
   'error.step_from': 'Saisissez un nombre par pas de {step} à partir de {min}',
   'error.invalid_format': 'Saisissez la réponse au bon format',
   'error.invalid_format.text': 'Saisissez la réponse sur une seule ligne',
-  'error.invalid_format.number': 'Saisissez un nombre en chiffres',
+  'error.invalid_format.number': 'Saisissez un nombre, par exemple {example}',
   'error.pattern': 'Saisissez la réponse au format demandé',
   'error.email': 'Saisissez une adresse e-mail au bon format, par exemple nom@domaine.fr',
   'error.not_an_option': 'Sélectionnez l’une des options proposées',

@@ -33,7 +33,7 @@ export const he: Catalog = {
   'error.step_from': 'יש להזין מספר בקפיצות של {step}, החל מ-{min}',
   'error.invalid_format': 'יש להזין את התשובה בפורמט הנכון',
   'error.invalid_format.text': 'יש להזין את התשובה בשורה אחת',
-  'error.invalid_format.number': 'יש להזין מספר בספרות',
+  'error.invalid_format.number': 'יש להזין מספר, למשל {example}',
   'error.pattern': 'יש להזין את התשובה בפורמט המבוקש',
   'error.email': 'יש להזין כתובת אימייל בפורמט תקין, למשל name@example.com',
   'error.not_an_option': 'יש לבחור אחת מהאפשרויות',

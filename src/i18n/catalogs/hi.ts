@@ -33,7 +33,7 @@ export const hi: Catalog = {
   'error.step_from': '{min} से शुरू करके {step} के अंतराल वाली संख्या दर्ज करें',
   'error.invalid_format': 'उत्तर सही प्रारूप में दर्ज करें',
   'error.invalid_format.text': 'उत्तर एक ही पंक्ति में दर्ज करें',
-  'error.invalid_format.number': 'संख्या अंकों में दर्ज करें',
+  'error.invalid_format.number': 'संख्या दर्ज करें, जैसे {example}',
   'error.pattern': 'उत्तर माँगे गए प्रारूप में दर्ज करें',
   'error.email': 'ईमेल पता सही प्रारूप में दर्ज करें, जैसे name@example.com',
   'error.not_an_option': 'दिए गए विकल्पों में से कोई एक चुनें',

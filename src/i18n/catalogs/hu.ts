@@ -33,7 +33,7 @@ export const hu: Catalog = {
   'error.step_from': 'Adjon meg egy érvényes számot (kezdőérték: {min}, lépésköz: {step})',
   'error.invalid_format': 'Adja meg a választ a megfelelő formátumban',
   'error.invalid_format.text': 'A választ egyetlen sorba írja',
-  'error.invalid_format.number': 'Számot adjon meg, számjegyekkel',
+  'error.invalid_format.number': 'Számot adjon meg, például: {example}',
   'error.pattern': 'Adja meg a választ a kért formátumban',
   'error.email': 'Adjon meg egy megfelelő formátumú e-mail-címet, például: name@example.com',
   'error.not_an_option': 'Válasszon a megadott lehetőségek közül',

@@ -33,7 +33,7 @@ export const id: Catalog = {
   'error.step_from': 'Masukkan angka dengan kelipatan {step}, dihitung dari {min}',
   'error.invalid_format': 'Masukkan jawaban dengan format yang benar',
   'error.invalid_format.text': 'Masukkan jawaban dalam satu baris',
-  'error.invalid_format.number': 'Masukkan angka dalam bentuk digit',
+  'error.invalid_format.number': 'Masukkan angka, misalnya {example}',
   'error.pattern': 'Masukkan jawaban sesuai format yang diminta',
   'error.email': 'Masukkan alamat email dengan format yang benar, seperti name@example.com',
   'error.not_an_option': 'Pilih salah satu opsi yang tersedia',

@@ -33,7 +33,7 @@ export const it: Catalog = {
   'error.step_from': 'Inserisci un numero a intervalli di {step}, partendo da {min}',
   'error.invalid_format': 'Inserisci la risposta nel formato corretto',
   'error.invalid_format.text': 'Inserisci la risposta su una sola riga',
-  'error.invalid_format.number': 'Inserisci un numero usando le cifre',
+  'error.invalid_format.number': 'Inserisci un numero, ad esempio {example}',
   'error.pattern': 'Inserisci la risposta nel formato richiesto',
   'error.email': 'Inserisci un indirizzo email nel formato corretto, ad esempio nome@example.com',
   'error.not_an_option': 'Seleziona una delle opzioni',

@@ -33,7 +33,7 @@ export const ja: Catalog = {
   'error.step_from': '{min}から{step}刻みの数値を入力してください',
   'error.invalid_format': '正しい形式で入力してください',
   'error.invalid_format.text': '改行せず、1行で入力してください',
-  'error.invalid_format.number': '数値は数字で入力してください',
+  'error.invalid_format.number': '数値を入力してください（例：{example}）',
   'error.pattern': '指定された形式で入力してください',
   'error.email': 'メールアドレスを正しい形式で入力してください（例：name@example.com）',
   'error.not_an_option': '選択肢の中から選んでください',

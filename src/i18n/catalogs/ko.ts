@@ -33,7 +33,7 @@ export const ko: Catalog = {
   'error.step_from': '{min}부터 {step} 단위로 숫자를 입력해 주세요',
   'error.invalid_format': '올바른 형식으로 입력해 주세요',
   'error.invalid_format.text': '줄을 바꾸지 말고 한 줄로 입력해 주세요',
-  'error.invalid_format.number': '숫자로만 입력해 주세요',
+  'error.invalid_format.number': '숫자를 입력해 주세요(예: {example})',
   'error.pattern': '요청된 형식에 맞게 입력해 주세요',
   'error.email': '이메일 주소를 올바른 형식으로 입력해 주세요(예: name@example.com)',
   'error.not_an_option': '주어진 항목 중에서 선택해 주세요',

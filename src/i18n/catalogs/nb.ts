@@ -33,7 +33,7 @@ export const nb: Catalog = {
   'error.step_from': 'Skriv et tall i steg på {step}, regnet fra {min}',
   'error.invalid_format': 'Skriv svaret i riktig format',
   'error.invalid_format.text': 'Skriv svaret på én linje',
-  'error.invalid_format.number': 'Skriv et tall med sifre',
+  'error.invalid_format.number': 'Skriv et tall, for eksempel {example}',
   'error.pattern': 'Skriv svaret i formatet det blir bedt om',
   'error.email': 'Skriv en e-postadresse i riktig format, for eksempel name@example.com',
   'error.not_an_option': 'Velg ett av alternativene',

@@ -33,7 +33,7 @@ export const nl: Catalog = {
   'error.step_from': 'Vul een getal in met stappen van {step}, te beginnen bij {min}',
   'error.invalid_format': 'Vul het antwoord in de juiste vorm in',
   'error.invalid_format.text': 'Vul het antwoord in op één regel',
-  'error.invalid_format.number': 'Vul een getal in met cijfers',
+  'error.invalid_format.number': 'Vul een getal in, bijvoorbeeld {example}',
   'error.pattern': 'Vul het antwoord in de gevraagde vorm in',
   'error.email': 'Vul een geldig e-mailadres in, bijvoorbeeld naam@example.com',
   'error.not_an_option': 'Kies een van de opties',

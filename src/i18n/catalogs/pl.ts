@@ -33,7 +33,7 @@ export const pl: Catalog = {
   'error.step_from': 'Wpisz liczbę z krokiem {step}, licząc od {min}',
   'error.invalid_format': 'Wpisz odpowiedź w poprawnym formacie',
   'error.invalid_format.text': 'Wpisz odpowiedź w jednym wierszu',
-  'error.invalid_format.number': 'Wpisz liczbę za pomocą cyfr',
+  'error.invalid_format.number': 'Wpisz liczbę, na przykład {example}',
   'error.pattern': 'Wpisz odpowiedź w wymaganym formacie',
   'error.email': 'Wpisz adres e-mail w poprawnym formacie, np. name@example.com',
   'error.not_an_option': 'Wybierz jedną z opcji',

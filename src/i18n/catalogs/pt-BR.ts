@@ -41,7 +41,7 @@ export const ptBR: Catalog = {
   'error.step_from': 'Informe um número em intervalos de {step}, contando a partir de {min}',
   'error.invalid_format': 'Digite a resposta no formato correto',
   'error.invalid_format.text': 'Digite a resposta em uma única linha',
-  'error.invalid_format.number': 'Informe um número usando apenas algarismos',
+  'error.invalid_format.number': 'Informe um número, por exemplo: {example}',
   'error.pattern': 'Digite a resposta no formato solicitado',
   'error.email': 'Informe um endereço de e-mail no formato correto, como name@example.com',
   'error.not_an_option': 'Selecione uma das opções',

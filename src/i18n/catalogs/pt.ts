@@ -41,7 +41,7 @@ export const pt: Catalog = {
   'error.step_from': 'Indique um número em intervalos de {step}, a partir de {min}',
   'error.invalid_format': 'Escreva a resposta no formato correto',
   'error.invalid_format.text': 'Escreva a resposta numa só linha',
-  'error.invalid_format.number': 'Indique um número, só com algarismos',
+  'error.invalid_format.number': 'Indique um número, por exemplo, {example}',
   'error.pattern': 'Escreva a resposta no formato pedido',
   'error.email': 'Indique um endereço de email no formato correto, por exemplo name@example.com',
   'error.not_an_option': 'Selecione uma das opções',

@@ -41,7 +41,7 @@ export const ro: Catalog = {
   'error.step_from': 'Introduceți un număr care respectă pasul de {step}, pornind de la {min}',
   'error.invalid_format': 'Scrieți răspunsul în formatul corect',
   'error.invalid_format.text': 'Scrieți răspunsul pe un singur rând',
-  'error.invalid_format.number': 'Introduceți un număr folosind cifre',
+  'error.invalid_format.number': 'Introduceți un număr, de exemplu {example}',
   'error.pattern': 'Scrieți răspunsul în formatul cerut',
   'error.email': 'Introduceți o adresă de e-mail în formatul corect, de exemplu name@example.com',
   'error.not_an_option': 'Selectați una dintre opțiuni',

@@ -43,7 +43,7 @@ export const ru: Catalog = {
   'error.step_from': 'Введите число с шагом {step}, начиная с {min}',
   'error.invalid_format': 'Введите ответ в правильном формате',
   'error.invalid_format.text': 'Введите ответ в одну строку',
-  'error.invalid_format.number': 'Введите число цифрами',
+  'error.invalid_format.number': 'Введите число, например {example}',
   'error.pattern': 'Введите ответ в требуемом формате',
   'error.email': 'Введите адрес электронной почты в правильном формате, например name@example.com',
   'error.not_an_option': 'Выберите один из вариантов',

@@ -33,7 +33,7 @@ export const sv: Catalog = {
   'error.step_from': 'Skriv ett tal i steg om {step}, räknat från {min}',
   'error.invalid_format': 'Skriv svaret i rätt format',
   'error.invalid_format.text': 'Skriv svaret på en enda rad',
-  'error.invalid_format.number': 'Skriv ett tal med siffror',
+  'error.invalid_format.number': 'Skriv ett tal, till exempel {example}',
   'error.pattern': 'Skriv svaret i det format som efterfrågas',
   'error.email': 'Skriv en e-postadress i rätt format, till exempel name@example.com',
   'error.not_an_option': 'Välj ett av alternativen',

@@ -33,7 +33,7 @@ export const tr: Catalog = {
   'error.step_from': 'Geçerli bir sayı girin (başlangıç: {min}, artış miktarı: {step})',
   'error.invalid_format': 'Yanıtı doğru biçimde girin',
   'error.invalid_format.text': 'Yanıtı tek satır olarak yazın',
-  'error.invalid_format.number': 'Sayıyı rakamlarla girin',
+  'error.invalid_format.number': 'Bir sayı girin, örneğin {example}',
   'error.pattern': 'Yanıtı istenen biçimde girin',
   'error.email': 'E-posta adresini doğru biçimde girin, örneğin name@example.com',
   'error.not_an_option': 'Seçeneklerden birini seçin',

@@ -43,7 +43,7 @@ export const uk: Catalog = {
   'error.step_from': 'Введіть число з кроком {step}, починаючи з {min}',
   'error.invalid_format': 'Введіть відповідь у правильному форматі',
   'error.invalid_format.text': 'Введіть відповідь в один рядок',
-  'error.invalid_format.number': 'Введіть число цифрами',
+  'error.invalid_format.number': 'Введіть число, наприклад {example}',
   'error.pattern': 'Введіть відповідь у потрібному форматі',
   'error.email': 'Введіть адресу електронної пошти в правильному форматі, наприклад name@example.com',
   'error.not_an_option': 'Виберіть один із варіантів',

@@ -33,7 +33,7 @@ export const vi: Catalog = {
   'error.step_from': 'Vui lòng nhập số theo bước {step}, tính từ {min}',
   'error.invalid_format': 'Vui lòng nhập câu trả lời đúng định dạng',
   'error.invalid_format.text': 'Vui lòng nhập câu trả lời trên một dòng',
-  'error.invalid_format.number': 'Vui lòng nhập số bằng chữ số',
+  'error.invalid_format.number': 'Vui lòng nhập số, ví dụ: {example}',
   'error.pattern': 'Vui lòng nhập câu trả lời theo định dạng được yêu cầu',
   'error.email': 'Vui lòng nhập địa chỉ email đúng định dạng, ví dụ: name@example.com',
   'error.not_an_option': 'Vui lòng chọn một trong các mục có sẵn',

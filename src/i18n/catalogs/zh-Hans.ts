@@ -33,7 +33,7 @@ export const zhHans: Catalog = {
   'error.step_from': '请输入从{min}开始、以{step}为间隔的数字',
   'error.invalid_format': '请按正确的格式输入',
   'error.invalid_format.text': '请在一行内输入，不要换行',
-  'error.invalid_format.number': '请用阿拉伯数字输入数值',
+  'error.invalid_format.number': '请输入数字，例如{example}',
   'error.pattern': '请按要求的格式输入',
   'error.email': '请输入格式正确的电子邮箱地址，例如 name@example.com',
   'error.not_an_option': '请从给出的选项中选择',

@@ -33,7 +33,7 @@ export const zhHant: Catalog = {
   'error.step_from': '請輸入從{min}起算、以{step}為間隔的數字',
   'error.invalid_format': '請以正確的格式輸入',
   'error.invalid_format.text': '請在一行內輸入，不要換行',
-  'error.invalid_format.number': '請以阿拉伯數字輸入數值',
+  'error.invalid_format.number': '請輸入數字，例如{example}',
   'error.pattern': '請依指定的格式輸入',
   'error.email': '請輸入格式正確的電子郵件地址，例如 name@example.com',
   'error.not_an_option': '請從提供的選項中選擇',

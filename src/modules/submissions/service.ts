@@ -1,13 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
 import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
-import { Upload, rejected, type Parsed } from '../../fields/types.ts'
+import { Upload, rejected, type ParseContext, type Parsed } from '../../fields/types.ts'
 import { HttpError, ProblemList, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
 import type { Store } from '../../db/store.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { timeSlicer } from '../../lib/slices.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
+import type { Locale } from '../../i18n/index.ts'
 import type { FormOfAccount, FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { NewFile, StoredResponse } from '../responses/store/index.ts'
 import type { HeldFile } from './store/index.ts'
@@ -101,7 +102,7 @@ export interface ParsedAnswers {
  * time at a time, and the checks that run off the event loop (patterns of
  * older versions) all at once.
  */
-export async function parseAnswers(fields: FieldDefinition[], values: Record<string, unknown>): Promise<ParsedAnswers> {
+export async function parseAnswers(fields: FieldDefinition[], values: Record<string, unknown>, context?: ParseContext): Promise<ParsedAnswers> {
   const answers: ParsedAnswers = { data: {}, uploads: [], problems: [], moreProblems: false }
   const problems = new ProblemList()
   const slices = timeSlicer()
@@ -112,7 +113,7 @@ export async function parseAnswers(fields: FieldDefinition[], values: Record<str
     const invisible = typeof input === 'string' ? controlCharacterProblem(input, '') : undefined
     if (input instanceof RepeatedValue) outcomes.push(rejected('Expected one value; this field was sent more than once', 'invalid_value'))
     else if (invisible) outcomes.push(rejected(invisible.message, invisible.code, invisible.params))
-    else outcomes.push(fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false))
+    else outcomes.push(fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false, context))
     await slices.pause()
   }
   const parsed = await Promise.all(outcomes)
@@ -317,7 +318,8 @@ export function createSubmissionService(
       formOrId: string | StoredForm,
       values: unknown,
       submitter: Submitter,
-      options: { receiptToken?: string } = {},
+      /** `locale`: the page's language, for a form post (its numbers are read as that language writes them). */
+      options: { receiptToken?: string; locale?: Locale } = {},
     ): Promise<RecordedSubmission> {
       const form = typeof formOrId === 'string' ? await publicForm(formOrId) : formOrId
       // A form read a moment ago may have expired since; a cancel is found as the answer is written.
@@ -326,7 +328,7 @@ export function createSubmissionService(
       if (closed) throw closed
       if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values', code: 'invalid_type' }])
       const fields = form.fields
-      const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values)
+      const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values, options.locale === undefined ? undefined : { locale: options.locale })
       if (problems.length > 0) throw invalid(problems, moreProblems)
 
       const responseId = newId()
