@@ -81,7 +81,11 @@ describe('other languages', () => {
     ['fr', '1\u00a0234,5'],
     ['cs', '1234,5'],
     ['hi', '1,234.5'],
-  ] as const)('%s reads %p (a space of any kind where the language groups with one) as 1234.5', async (locale, typed) => {
+    // Full-width, as a Japanese, Chinese or Korean input method types them.
+    ['ja', '１，２３４．５'],
+    ['zh-Hans', '1234．5'],
+    ['ko', '１２３４.５'],
+  ] as const)('%s reads %p (a space of any kind where the language groups with one; full-width forms) as 1234.5', async (locale, typed) => {
     const t = await contexts.create()
     const form = await amountForm(t, locale)
     const receipt = await receiptAfter(t, form.id, await postForm(t.app, form.id, { amount: typed }))

@@ -15,6 +15,8 @@
  *   the decimal separator. A language that groups with a space (fr, ru, pl,
  *   cs, sv ...) takes a plain space, a no-break space and a narrow no-break
  *   space alike, as people type any of them;
+ * - full-width forms (`４１２．８`, as East Asian input methods type them)
+ *   as the ASCII characters they stand for;
  * - an optional leading minus (`-`, `−` U+2212, or the one Intl writes), with
  *   the direction marks Intl puts around it (ar, he).
  * Anything else is refused: the other convention's decimal point where it
@@ -123,7 +125,8 @@ function conventionsOf(locale: Locale): Conventions {
  */
 export function readNumber(locale: Locale, text: string): number | undefined {
   const { notations, minus } = conventionsOf(locale)
-  const characters = [...text.trim()]
+  // Full-width digits and signs (`４１２．８`, what a Japanese, Chinese or Korean input method types) are the ASCII ones.
+  const characters = [...text.normalize('NFKC').trim()]
   let at = 0
   const skipMarks = () => {
     while (at < characters.length && MARKS.has(characters[at]!)) at++
