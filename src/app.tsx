@@ -220,6 +220,7 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
       fileStorage,
       baseUrl,
       renderedPages,
+      clock,
     }))
   // Built on first request, once every route is registered.
   let openApiDocument: object | undefined

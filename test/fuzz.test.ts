@@ -311,9 +311,9 @@ const VALID_CONFIGS: Record<string, fc.Arbitrary<Obj | undefined>> = {
     }),
   checkbox: opt(fc.record({ def: opt(fc.boolean()) }).map((c) => configObj({ default: c.def }))),
   date: opt(
-    fc.record({ a: opt(fc.integer({ min: -400, max: 400 })), b: opt(fc.integer({ min: -400, max: 400 })), withDefault: fc.boolean() }).map((c) => {
+    fc.record({ a: opt(fc.integer({ min: -400, max: 400 })), b: opt(fc.integer({ min: -400, max: 400 })), withDefault: fc.boolean(), input: opt(fc.constantFrom('calendar', 'memorable')) }).map((c) => {
       const [lo, hi] = c.a !== undefined && c.b !== undefined ? [Math.min(c.a, c.b), Math.max(c.a, c.b)] : [c.a, c.b]
-      return configObj({ min: lo === undefined ? undefined : isoDay(lo), max: hi === undefined ? undefined : isoDay(hi), default: c.withDefault ? isoDay(lo ?? hi ?? 0) : undefined })
+      return configObj({ min: lo === undefined ? undefined : isoDay(lo), max: hi === undefined ? undefined : isoDay(hi), default: c.withDefault ? isoDay(lo ?? hi ?? 0) : undefined, input: c.input })
     }),
   ),
   file: opt(fc.record({ accept: opt(fc.constantFrom(...VALID_ACCEPTS)), max_size: opt(fc.integer({ min: 1, max: 10 * 1024 * 1024 })) }).map((c) => configObj(c))),
@@ -399,7 +399,7 @@ const WRONG_CONFIG: Record<string, Record<string, J[]>> = {
   number: { min: ['1', null, true, new Raw('1e400'), 'NaN'], max: ['Infinity', [], new Raw('-1e400')], step: [0, -1, '1', new Raw('-0')], default: ['3', true, new Raw('1e400'), new Raw('12345678901234567890')] },
   select: { options: [[], 'x', [''], ['a', 'a'], [0], [new Obj([['value', 'a']])], ['o'.repeat(256)], Array.from({ length: 201 }, (_, i) => `o${i}`), new Obj([]), null], default: ['not-an-option-\u0000', 0, 'o'.repeat(256)], placeholder: [1] },
   checkbox: { default: ['true', 0, null, 'on'] },
-  date: { min: ['2026-02-30', '2026-1-1', 0, '20260101', '0000-01-01', '2026-13-01'], max: ['2026-02-29', '', null], default: ['2026-06-31', 20260601] },
+  date: { min: ['2026-02-30', '2026-1-1', 0, '20260101', '0000-01-01', '2026-13-01'], max: ['2026-02-29', '', null], default: ['2026-06-31', 20260601], input: ['wheel', '', 0, null, 'Calendar'] },
   file: { accept: ['', ',', 'image', '*/*', 0, 'image/*;q=1', '<svg>'], max_size: [0, 25 * 1024 * 1024 + 1, 1.5, '10', -1, null] },
 }
 const KNOWN_TOP = ['title', 'description', 'fields', 'callback_url', 'callback_metadata', 'context', 'settings', 'expires_in']
@@ -411,7 +411,7 @@ const KNOWN_CONFIG: Record<string, string[]> = {
   number: ['placeholder', 'default', 'min', 'max', 'step'],
   select: ['options', 'placeholder', 'default'],
   checkbox: ['default'],
-  date: ['default', 'min', 'max'],
+  date: ['default', 'min', 'max', 'input'],
   file: ['accept', 'max_size'],
 }
 const extraKey = fc.oneof(
@@ -1098,7 +1098,9 @@ describe(named('POST /api/v1/forms'), () => {
       const h1 = /<h1[^>]*>([\s\S]*?)<\/h1>/.exec(page.text)?.[1]
       must(h1 !== undefined && decodeHtml(h1) === form.title.toWellFormed(), `the page's h1 ${show(h1)} for title ${show(form.title)}`)
       for (const f of sent.fields) {
-        must(tags.some((tag) => tag.attrs.get('name') === f.key), `no control named ${show(f.key)} on the page`)
+        // A memorable date is three boxes named after the field (`_day_<key>`, ...).
+        const names = f.type === 'date' && f.config?.input === 'memorable' ? ['day', 'month', 'year'].map((part) => `_${part}_${f.key}`) : [f.key]
+        for (const name of names) must(tags.some((tag) => tag.attrs.get('name') === name), `no control named ${show(name)} on the page`)
         if (f.type === 'select') {
           // A drop-down's options, or the radios (or checkboxes) named after the field.
           const shown = tags.filter((tag) => tag.name === 'option' || (tag.name === 'input' && tag.attrs.get('name') === f.key)).map((tag) => tag.attrs.get('value'))

@@ -1,5 +1,6 @@
 /** @jsxImportSource @kitajs/html */
 import { fieldTypes } from '../src/fields/index.ts'
+import { DATE_PARTS, datePartName, type TypedDateParts } from '../src/fields/date.ts'
 import type { Control, FieldDefinition } from '../src/fields/types.ts'
 import type { Translator } from '../src/i18n/index.ts'
 import { attr, attributes } from './attributes.ts'
@@ -22,6 +23,10 @@ export interface FieldProps {
   marked: 'required' | 'optional' | undefined
   held: HeldFile | undefined
   t: Translator
+  /** A memorable date's boxes the error is about (all, when not given). */
+  errorParts?: string[]
+  /** A memorable date's boxes as the person typed them on the last try. */
+  typedParts?: TypedDateParts
 }
 
 /**
@@ -29,13 +34,15 @@ export interface FieldProps {
  * tied together with `for` and aria-describedby. Choices are a fieldset with
  * the label as its legend. What the API client wrote carries `dir="auto"`.
  */
-export function Field({ field, value, error, marked, held, t }: FieldProps) {
+export function Field({ field, value, error, marked, held, t, errorParts, typedParts }: FieldProps) {
   const type = fieldTypes[field.type]!
   const config = field.config ?? {}
   const control = type.control(config)
   const id = controlId(field.key)
   const note = type.note?.(config)
-  const hintId = field.description || note ? `${id}-hint` : undefined
+  // A memorable date shows how to write one, in the language's order: "For example, 27 3 2007".
+  const example = control.kind === 'date-parts' ? t.t('date.example', { example: t.dateExample(control.example) }) : undefined
+  const hintId = field.description || note || example ? `${id}-hint` : undefined
   const errorId = error ? `${id}-error` : undefined
   const required = field.required ?? false
   const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined
@@ -53,6 +60,7 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
     <div id={hintId} class="hint">
       {field.description ? <RichText text={field.description} t={t} class="hint-text" /> : ''}
       {noteText ? <p class="hint-note" safe>{noteText}</p> : ''}
+      {example ? <p class="hint-note" safe>{example}</p> : ''}
     </div>
   ) : (
     ''
@@ -107,6 +115,46 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
     )
   }
 
+  if (control.kind === 'date-parts') {
+    const parts = typedParts ?? partsOf(Array.isArray(value) ? value[0] : value)
+    const inError = new Set(error ? (errorParts ?? DATE_PARTS) : [])
+    return (
+      <div class={fieldClass}>
+        <fieldset class="date-parts" aria-describedby={describedBy}>
+          <legend class="label">{labelText}</legend>
+          {hint}
+          {errorMessage}
+          <div class="date-input">
+            {t.dateOrder.map((part, index) => {
+              // The first box carries the field's id: where the error summary's link lands.
+              const partId = index === 0 ? id : `${id}-${part}`
+              return (
+                <div class="date-input-item">
+                  <label for={attr(partId)} class="date-input-label" safe>
+                    {t.t(`date.${part}`)}
+                  </label>
+                  <input
+                    {...attributes({
+                      type: 'text',
+                      id: partId,
+                      name: datePartName(part, field.key),
+                      class: `date-input-${part}`,
+                      inputmode: 'numeric',
+                      spellcheck: 'false',
+                      autocomplete: control.autocompletePrefix === undefined ? undefined : `${control.autocompletePrefix}${part}`,
+                      value: parts[part],
+                      'aria-invalid': inError.has(part) ? 'true' : undefined,
+                    })}
+                  />
+                </div>
+              )
+            })}
+          </div>
+        </fieldset>
+      </div>
+    )
+  }
+
   const shared = {
     id,
     name: field.key,
@@ -151,7 +199,14 @@ export function Field({ field, value, error, marked, held, t }: FieldProps) {
   )
 }
 
-function input(control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'checkbox' }>, shared: Record<string, string | boolean | undefined>, value: string | undefined, t: Translator) {
+/** A `YYYY-MM-DD` value (a default) as the boxes show it: 2007-03-07 is 7, 3, 2007. */
+function partsOf(value: string | undefined): TypedDateParts {
+  const match = value === undefined ? null : /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim())
+  if (!match) return { day: '', month: '', year: '' }
+  return { day: String(Number(match[3])), month: String(Number(match[2])), year: match[1]! }
+}
+
+function input(control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'checkbox' | 'date-parts' }>, shared: Record<string, string | boolean | undefined>, value: string | undefined, t: Translator) {
   if (control.kind === 'textarea') {
     return (
       // The HTML parser drops one newline right after <textarea>: give it one, keep the value's own.

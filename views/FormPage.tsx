@@ -1,5 +1,6 @@
 /** @jsxImportSource @kitajs/html */
 import type { FieldDefinition } from '../src/fields/types.ts'
+import { DATE_PARTS, datePartName, type TypedDateParts } from '../src/fields/date.ts'
 import type { Problem } from '../src/lib/errors.ts'
 import type { MessageKey, Translator } from '../src/i18n/index.ts'
 import { en } from '../src/i18n/catalogs/en.ts'
@@ -9,7 +10,7 @@ import { Field, controlId, type HeldFile } from './Field.tsx'
 import { Layout } from './Layout.tsx'
 import { RichText } from './RichText.tsx'
 import { Sentence, SLOT } from './Sentence.tsx'
-import { pageBytes, type PageBytes } from '../src/lib/http.ts'
+import { insertIntoPage, pageBytes, type PageBytes } from '../src/lib/http.ts'
 import { timeSlicer } from '../src/lib/slices.ts'
 import type { PageSettings } from '../src/modules/forms/model.ts'
 
@@ -38,6 +39,25 @@ const AUTOFOCUS = { autofocus: true } as Record<string, unknown>
 
 /** Where the fields go in the page around them: a comment no escaped text can contain. */
 const FIELDS_GO_HERE = `<!--fields-${crypto.randomUUID()}-->`
+/** Where how long is left goes, under the deadline: written at each visit, since the page is kept rendered. */
+const TIME_LEFT_GOES_HERE = `<!--time-left-${crypto.randomUUID()}-->`
+
+/** Under this much time left, the page says how long is left (CONTRACT 14). */
+export const TIME_LEFT_SHOWN_MS = 48 * 3_600_000
+
+/** A form page's bytes, and where under its deadline (a byte offset in its first piece) how long is left goes. */
+export type FormPageBytes = PageBytes & { timeLeft?: { at: number; expiresAt: number } }
+
+/**
+ * The page as sent at `now`: when its deadline is less than 48 hours away,
+ * with how long is left, written for the page's language; else as kept.
+ */
+export function withTimeLeft(page: FormPageBytes, now: number, t: Translator): PageBytes {
+  const left = page.timeLeft === undefined ? 0 : page.timeLeft.expiresAt - now
+  if (page.timeLeft === undefined || left <= 0 || left >= TIME_LEFT_SHOWN_MS) return page
+  const html = (<p class="closes-in" safe>{t.t('page.closes_in', { duration: t.duration(left) })}</p>) as string
+  return insertIntoPage(page, page.timeLeft.at, Buffer.from(html, 'utf8'))
+}
 
 /**
  * The page as the bytes it is sent as, rendered and encoded a field at a time,
@@ -46,13 +66,18 @@ const FIELDS_GO_HERE = `<!--fields-${crypto.randomUUID()}-->`
  * building nor encoding it in one piece may hold the loop (see htmlPage for
  * how the pieces are sent).
  */
-export async function renderFormPage(props: FormPageProps): Promise<PageBytes> {
+export async function renderFormPage(props: FormPageProps): Promise<FormPageBytes> {
   const { form, submitted, problems = [], held = {}, t } = props
   const fieldsByKey = new Map(form.fields.map((f) => [f.key, f]))
   const fieldErrors = new Map<string, string>()
+  /** Which of a memorable date's boxes the problem is in (all of them when not said). */
+  const partsInError = new Map<string, string[]>()
   for (const problem of problems) {
     const field = fieldsByKey.get(keyOf(problem.path))
-    if (field && !fieldErrors.has(field.key)) fieldErrors.set(field.key, pageMessage(problem, field, t))
+    if (field && !fieldErrors.has(field.key)) {
+      fieldErrors.set(field.key, pageMessage(problem, field, t))
+      if (typeof problem.params?.parts === 'string') partsInError.set(field.key, problem.params.parts.split(' '))
+    }
   }
   const marked = markedSet(form.fields)
   const slices = timeSlicer()
@@ -63,6 +88,8 @@ export async function renderFormPage(props: FormPageProps): Promise<PageBytes> {
         field={field}
         value={submitted ? submitted[field.key] : defaultValue(field, t)}
         error={fieldErrors.get(field.key)}
+        errorParts={partsInError.get(field.key)}
+        typedParts={submitted ? typedDateParts(submitted, field.key) : undefined}
         marked={marked}
         held={held[field.key]}
         t={t}
@@ -73,7 +100,20 @@ export async function renderFormPage(props: FormPageProps): Promise<PageBytes> {
   }
   const page = (<FormPage {...props} fieldErrors={fieldErrors} fieldsHtml={FIELDS_GO_HERE} />) as string
   const at = page.indexOf(FIELDS_GO_HERE)
-  return pageBytes([Buffer.from(page.slice(0, at), 'utf8'), ...fields, Buffer.from(page.slice(at + FIELDS_GO_HERE.length), 'utf8')])
+  let head = page.slice(0, at)
+  const timeLeftAt = head.indexOf(TIME_LEFT_GOES_HERE)
+  if (timeLeftAt !== -1) head = head.slice(0, timeLeftAt) + head.slice(timeLeftAt + TIME_LEFT_GOES_HERE.length)
+  const bytes = pageBytes([Buffer.from(head, 'utf8'), ...fields, Buffer.from(page.slice(at + FIELDS_GO_HERE.length), 'utf8')])
+  if (timeLeftAt === -1 || form.expiresAt === null) return bytes
+  return { ...bytes, timeLeft: { at: Buffer.byteLength(head.slice(0, timeLeftAt), 'utf8'), expiresAt: form.expiresAt } }
+}
+
+/** What the person typed in a memorable date's boxes, when the post had them. */
+function typedDateParts(submitted: Record<string, string | string[]>, key: string): TypedDateParts | undefined {
+  const typed = DATE_PARTS.map((part) => submitted[datePartName(part, key)])
+  if (typed.every((part) => part === undefined)) return undefined
+  const [day, month, year] = typed.map((part) => (typeof part === 'string' ? part : ''))
+  return { day: day!, month: month!, year: year! }
 }
 
 /** A field's key from a problem's JSON Pointer (`/email` -> `email`). */
@@ -91,7 +131,9 @@ export function pageMessage(problem: Problem, field: FieldDefinition, t: Transla
   const code = problem.code ?? 'invalid_value'
   const multiple = field.type === 'select' && field.config?.multiple === true
   let key: string
-  if (code === 'required') key = field.type === 'checkbox' ? 'error.unchecked' : `error.required.${multiple ? 'select_multiple' : field.type}`
+  // A field type may name the words itself, when its code alone cannot tell (a date's missing part, a one-day range).
+  if (typeof params.wording === 'string') key = params.wording
+  else if (code === 'required') key = field.type === 'checkbox' ? 'error.unchecked' : `error.required.${multiple ? 'select_multiple' : field.type}`
   else if (code === 'step' && params.min !== undefined) key = 'error.step_from'
   else if (`error.${code}.${field.type}` in en) key = `error.${code}.${field.type}`
   else key = `error.${code}`
@@ -162,6 +204,7 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageP
       ) : (
         ''
       )}
+      {form.expiresAt !== null ? TIME_LEFT_GOES_HERE : ''}
       {form.description ? <RichText text={form.description} t={t} class="description" /> : ''}
       <form
         method="post"

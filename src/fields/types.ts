@@ -65,6 +65,12 @@ export type Control =
   /** Any number of choices (a multiple select). */
   | { kind: 'checkboxes'; options: ControlOption[] }
   | { kind: 'checkbox'; attributes: ControlAttributes }
+  /**
+   * A date as three boxes, day, month and year (GOV.UK's memorable date), in
+   * the page language's order; `example` (`YYYY-MM-DD`) is the date its hint
+   * shows; each box's autocomplete is the prefix and its part (`bday-day`).
+   */
+  | { kind: 'date-parts'; autocompletePrefix: string | undefined; example: string }
 
 /**
  * One field type: the single place that knows its config keys, the rules

@@ -1,9 +1,9 @@
 import { createLruCache } from '../lib/lru.ts'
 import { en, type MessageKey } from './catalogs/en.ts'
 import { catalogs } from './catalogs/index.ts'
-import { DEFAULT_LOCALE, directionOf, negotiateLocale, type Locale } from './locales.ts'
+import { DEFAULT_LOCALE, directionOf, negotiateLanguage, type Locale } from './locales.ts'
 
-export { matchLocale, negotiateLocale, directionOf, SUPPORTED_LOCALES, DEFAULT_LOCALE, type Locale } from './locales.ts'
+export { matchLocale, negotiateLocale, negotiateLanguage, languageOfTag, directionOf, SUPPORTED_LOCALES, DEFAULT_LOCALE, type Locale, type PageLanguage } from './locales.ts'
 export type { MessageKey } from './catalogs/en.ts'
 
 /** A message's text, or its plural forms by CLDR plural category, chosen by the `count` parameter. */
@@ -24,8 +24,17 @@ export interface Message {
   params?: MessageParams
 }
 
+/** The parts of a date as the memorable date input asks for them. */
+export type DatePart = 'day' | 'month' | 'year'
+
 export interface Translator {
   locale: Locale
+  /**
+   * The region dates and times are written with (`GB` for en-GB: "27 November
+   * 2026"), when the tag that chose the language named one Intl knows for it.
+   * Words and numbers are the language's, whatever the region.
+   */
+  region: string | undefined
   dir: 'ltr' | 'rtl'
   t(key: MessageKey, params?: MessageParams): string
   /** A moment (epoch ms) with its date, time and zone, as `time_zone` reads it. */
@@ -33,12 +42,34 @@ export interface Translator {
   /** A calendar date, `YYYY-MM-DD`. */
   date(ymd: string): string
   size(bytes: number): string
+  /** How long is left (ms), in whole units never more than is left: days and hours from a day on, hours and minutes below, at least a minute. */
+  duration(ms: number): string
+  /** The order the language writes a date's day, month and year in. */
+  dateOrder: readonly DatePart[]
+  /** A calendar date (`YYYY-MM-DD`) as the numbers a person types for it, in `dateOrder`: "27 3 2007". */
+  dateExample(ymd: string): string
 }
 
 /** Intl's tag for a locale: our `pt` is Portugal's Portuguese, which Intl calls `pt-PT` (its `pt` is Brazil's). */
 const intlTag = (locale: Locale) => (locale === 'pt' ? 'pt-PT' : locale)
 
 const translators = new Map<Locale, Translator>()
+
+/**
+ * Translators for a language and a region, by both: the regions of a language
+ * Intl knows are bounded by CLDR, but a client can name any, so the
+ * translators kept are bounded too (one costs little to make again).
+ */
+const REGIONAL_TRANSLATORS_KEPT = 256
+const regionalTranslators = createLruCache<Translator>({
+  maxEntries: REGIONAL_TRANSLATORS_KEPT,
+  maxBytes: Number.MAX_SAFE_INTEGER,
+  maxEntryBytes: Number.MAX_SAFE_INTEGER,
+  sizeOf: () => 0,
+})
+
+/** Languages whose dates run year, month, day (the memorable date input asks in that order). */
+const YEAR_FIRST = new Set<Locale>(['hu', 'ja', 'ko', 'zh-Hans', 'zh-Hant'])
 
 /**
  * The formats that write a moment in a zone, by language and zone, shared by
@@ -60,24 +91,51 @@ const dateTimeFormats = createLruCache<Intl.DateTimeFormat>({
 /** What the date-time format cache holds now (for tests and benches). */
 export const dateTimeFormatsKept = () => dateTimeFormats.size()
 
-/** The page's words and formats in `locale` (made once per language). */
-export function translator(locale: Locale = DEFAULT_LOCALE): Translator {
+/**
+ * The page's words and formats in `locale` (made once per language), its
+ * dates written with `region` (`GB`, `AT`, `419`) when Intl knows that region
+ * for the language; otherwise as the language's own.
+ */
+export function translator(locale: Locale = DEFAULT_LOCALE, region?: string): Translator {
   let made = translators.get(locale)
   if (!made) {
-    made = makeTranslator(locale)
+    made = makeTranslator(locale, undefined)
     translators.set(locale, made)
   }
-  return made
+  if (region === undefined) return made
+  const base = made
+  return regionalTranslators.getOrMake(`${locale} ${region}`, () => {
+    const known = knownRegion(locale, region)
+    return known === undefined ? base : makeTranslator(locale, known)
+  })
 }
 
-function makeTranslator(locale: Locale): Translator {
+/** `region` as Intl spells it, when Intl writes dates for `locale` in it and they are not the language's own tag's; else undefined. */
+function knownRegion(locale: Locale, region: string): string | undefined {
+  try {
+    const own = new Intl.Locale(intlTag(locale))
+    const tag = new Intl.Locale(own.toString(), { region })
+    if (tag.region === undefined || tag.region === own.region) return undefined
+    const resolved = new Intl.Locale(new Intl.DateTimeFormat(tag.toString()).resolvedOptions().locale)
+    return resolved.region === tag.region ? tag.region : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function makeTranslator(locale: Locale, region: string | undefined): Translator {
   const catalog: Catalog = catalogs[locale]
   const tag = intlTag(locale)
+  // Dates and times with the region; words and numbers with the language alone.
+  const dateTag = region === undefined ? tag : new Intl.Locale(tag, { region }).toString()
   // Made on first use: the first DateTimeFormat of a process loads ICU's data (about 10 ms),
   // which a request that writes no date (a form post's 303) should not pay.
   const plurals = once(() => new Intl.PluralRules(tag))
   const numbers = once(() => new Intl.NumberFormat(tag, { maximumFractionDigits: 20 }))
-  const dates = once(() => new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: 'UTC' }))
+  const dates = once(() => new Intl.DateTimeFormat(dateTag, { dateStyle: 'long', timeZone: 'UTC' }))
+  const durations = once(() => new (Intl as unknown as IntlWithDurations).DurationFormat(tag, { style: 'long' }))
+  const plainNumbers = once(() => new Intl.NumberFormat(tag, { useGrouping: false }))
+  const dateOrder: readonly DatePart[] = YEAR_FIRST.has(locale) ? ['year', 'month', 'day'] : ['day', 'month', 'year']
   const alternatives = once(() => new Intl.ListFormat(tag, { type: 'disjunction' }))
   const sizeFormats = (['byte', 'kilobyte', 'megabyte'] as const).map((unit) =>
     once(() => new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: unit === 'byte' ? 'long' : 'short', maximumFractionDigits: 1 })),
@@ -129,13 +187,31 @@ function makeTranslator(locale: Locale): Translator {
   }
 
   function dateTime(ms: number, timeZone: string): string {
-    const format = dateTimeFormats.getOrMake(`${locale} ${timeZone}`, () =>
-      new Intl.DateTimeFormat(tag, { year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' }),
+    const format = dateTimeFormats.getOrMake(`${dateTag} ${timeZone}`, () =>
+      new Intl.DateTimeFormat(dateTag, { year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' }),
     )
     return format.format(ms)
   }
 
-  return { locale, dir: directionOf(locale), t: text, dateTime, date, size }
+  function duration(ms: number): string {
+    const minutes = Math.max(1, Math.floor(ms / 60_000))
+    if (minutes >= 24 * 60) return durations().format({ days: Math.floor(minutes / (24 * 60)), hours: Math.floor((minutes % (24 * 60)) / 60) })
+    if (minutes >= 60) return durations().format({ hours: Math.floor(minutes / 60), minutes: minutes % 60 })
+    return durations().format({ minutes })
+  }
+
+  function dateExample(ymd: string): string {
+    const [year, month, day] = ymd.split('-').map(Number) as [number, number, number]
+    const parts = { day, month, year }
+    return dateOrder.map((part) => plainNumbers().format(parts[part])).join(' ')
+  }
+
+  return { locale, region, dir: directionOf(locale), t: text, dateTime, date, size, duration, dateOrder, dateExample }
+}
+
+/** Intl.DurationFormat (in Bun, not yet in TypeScript's lib). */
+interface IntlWithDurations {
+  DurationFormat: new (tag: string, options: { style: 'long' }) => { format(duration: { days?: number; hours?: number; minutes?: number }): string }
 }
 
 /** `make()`'s value, made the first time it is asked for. */
@@ -172,5 +248,8 @@ export function rememberPageLanguage(request: Request, t: Translator): Translato
 }
 
 export function pageLanguageOf(request: Request): Translator {
-  return requestLanguages.get(request) ?? translator(negotiateLocale(request.headers.get('accept-language')))
+  const remembered = requestLanguages.get(request)
+  if (remembered) return remembered
+  const { locale, region } = negotiateLanguage(request.headers.get('accept-language'))
+  return translator(locale, region)
 }

@@ -48,7 +48,36 @@ export function matchLocale(tag: string): Locale | undefined {
  * the first that matches; English when none does.
  */
 export function negotiateLocale(header: string | null | undefined): Locale {
-  if (!header) return DEFAULT_LOCALE
+  return negotiateLanguage(header).locale
+}
+
+/**
+ * A language and the region the tag that chose it names (`en-GB`: en, GB), if
+ * it names one: dates on the page are written with that region.
+ */
+export interface PageLanguage {
+  locale: Locale
+  region: string | undefined
+}
+
+/** The region a BCP 47 tag names (`de-AT`: AT, `es-419`: 419), or undefined. */
+export function regionOf(tag: string): string | undefined {
+  try {
+    return new Intl.Locale(tag.trim()).region
+  } catch {
+    return undefined
+  }
+}
+
+/** `page.locale`'s language and region, when it names a supported language. */
+export function languageOfTag(tag: string): PageLanguage | undefined {
+  const locale = matchLocale(tag)
+  return locale === undefined ? undefined : { locale, region: regionOf(tag) }
+}
+
+/** negotiateLocale's choice, with the region of the range that chose it. */
+export function negotiateLanguage(header: string | null | undefined): PageLanguage {
+  if (!header) return { locale: DEFAULT_LOCALE, region: undefined }
   const ranges: Array<{ tag: string; q: number; at: number }> = []
   // A header is short in practice; a hostile one is cut to its first 64 ranges.
   for (const [at, part] of header.split(',').slice(0, 64).entries()) {
@@ -64,8 +93,8 @@ export function negotiateLocale(header: string | null | undefined): Locale {
   }
   ranges.sort((a, b) => b.q - a.q || a.at - b.at)
   for (const range of ranges) {
-    const locale = matchLocale(range.tag)
-    if (locale) return locale
+    const chosen = languageOfTag(range.tag)
+    if (chosen) return chosen
   }
-  return DEFAULT_LOCALE
+  return { locale: DEFAULT_LOCALE, region: undefined }
 }

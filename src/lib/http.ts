@@ -72,6 +72,18 @@ export function pageBytes(pieces: Uint8Array[]): PageBytes {
 }
 
 /**
+ * `page` with `bytes` inserted at byte `at` of its first piece, sharing the
+ * rest: a kept page that differs per visit in a few bytes (how long is left
+ * to answer) is not rendered again.
+ */
+export function insertIntoPage(page: PageBytes, at: number, bytes: Uint8Array): PageBytes {
+  const size = page.size + bytes.byteLength
+  if ('blob' in page) return { size, blob: new Blob([page.blob.slice(0, at), bytes, page.blob.slice(at)]) }
+  const [first, ...rest] = page.pieces
+  return { size, pieces: [first!.subarray(0, at), bytes, first!.subarray(at), ...rest] }
+}
+
+/**
  * Sends a rendered page: status and type go on `set`, the HTML is returned as
  * a string, or as the page's kept bytes. (A Response built here would be
  * copied again to merge the headers every request carries.)

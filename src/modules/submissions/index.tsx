@@ -1,22 +1,23 @@
 /** @jsxImportSource @kitajs/html */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { renderFormPage, type FormView } from '../../../views/FormPage.tsx'
+import { renderFormPage, withTimeLeft, type FormPageBytes, type FormView } from '../../../views/FormPage.tsx'
 import { AnsweredPage, ReceiptPage } from '../../../views/ReceiptPage.tsx'
 import { StatusPage, type FileLimit } from '../../../views/StatusPage.tsx'
+import { DATE_PARTS, composeDate, datePartName, type UnreadableDate } from '../../fields/date.ts'
 import { fileMaxSize } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
 import { HttpError, type Problem } from '../../lib/errors.ts'
 import type { FormEntry } from '../../lib/form-data.ts'
-import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type PageBytes, type ResponseSet } from '../../lib/http.ts'
+import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type ResponseSet } from '../../lib/http.ts'
 import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { createLruCache } from '../../lib/lru.ts'
-import { formatApiTime } from '../../lib/time.ts'
-import { SUPPORTED_LOCALES, matchLocale, negotiateLocale, rememberPageLanguage, translator, type Locale, type Translator } from '../../i18n/index.ts'
+import { formatApiTime, type Clock } from '../../lib/time.ts'
+import { languageOfTag, negotiateLanguage, rememberPageLanguage, translator, type Translator } from '../../i18n/index.ts'
 import type { PageSettings } from '../forms/model.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
@@ -32,6 +33,8 @@ export interface SubmissionRouteOptions {
   fileStorage: FileStorage
   baseUrl: () => string
   renderedPages: RenderedPages
+  /** Now, for how long is left to answer. */
+  clock: Clock
 }
 
 const SubmissionReceipt = Type.Object({ id: Ulid, form_id: Ulid, submitted_at: ApiTime }, { title: 'SubmissionReceipt' })
@@ -51,8 +54,9 @@ const formView = (form: StoredForm): FormView => ({
  * Accept-Language, else English (CONTRACT 11).
  */
 export function pageLanguage(page: PageSettings | undefined, request: Request): Translator {
-  const chosen = page?.locale === undefined ? undefined : matchLocale(page.locale)
-  return rememberPageLanguage(request, translator(chosen ?? negotiateLocale(request.headers.get('accept-language'))))
+  // Dates take the region of the tag that chose the language (de-AT, or the Accept-Language range that matched).
+  const chosen = (page?.locale === undefined ? undefined : languageOfTag(page.locale)) ?? negotiateLanguage(request.headers.get('accept-language'))
+  return rememberPageLanguage(request, translator(chosen.locale, chosen.region))
 }
 
 /**
@@ -88,18 +92,30 @@ function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t:
  * values are collected, in the order sent, into an array (nothing ticked:
  * absent). Any other key sent more than once is a RepeatedValue, which the
  * service refuses (the page shows the first value sent): never "the last one
- * wins" (CONTRACT 13a).
+ * wins" (CONTRACT 13a). A memorable date's three boxes (`_day_<key>`,
+ * `_month_<key>`, `_year_<key>`) become its field's `YYYY-MM-DD` value (none
+ * when all are empty; an UnreadableDate the date field refuses when they name
+ * no date), and are kept as typed, to show again.
  */
 function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDefinition[]) {
   const multiple = new Set(fields.filter((field) => field.type === 'select' && field.config?.multiple === true).map((field) => field.key))
   // No prototype: a field key can never reach Object.prototype.
-  const values: Record<string, string | string[] | Upload | RepeatedValue> = Object.create(null)
+  const values: Record<string, string | string[] | Upload | RepeatedValue | UnreadableDate> = Object.create(null)
   const typed: Record<string, string | string[]> = Object.create(null)
   const holds: PostedHolds = { ids: new Map(), removed: new Set() }
+  const dateBoxes = new Map(fields.filter((field) => field.type === 'date').flatMap((field) => DATE_PARTS.map((part) => [datePartName(part, field.key), field.key])))
+  const datesTyped = new Set<string>()
+  const datesRepeated = new Set<string>()
   for (const [key, entry] of entries) {
     if (key.startsWith('_')) {
       if (typeof entry !== 'string') continue
-      if (key.startsWith(HELD_PREFIX)) holds.ids.set(key.slice(HELD_PREFIX.length), entry)
+      const dateKey = dateBoxes.get(key)
+      if (dateKey !== undefined) {
+        // A box sent twice is the field's value sent twice.
+        if (key in typed) datesRepeated.add(dateKey)
+        else typed[key] = entry
+        datesTyped.add(dateKey)
+      } else if (key.startsWith(HELD_PREFIX)) holds.ids.set(key.slice(HELD_PREFIX.length), entry)
       else if (key.startsWith(REMOVE_PREFIX)) holds.removed.add(key.slice(REMOVE_PREFIX.length))
       continue
     }
@@ -117,6 +133,15 @@ function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDe
     } else {
       values[key] = new Upload(entry.filename, entry.type, entry.size, entry.fileId)
     }
+  }
+  for (const key of datesTyped) {
+    const parts = { day: '', month: '', year: '' }
+    for (const part of DATE_PARTS) parts[part] = (typed[datePartName(part, key)] as string | undefined) ?? ''
+    const composed = composeDate(parts)
+    if (key in values || datesRepeated.has(key)) values[key] = REPEATED
+    else if (composed !== undefined) values[key] = composed
+    // What the page shows of it elsewhere (the boxes show the parts): the date, or what was typed.
+    typed[key] ??= typeof composed === 'string' ? composed : `${parts.day} ${parts.month} ${parts.year}`.trim()
   }
   return { values, typed, holds }
 }
@@ -212,15 +237,36 @@ function originOf(url: string): string | undefined {
  */
 const RENDERED_PAGES_KEPT = { maxBytes: 64 * 1024 * 1024, maxEntryBytes: 16 * 1024 * 1024 }
 
-/** The rendered pages of forms, by form id and language: a form's are forgotten when it is answered, cancelled or deleted. */
+/** A form's pages kept at most, one per language and region its readers asked for (the oldest goes first). */
+const PAGE_VARIANTS_KEPT = 32
+
+/**
+ * The rendered pages of forms, by form id, then by what a page varies in:
+ * its language and the region its dates are written with. A form's are
+ * forgotten together when it is answered, cancelled or deleted.
+ */
 export function createRenderedPages() {
-  const pages = createLruCache<PageBytes>({ ...RENDERED_PAGES_KEPT, sizeOf: (page) => page.size })
-  const keyOf = (formId: string, locale: Locale) => `${formId} ${locale}`
+  type Variants = Map<string, FormPageBytes>
+  const total = (variants: Variants) => [...variants.values()].reduce((bytes, page) => bytes + page.size, 0)
+  const forms = createLruCache<Variants>({ ...RENDERED_PAGES_KEPT, sizeOf: total })
+  const variantOf = (t: Translator) => (t.region === undefined ? t.locale : `${t.locale} ${t.region}`)
   return {
-    get: (formId: string, locale: Locale) => pages.get(keyOf(formId, locale)),
-    set: (formId: string, locale: Locale, page: PageBytes) => pages.set(keyOf(formId, locale), page),
+    get: (formId: string, t: Translator) => forms.get(formId)?.get(variantOf(t)),
+    set(formId: string, t: Translator, page: FormPageBytes): FormPageBytes {
+      if (page.size > RENDERED_PAGES_KEPT.maxEntryBytes) return page
+      // A new map each time: the cache counts an entry's bytes when it is set.
+      const variants: Variants = new Map(forms.get(formId))
+      variants.delete(variantOf(t))
+      variants.set(variantOf(t), page)
+      for (const oldest of variants.keys()) {
+        if (variants.size <= PAGE_VARIANTS_KEPT && total(variants) <= RENDERED_PAGES_KEPT.maxEntryBytes) break
+        variants.delete(oldest)
+      }
+      forms.set(formId, variants)
+      return page
+    },
     forget(formId: string) {
-      for (const locale of SUPPORTED_LOCALES) pages.delete(keyOf(formId, locale))
+      forms.delete(formId)
     },
   }
 }
@@ -254,9 +300,8 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         }
         if (state.status !== 'active') return closedPage(set, state, false, t)
         const page =
-          renderedPages.get(state.id, t.locale) ??
-          renderedPages.set(state.id, t.locale, await renderFormPage({ form: formView(await submissions.publicForm(state.id)), t }))
-        return htmlPage(set, page)
+          renderedPages.get(state.id, t) ?? renderedPages.set(state.id, t, await renderFormPage({ form: formView(await submissions.publicForm(state.id)), t }))
+        return htmlPage(set, withTimeLeft(page, options.clock(), t))
       },
       {
         detail: apiDoc({
@@ -353,7 +398,8 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           return redirect(`/f/${form.id}`, 303)
         }
         if (refused.kind === 'closed') return closedPage(set, refused.form, true, t)
-        return htmlPage(set, await renderFormPage({ form: view, t, submitted: refused.typed, problems: refused.problems, held: refused.held }), 422)
+        const refusedPage = await renderFormPage({ form: view, t, submitted: refused.typed, problems: refused.problems, held: refused.held })
+        return htmlPage(set, withTimeLeft(refusedPage, options.clock(), t), 422)
       },
       {
         detail: apiDoc({
