@@ -93,6 +93,25 @@ describe('other languages', () => {
     expect(collapsed(receipt.nodes.find((node) => node.attrs.class === 'receipt-answer')!.text)).toBe(collapsed(intl(locale).format(1234.5)))
   })
 
+  test('a region that writes numbers the other way round: what reads as two numbers is refused, the rest read as the page writes them', async () => {
+    const t = await contexts.create()
+    const form = await t.api.createForm({ title: 'Gastos', fields: [AMOUNT] })
+    const mexico = { 'accept-language': 'es-MX' }
+    // es reads 1.234 as 1234 and 1,234 as 1.234; Mexico writes them the other way round.
+    for (const typed of ['1,234', '1.234']) {
+      const refused = await postForm(t.app, form.id, { amount: typed }, mexico)
+      expect(refused.status).toBe(422)
+      expect(refused.text).toContain(intl('es').format(1234.5))
+    }
+    // Unambiguous in both: read.
+    expect((await postForm(t.app, form.id, { amount: '412,80' }, mexico)).status).toBe(303)
+    expect(await storedData(t, form.id)).toEqual([{ amount: 412.8 }])
+    // Spain's own page reads 1.234 as es writes it.
+    const spain = await t.api.createForm({ title: 'Gastos', fields: [AMOUNT] })
+    expect((await postForm(t.app, spain.id, { amount: '1.234' }, { 'accept-language': 'es-ES' })).status).toBe(303)
+    expect(await storedData(t, spain.id)).toEqual([{ amount: 1234 }])
+  })
+
   test('hi groups as CLDR does (12,34,567); a grouping of threes is refused there', async () => {
     const t = await contexts.create()
     const big = { key: 'big', type: 'number', label: 'Big' }

@@ -35,7 +35,7 @@ export const number: FieldType<NumberConfig> = {
     const locale = context?.locale
     let value: number | undefined
     if (typeof input === 'number') value = input
-    else if (typeof input === 'string') value = locale === undefined ? (DECIMAL.test(input.trim()) ? Number(input.trim()) : undefined) : readNumber(locale, input)
+    else if (typeof input === 'string') value = locale === undefined ? (DECIMAL.test(input.trim()) ? Number(input.trim()) : undefined) : readNumber(locale, input, context?.region)
     if (value === undefined) {
       // A form post is read as the page's language writes numbers (src/i18n/numbers.ts); JSON takes JSON numbers or ASCII decimals.
       if (locale !== undefined) {

@@ -37,6 +37,8 @@ export const rejected = (message: string, code: ErrorCode, params?: MessageParam
 /** Where a submitted value comes from: `locale` is the page's language for a form post, absent for JSON. */
 export interface ParseContext {
   locale?: Locale
+  /** The region the person's browser (or `page.locale`) named, when Intl knows it for the language: `CH` for de-CH. */
+  region?: string
 }
 
 /** A field as the API client defined it (and as it is stored). */

@@ -28,7 +28,10 @@
  * One case reads as the language writes it although another convention
  * would read it otherwise: a single grouping separator before exactly three
  * digits (`1.234` in de, `1,234` in en) is 1234, as CLDR, the page's hint and
- * its example write it; `1,234` in de (and `1.234` in en) is 1.234.
+ * its example write it; `1,234` in de (and `1.234` in en) is 1.234. But
+ * when the person's region writes numbers the other way round (es-MX, de-CH,
+ * en-ZA ...) and the value reads as another number there, it could mean two
+ * things: it is refused.
  */
 import type { Locale } from './locales.ts'
 
@@ -65,7 +68,8 @@ const SPACES = [' ', '\u00a0', '\u202f']
 /** The direction marks Intl writes around a minus sign (LRM, RLM, ALM). */
 const MARKS = new Set(['\u200e', '\u200f', '\u061c'])
 
-const conventions = new Map<Locale, Conventions>()
+/** By Intl tag: a language's own, or one with a region Intl knows for it (bounded by CLDR). */
+const conventions = new Map<string, Conventions>()
 const writers = new Map<Locale, Intl.NumberFormat>()
 
 function writer(locale: Locale): Intl.NumberFormat {
@@ -82,6 +86,21 @@ export function writeNumber(locale: Locale, value: number): string {
 
 /** An example of a number the page reads, as its language writes it (`1.234,5` in de). */
 export const numberExample = (locale: Locale): string => conventionsOf(locale).example
+
+/**
+ * The Intl tag of `locale` with `region`, when Intl writes numbers for it
+ * differently from the language (de-CH: `1’234.5`; es-MX: `1,234.5`).
+ */
+function regionalTag(locale: Locale, region: string): string | undefined {
+  try {
+    const tag = new Intl.Locale(intlTag(locale), { region }).toString()
+    if (new Intl.Locale(new Intl.NumberFormat(tag).resolvedOptions().locale).region !== region) return undefined
+    const [own, theirs] = [intlTag(locale), tag].map((t) => new Intl.NumberFormat(t).format(-1234567.5))
+    return own === theirs ? undefined : tag
+  } catch {
+    return undefined
+  }
+}
 
 function notation(tag: string, numberingSystem: string): Notation {
   const format = new Intl.NumberFormat(tag, { numberingSystem, useGrouping: 'always', maximumFractionDigits: 1 } as Intl.NumberFormatOptions)
@@ -101,10 +120,9 @@ function notation(tag: string, numberingSystem: string): Notation {
   }
 }
 
-function conventionsOf(locale: Locale): Conventions {
-  let made = conventions.get(locale)
+function conventionsOf(locale: Locale, tag = intlTag(locale)): Conventions {
+  let made = conventions.get(tag)
   if (made) return made
-  const tag = intlTag(locale)
   const systems = new Set([new Intl.NumberFormat(tag).resolvedOptions().numberingSystem, 'latn'])
   const native = NATIVE_DIGITS[locale]
   if (native) systems.add(native)
@@ -114,7 +132,7 @@ function conventionsOf(locale: Locale): Conventions {
     if (sign) minus.add(sign.value)
   }
   made = { notations: [...systems].map((system) => notation(tag, system)), minus, example: writeNumber(locale, 1234.5) }
-  conventions.set(locale, made)
+  conventions.set(tag, made)
   return made
 }
 
@@ -123,8 +141,17 @@ function conventionsOf(locale: Locale): Conventions {
  * written the way that language writes numbers (see above). Surrounding white
  * space is ignored.
  */
-export function readNumber(locale: Locale, text: string): number | undefined {
-  const { notations, minus } = conventionsOf(locale)
+export function readNumber(locale: Locale, text: string, region?: string): number | undefined {
+  const read = readWith(conventionsOf(locale), text)
+  const regional = read === undefined || region === undefined ? undefined : regionalTag(locale, region)
+  if (regional === undefined) return read
+  // The person's region writes numbers another way round (es-MX `1,234` is 1234; es reads 1.234): a value
+  // that reads as another number there could mean two things, and is refused.
+  const theirs = readWith(conventionsOf(locale, regional), text)
+  return theirs === undefined || theirs === read ? read : undefined
+}
+
+function readWith({ notations, minus }: Conventions, text: string): number | undefined {
   // Full-width digits and signs (`４１２．８`, what a Japanese, Chinese or Korean input method types) are the ASCII ones.
   const characters = [...text.normalize('NFKC').trim()]
   let at = 0

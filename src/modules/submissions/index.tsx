@@ -367,7 +367,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
               const { values, typed, holds } = formPostValues(entries, view.fields)
               const used = hasFileField ? await submissions.useHolds(form, values, holds) : new Map()
               try {
-                await submissions.submit(form, values, submitter, { receiptToken: newToken, locale: t.locale })
+                await submissions.submit(form, values, submitter, { receiptToken: newToken, locale: t.locale, region: t.region })
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
                 return undefined
               } catch (error) {

@@ -319,7 +319,7 @@ export function createSubmissionService(
       values: unknown,
       submitter: Submitter,
       /** `locale`: the page's language, for a form post (its numbers are read as that language writes them). */
-      options: { receiptToken?: string; locale?: Locale } = {},
+      options: { receiptToken?: string; locale?: Locale; region?: string } = {},
     ): Promise<RecordedSubmission> {
       const form = typeof formOrId === 'string' ? await publicForm(formOrId) : formOrId
       // A form read a moment ago may have expired since; a cancel is found as the answer is written.
@@ -328,7 +328,7 @@ export function createSubmissionService(
       if (closed) throw closed
       if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values', code: 'invalid_type' }])
       const fields = form.fields
-      const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values, options.locale === undefined ? undefined : { locale: options.locale })
+      const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values, options.locale === undefined ? undefined : { locale: options.locale, region: options.region })
       if (problems.length > 0) throw invalid(problems, moreProblems)
 
       const responseId = newId()
