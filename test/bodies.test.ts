@@ -362,7 +362,7 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     upload.append('doc', new File([new Uint8Array(2 * MiB)], 'big.bin'))
     const refused = await postForm(t.app, over.id, upload)
     expect(refused.status).toBe(422)
-    expect(refused.text).toContain('The selected file must be 1 MB or smaller')
+    expect(refused.text).toContain('The selected file must be 1\u00a0MB or smaller')
     const written = await t.sql('SELECT CAST(sum(length(bytes)) AS INTEGER) AS n FROM file_chunks c JOIN unclaimed_files u ON u.file_id = c.file_id')
     expect(written).toEqual([{ n: MiB }])
   })

@@ -48,7 +48,8 @@ export function Field({ field, value, error, marked, held, t, errorParts, typedP
   const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined
   const mark = marked === 'required' && required ? t.t('mark.required') : marked === 'optional' && !required ? t.t('mark.optional') : undefined
   const noteText = note ? t.t(note.key, note.params) : undefined
-  const fieldClass = ['field', `field-${control.kind}`, error ? 'field-invalid' : '', scrollRoom(field, error, noteText, held !== undefined)].filter(Boolean).join(' ')
+  const heldTexts = held ? [t.t('file.kept', { name: held.name, size: { bytes: held.size } }), t.t('file.replace')] : []
+  const fieldClass = ['field', `field-${control.kind}`, error ? 'field-invalid' : '', scrollRoom(field, control, error, noteText, heldTexts)].filter(Boolean).join(' ')
 
   const labelText = (
     <>
@@ -261,20 +262,32 @@ function HeldFileNote({ field, held, t, children }: { field: FieldDefinition; he
 }
 
 /**
- * How much room a followed error-summary link leaves above the control, so the
- * label, hint and message show with it (CSS `scroll-margin-top` by class: the
- * page has no script to measure, and no inline style is allowed). Estimated
- * from the text above the control at a phone's width: about 32 columns to a
- * line, a wide (Chinese, Japanese, Korean) character taking two; each line
- * 1.6rem. A checkbox has only its message above it (its label is beside it);
- * a kept file's note adds its lines.
+ * Where a followed error-summary link leaves the control: CSS
+ * `scroll-margin-top` from three classes (the page has no script to measure,
+ * and no inline style is allowed), each a custom property style.css combines:
+ * `room-N`, the rem above the control for everything of the field (label,
+ * hint, message, a kept file's note); `near-N`, the rem that must show (the
+ * message, and a kept file's note, which sits between it and the control);
+ * `tall-N`, the control's own height. The margin is the room, but never so
+ * much that the control falls below a short viewport (640x400 is 200% zoom on
+ * a laptop), and never less than the message needs. Estimated at a phone's
+ * width: about 32 columns to a line, a wide (Chinese, Japanese, Korean)
+ * character taking two; each line 1.6rem. A checkbox has only its message above
+ * it (its label is beside it).
  */
-function scrollRoom(field: FieldDefinition, error: string | undefined, note: string | undefined, held: boolean): string {
+function scrollRoom(field: FieldDefinition, control: Control, error: string | undefined, note: string | undefined, held: string[]): string {
   if (!error) return ''
   const lines = (text: string | null | undefined) => (text ? text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(columns(line) / 32)), 0) : 0)
-  const above = field.type === 'checkbox' ? lines(error) : lines(field.label) + lines(field.description) + lines(note) + lines(error) + (held ? 6 : 0) + 1
-  const rem = 2 + 1.6 * above
-  return `room-${Math.min(30, Math.ceil(rem / 2) * 2)}`
+  const heldRoom = held.length ? 1.6 * held.reduce((n, text) => n + lines(text), 0) + 2.5 + 2 : 0
+  const near = 1 + 1.6 * lines(error) + heldRoom
+  const above = control.kind === 'checkbox' ? near : 2 + 1.6 * (lines(field.label) + lines(field.description) + lines(note) + lines(error) + 1) + heldRoom
+  const tall =
+    control.kind === 'textarea' ? 1.5 * Number(control.attributes.rows ?? 4) + 1.5
+    : control.kind === 'radios' || control.kind === 'checkboxes' ? Math.max(2.5, 1.6 * lines(control.options[0]?.label))
+    : control.kind === 'checkbox' ? Math.max(2.5, 1.6 * lines(field.label))
+    : 3
+  const even = (rem: number, most: number) => Math.min(most, Math.max(2, Math.ceil(rem / 2) * 2))
+  return `room-${even(above, 30)} near-${even(near, 30)} tall-${even(tall, 16)}`
 }
 
 /** East Asian wide characters (CJK ideographs, kana, Hangul, full-width forms) take two columns of text. */

@@ -135,6 +135,10 @@ export function pageMessage(problem: Problem, field: FieldDefinition, t: Transla
   if (typeof params.wording === 'string') key = params.wording
   else if (code === 'required') key = field.type === 'checkbox' ? 'error.unchecked' : `error.required.${multiple ? 'select_multiple' : field.type}`
   else if (code === 'step' && params.min !== undefined) key = 'error.step_from'
+  // The limit, and by how much the answer is over it (GOV.UK's character count, said once it is sent).
+  else if (code === 'too_long' && typeof params.over === 'number') {
+    return t.t('error.too_long_by', { limit: t.t('error.too_long', { count: params.count ?? 0 }), count: params.over })
+  }
   else if (`error.${code}.${field.type}` in en) key = `error.${code}.${field.type}`
   else key = `error.${code}`
   return t.t((key in en ? key : 'error.invalid_value') as MessageKey, params)
@@ -147,14 +151,6 @@ export function pageMessage(problem: Problem, field: FieldDefinition, t: Transla
 function markedSet(fields: FieldDefinition[]): 'required' | 'optional' {
   const required = fields.filter((f) => f.required).length
   return fields.length - required <= required ? 'optional' : 'required'
-}
-
-/** A label in the error summary: long ones cut at a word, so each line reads as a link. */
-function shortLabel(label: string): string {
-  if (label.length <= 48) return label
-  const cut = label.slice(0, 48)
-  const space = cut.lastIndexOf(' ')
-  return `${(space > 24 ? cut.slice(0, space) : cut).trimEnd()}…`
 }
 
 /** The form, ready for its one answer; after a refused try, with every problem and the person's input. */
@@ -174,8 +170,9 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageP
           <ul>
             {[...fieldErrors].map(([key, message]) => (
               <li>
-                <a href={`#${attr(controlId(key))}`}>
-                  <Sentence text={t.t('summary.item', { label: SLOT, message })} part={shortLabel(labels.get(key)!)} />
+                {/* The field's own message, as GOV.UK's summary repeats it: the link takes the person to the field and its label. */}
+                <a href={`#${attr(controlId(key))}`} dir="auto" safe>
+                  {message}
                 </a>
               </li>
             ))}

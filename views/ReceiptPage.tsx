@@ -4,6 +4,7 @@ import { optionLabel, optionValue, type SelectOption } from '../src/fields/selec
 import type { Translator } from '../src/i18n/index.ts'
 import { writeNumber } from '../src/i18n/numbers.ts'
 import { Layout } from './Layout.tsx'
+import { Sentence, SLOT } from './Sentence.tsx'
 
 /** What was sent for one field: its answer as stored (`undefined` when left empty), and a file's name and size. */
 export interface ReceiptAnswer {
@@ -36,7 +37,7 @@ export interface AnsweredView {
 /** What the person sent, field by field: labels and answers as words, files by name and size (never their contents or URLs). */
 export function ReceiptPage({ t, view }: { t: Translator; view: ReceiptView }) {
   return (
-    <Layout title={t.t('receipt.title')} t={t}>
+    <Layout title={t.t('receipt.title', { title: view.title })} t={t}>
       <p class="form-name" dir="auto" safe>
         {view.title}
       </p>
@@ -63,7 +64,7 @@ export function ReceiptPage({ t, view }: { t: Translator; view: ReceiptView }) {
 /** An answered form, to anyone at any later time: nothing of the answer itself. */
 export function AnsweredPage({ t, view }: { t: Translator; view: AnsweredView }) {
   return (
-    <Layout title={t.t('answered.heading')} t={t}>
+    <Layout title={t.t('answered.title', { title: view.title })} t={t}>
       <p class="form-name" dir="auto" safe>
         {view.title}
       </p>
@@ -94,7 +95,8 @@ function Message({ message, fallback }: { message: string | undefined; fallback:
 /** One answer as the person reads it: option labels, Yes or No, dates in words, a file's name and size, "Not answered". */
 function answerText(t: Translator, { field, value, file }: ReceiptAnswer): JSX.Element {
   if (field.type === 'file') {
-    return file ? <span dir="auto" safe>{t.t('receipt.file', { name: file.name, size: { bytes: file.size } })}</span> : <NotAnswered t={t} />
+    // The name isolated, the size in the page's direction: an Arabic size after a Latin name still reads right to left.
+    return file ? <Sentence text={t.t('receipt.file', { name: SLOT, size: { bytes: file.size } })} part={file.name} /> : <NotAnswered t={t} />
   }
   if (value === undefined || value === null || value === '') return <NotAnswered t={t} />
   if (field.type === 'checkbox') return <span safe>{t.t(value === true ? 'receipt.yes' : 'receipt.no')}</span>

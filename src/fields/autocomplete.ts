@@ -14,13 +14,26 @@ const TEXT_GROUP = [
   'language', 'sex', 'one-time-code',
 ]
 
+/** The Tel group: a text field with one of these is a phone number, and gets the phone keypad (`type="tel"`). */
+const TEL_GROUP = ['tel', 'tel-national', 'tel-country-code', 'tel-area-code', 'tel-local', 'tel-local-prefix', 'tel-local-suffix', 'tel-extension']
+
+/**
+ * What a browser can fill into a drop-down: a token whose values come from a
+ * short closed list (a country, a month), matched against the options' values or labels.
+ */
+const CHOICE_GROUP = [
+  'country', 'country-name', 'address-level1', 'address-level2', 'sex', 'language', 'honorific-prefix', 'honorific-suffix',
+  'organization-title', 'cc-type', 'cc-exp-month', 'cc-exp-year', 'bday-day', 'bday-month', 'bday-year', 'transaction-currency',
+]
+
 /** The tokens each field type's control takes, its most useful first (an error message names the first few). */
 export const AUTOCOMPLETE_TOKENS = {
-  text: TEXT_GROUP,
+  text: [TEXT_GROUP[0]!, TEL_GROUP[0]!, ...TEXT_GROUP.slice(1), ...TEL_GROUP.slice(1)],
   // The Multiline group: only a textarea can hold a whole street address.
   textarea: ['street-address', ...TEXT_GROUP],
   email: ['email', 'username'],
   date: ['bday'],
+  select: CHOICE_GROUP,
 } as const satisfies Record<string, readonly string[]>
 
 export type AutocompleteControl = keyof typeof AUTOCOMPLETE_TOKENS
@@ -28,7 +41,7 @@ export type AutocompleteControl = keyof typeof AUTOCOMPLETE_TOKENS
 export const Autocomplete = Type.String({
   minLength: 1,
   maxLength: 100,
-  description: 'An HTML autofill token that fits the control, such as name, postal-code, street-address (textarea), email or bday (date); "off" or "on"; optionally after "shipping " or "billing "',
+  description: 'An HTML autofill token that fits the control, such as name, postal-code, tel (a text field shown with the phone keypad), street-address (textarea), email, bday (date) or country (select); "off" or "on"; optionally after "shipping " or "billing "',
 })
 
 /** A 422 problem (path relative to config) when `token` is not one the control takes; undefined when it is. */
@@ -42,10 +55,22 @@ export function autocompleteProblem(control: AutocompleteControl, token: string 
   }
 }
 
+/** Whether `token` (one that fits a text field) names a phone number: the field is then `type="tel"`. */
+export const isTelToken = (token: string | undefined) => token !== undefined && TEL_GROUP.includes(fieldName(token) ?? '')
+
 function fitsControl(control: AutocompleteControl, token: string): boolean {
-  // As the HTML attribute: case-insensitive, tokens separated by whitespace, an address kind first.
-  const words = token.trim().toLowerCase().split(/[\t\n\f\r ]+/)
+  const words = tokenWords(token)
   if (words.length === 1 && (words[0] === 'off' || words[0] === 'on')) return true
-  if (words.length > 2 || (words.length === 2 && words[0] !== 'shipping' && words[0] !== 'billing')) return false
-  return (AUTOCOMPLETE_TOKENS[control] as readonly string[]).includes(words.at(-1)!)
+  const name = fieldName(token)
+  return name !== undefined && (AUTOCOMPLETE_TOKENS[control] as readonly string[]).includes(name)
+}
+
+/** As the HTML attribute: case-insensitive, tokens separated by whitespace. */
+const tokenWords = (token: string) => token.trim().toLowerCase().split(/[\t\n\f\r ]+/)
+
+/** The field name a token ends with, after an optional address kind; undefined when the shape is wrong. */
+function fieldName(token: string): string | undefined {
+  const words = tokenWords(token)
+  if (words.length > 2 || (words.length === 2 && words[0] !== 'shipping' && words[0] !== 'billing')) return undefined
+  return words.at(-1)
 }

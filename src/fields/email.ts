@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
+import { characterCount, tooLong } from './text.ts'
 import { Placeholder } from './shared.ts'
 import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 
@@ -33,13 +34,14 @@ export const email: FieldType<EmailConfig> = {
     if (typeof input !== 'string') return rejected('Expected an email address', 'invalid_type')
     // Browsers strip surrounding whitespace from type=email; so do we.
     const value = input.trim()
-    if (value.length > EMAIL_MAX_LENGTH) return rejected(`Must be at most ${EMAIL_MAX_LENGTH} characters`, 'too_long', { count: EMAIL_MAX_LENGTH })
+    const length = characterCount(value)
+    if (length > EMAIL_MAX_LENGTH) return tooLong(EMAIL_MAX_LENGTH, length - EMAIL_MAX_LENGTH)
     if (!EMAIL.test(value)) return rejected('Enter an email address such as name@example.com', 'email')
     return answer(value)
   },
   control: (config) => ({
     kind: 'input',
-    attributes: { type: 'email', maxlength: EMAIL_MAX_LENGTH, placeholder: config.placeholder, autocomplete: config.autocomplete ?? 'email', spellcheck: 'false' },
+    attributes: { type: 'email', placeholder: config.placeholder, autocomplete: config.autocomplete ?? 'email', spellcheck: 'false' },
   }),
   answerSchema: () => ({ type: 'string', format: 'email', maxLength: EMAIL_MAX_LENGTH }),
 }

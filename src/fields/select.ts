@@ -3,6 +3,7 @@ import type { Message } from '../i18n/index.ts'
 import type { Problem } from '../lib/errors.ts'
 import { EMPTY, answer, isBlank, rejected, type Control, type FieldType, type Parsed } from './types.ts'
 import { Placeholder } from './shared.ts'
+import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 
 export type SelectOption = string | { value: string; label: string }
 
@@ -14,6 +15,7 @@ interface SelectConfig {
   min_selected?: number
   max_selected?: number
   display?: 'auto' | 'radio' | 'dropdown'
+  autocomplete?: string
 }
 
 const OptionText = Type.String({ minLength: 1, maxLength: 255 })
@@ -53,6 +55,10 @@ export const select: FieldType<SelectConfig> = {
           description: `How a single choice is shown: auto (radio buttons up to ${RADIOS_UP_TO} options, a drop-down beyond), radio or dropdown`,
         }),
       ),
+      autocomplete: Type.Optional({
+        ...Autocomplete,
+        description: 'An HTML autofill token for a single choice, such as country, country-name or sex: the choice is a drop-down (the control browsers fill)',
+      }),
     },
     { additionalProperties: false },
   ),
@@ -64,6 +70,12 @@ export const select: FieldType<SelectConfig> = {
       if (seen.has(value)) problems.push({ path: `/options/${index}`, message: `Duplicate option value ${JSON.stringify(value)}`, code: 'not_unique' })
       seen.add(value)
     })
+    const autocomplete = autocompleteProblem('select', config.autocomplete)
+    if (autocomplete) problems.push(autocomplete)
+    // Browsers fill only a drop-down: radio buttons and checkboxes take no autofill.
+    else if (config.autocomplete !== undefined && (config.multiple || config.display === 'radio')) {
+      problems.push({ path: '/autocomplete', message: 'Only a drop-down can be filled by the browser: leave autocomplete out, or use a single choice with "display": "auto" or "dropdown"', code: 'invalid_value' })
+    }
     if (config.multiple) {
       if (config.display === 'dropdown') problems.push({ path: '/display', message: 'A multiple select is a group of checkboxes: use "auto" or leave display out', code: 'invalid_value' })
       if (config.placeholder !== undefined) problems.push({ path: '/placeholder', message: 'A multiple select (checkboxes) has no placeholder', code: 'invalid_value' })
@@ -92,8 +104,9 @@ export const select: FieldType<SelectConfig> = {
     const options = config.options.map((option) => ({ value: optionValue(option), label: optionLabel(option) }))
     if (config.multiple) return { kind: 'checkboxes', options }
     const display = config.display ?? 'auto'
-    if (display === 'radio' || (display === 'auto' && options.length <= RADIOS_UP_TO)) return { kind: 'radios', options }
-    return { kind: 'select', attributes: {}, options, placeholder: config.placeholder }
+    const radios = display === 'radio' || (display === 'auto' && options.length <= RADIOS_UP_TO && config.autocomplete === undefined)
+    if (radios) return { kind: 'radios', options }
+    return { kind: 'select', attributes: { autocomplete: config.autocomplete }, options, placeholder: config.placeholder }
   },
   note(config): Message | undefined {
     if (!config.multiple) return undefined

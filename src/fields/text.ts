@@ -4,7 +4,7 @@ import type { Message } from '../i18n/index.ts'
 import { EMPTY, answer, isBlank, rejected, type FieldType, type Parsed } from './types.ts'
 import { matchPattern, patternProblem, type PatternVerdict } from './pattern.ts'
 import { Placeholder } from './shared.ts'
-import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
+import { Autocomplete, autocompleteProblem, isTelToken } from './autocomplete.ts'
 
 export const TEXT_MAX_LENGTH = 10_000
 
@@ -59,15 +59,15 @@ export const text: FieldType<TextConfig> = {
   control: (config) => ({
     kind: 'input',
     attributes: {
-      type: 'text',
-      maxlength: config.max_length ?? 1000,
+      // A phone number's token asks for the phone keypad; no maxlength: a longer paste is kept and refused in words (CONTRACT 14).
+      type: isTelToken(config.autocomplete) ? 'tel' : 'text',
       minlength: config.min_length,
       pattern: config.pattern,
       placeholder: config.placeholder,
       autocomplete: config.autocomplete,
     },
   }),
-  note: (config) => lengthNote(config.min_length),
+  note: (config) => lengthNote(config.min_length, config.max_length),
   maxSubmittedBytes: (config) => encodedTextBytes(config.max_length ?? 1000),
   answerSchema: (config) => ({
     type: 'string',
@@ -84,8 +84,20 @@ export const text: FieldType<TextConfig> = {
  */
 export const encodedTextBytes = (maxLength: number) => maxLength * 12
 
-export const lengthNote = (minLength: number | undefined): Message | undefined =>
-  minLength ? { key: 'hint.min_length', params: { count: minLength } } : undefined
+/**
+ * The length a person must meet, as the hint says it: the maximum only when
+ * the API client set one (the defaults are roomy and a refusal says by how much,
+ * so stating "up to 1,000 characters" under every short question is noise).
+ */
+export function lengthNote(minLength: number | undefined, maxLength: number | undefined): Message | undefined {
+  if (minLength && maxLength !== undefined) return { key: 'hint.length_between', params: { min: minLength, count: maxLength } }
+  if (maxLength !== undefined) return { key: 'hint.max_length', params: { count: maxLength } }
+  return minLength ? { key: 'hint.min_length', params: { count: minLength } } : undefined
+}
+
+/** The refusal of a value `over` characters longer than `maxLength`: the page says both numbers. */
+export const tooLong = (maxLength: number, over: number) =>
+  rejected(`Must be at most ${maxLength} characters; this is ${over} too many`, 'too_long', { count: maxLength, over })
 
 /**
  * Lengths of answers are counted in characters (Unicode code points), as JSON
@@ -94,7 +106,7 @@ export const lengthNote = (minLength: number | undefined): Message | undefined =
 export function checkLength(value: string, minLength: number | undefined, maxLength: number) {
   const length = characterCount(value)
   if (minLength !== undefined && length < minLength) return rejected(`Must be at least ${minLength} characters`, 'too_short', { count: minLength })
-  if (length > maxLength) return rejected(`Must be at most ${maxLength} characters`, 'too_long', { count: maxLength })
+  if (length > maxLength) return tooLong(maxLength, length - maxLength)
   return undefined
 }
 

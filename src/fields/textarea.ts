@@ -42,7 +42,7 @@ export const textarea: FieldType<TextareaConfig> = {
   parse(input, config) {
     if (isBlank(input)) return EMPTY
     if (typeof input !== 'string') return rejected('Expected text', 'invalid_type')
-    // Browsers submit line breaks as CRLF but count them as one character for maxlength.
+    // Browsers submit line breaks as CRLF; a person sees one character.
     const value = input.replace(/\r\n?/g, '\n')
     return checkLength(value, config.min_length, config.max_length ?? 10_000) ?? answer(value)
   },
@@ -50,13 +50,12 @@ export const textarea: FieldType<TextareaConfig> = {
     kind: 'textarea',
     attributes: {
       rows: config.rows ?? 4,
-      maxlength: config.max_length ?? 10_000,
       minlength: config.min_length,
       placeholder: config.placeholder,
       autocomplete: config.autocomplete,
     },
   }),
-  note: (config) => lengthNote(config.min_length),
+  note: (config) => lengthNote(config.min_length, config.max_length),
   // Line breaks arrive as CRLF: two characters where the length counts one.
   maxSubmittedBytes: (config) => encodedTextBytes((config.max_length ?? 10_000) * 2),
   answerSchema: (config) => ({

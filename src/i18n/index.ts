@@ -128,6 +128,7 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
   const tag = intlTag(locale)
   // Dates and times with the region; words and numbers with the language alone.
   const dateTag = region === undefined ? tag : new Intl.Locale(tag, { region }).toString()
+  const direction = directionOf(locale)
   // Made on first use: the first DateTimeFormat of a process loads ICU's data (about 10 ms),
   // which a request that writes no date (a form post's 303) should not pay.
   const plurals = once(() => new Intl.PluralRules(tag))
@@ -146,6 +147,12 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
     return dates().format(Date.UTC(year, month - 1, day))
   }
 
+  /**
+   * A size as one unbreakable piece: the number, then the unit after a
+   * no-break space (a word joiner where the language writes none), never a
+   * line between them; on a right-to-left page, isolated right to left, so it
+   * reads the same beside a Latin file name.
+   */
   function size(bytes: number): string {
     let value = bytes
     let unit = 0
@@ -153,7 +160,15 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
       value /= 1024
       unit++
     }
-    return sizeFormats[unit]!().format(value)
+    const parts = sizeFormats[unit]!().formatToParts(value)
+    const number = parts.filter((part) => part.type !== 'unit' && part.type !== 'literal').map((part) => part.value).join('')
+    const unitName = parts.filter((part) => part.type === 'unit').map((part) => part.value).join('').replaceAll(' ', '\u00a0')
+    // ICU writes Hebrew kilobytes unit first with no space at all ("kB\u200f1"): the number goes first, as for megabytes.
+    const unitFirst = parts.findIndex((part) => part.type === 'unit') < parts.findIndex((part) => part.type === 'integer')
+    const between = parts.filter((part) => part.type === 'literal').map((part) => part.value).join('')
+    const gap = /[\u202f\u00a0]/.exec(between)?.[0] ?? (/\s/.test(between) || unitFirst ? '\u00a0' : '\u2060')
+    const written = `${number}${gap}${unitName}`
+    return direction === 'rtl' ? `\u2067${written}\u2069` : written
   }
 
   function fileTypes(accept: string): string {

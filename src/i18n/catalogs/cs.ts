@@ -5,7 +5,7 @@ export const cs: Catalog = {
   // The form page
   'page.title_error': 'Chyba: {title}',
   'page.submit': 'Odeslat odpověď',
-  'page.asked_by': 'Odesílatel: {sender}',
+  'page.asked_by': 'Žádost od {sender}',
   'page.answer_by': 'Odpovězte prosím do {deadline}',
   'page.closes_in': 'Do uzavření formuláře zbývá: {duration}.',
   'page.footer': 'Vaše odpověď se dostane jen k tomu, kdo vám poslal tento odkaz. Tento formulář přijímá jen jednu odpověď.',
@@ -15,7 +15,6 @@ export const cs: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Je potřeba něco opravit',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Chyba:',
   'error.required.text': 'Zadejte odpověď',
   'error.required.textarea': 'Zadejte odpověď',
@@ -28,6 +27,13 @@ export const cs: Catalog = {
   'error.unchecked': 'Pro pokračování zaškrtněte políčko',
   'error.too_short': { one: 'Zadejte alespoň {count} znak', few: 'Zadejte alespoň {count} znaky', many: 'Zadejte alespoň {count} znaku', other: 'Zadejte alespoň {count} znaků' },
   'error.too_long': { one: 'Zadejte nejvýše {count} znak', few: 'Zadejte nejvýše {count} znaky', many: 'Zadejte nejvýše {count} znaku', other: 'Zadejte nejvýše {count} znaků' },
+  'error.too_long_by': {
+    one: '{limit}. Odpověď je o {count} znak delší',
+    few: '{limit}. Odpověď je o {count} znaky delší',
+    many: '{limit}. Odpověď je o {count} znaku delší',
+    other: '{limit}. Odpověď je o {count} znaků delší',
+  },
+  'answered.title': 'Zodpovězeno: {title}',
   'error.too_small': 'Zadejte číslo {min} nebo vyšší',
   'error.too_large': 'Zadejte číslo {max} nebo nižší',
   'error.step': 'Zadejte číslo v krocích po {step}',
@@ -52,6 +58,8 @@ export const cs: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Alespoň {count} znak.', few: 'Alespoň {count} znaky.', many: 'Alespoň {count} znaku.', other: 'Alespoň {count} znaků.' },
+  'hint.max_length': { one: 'Nejvýše {count} znak.', few: 'Nejvýše {count} znaky.', many: 'Nejvýše {count} znaku.', other: 'Nejvýše {count} znaků.' },
+  'hint.length_between': { one: 'Od {min} do {count} znaku.', few: 'Od {min} do {count} znaků.', many: 'Od {min} do {count} znaku.', other: 'Od {min} do {count} znaků.' },
   'hint.number_between': 'Číslo od {min} do {max}.',
   'hint.number_min': 'Číslo {min} nebo vyšší.',
   'hint.number_max': 'Číslo {max} nebo nižší.',
@@ -85,16 +93,16 @@ export const cs: Catalog = {
   'select.no_answer': 'Bez odpovědi',
   'file.choose': 'Vybrat soubor',
   'file.none': 'Není vybrán žádný soubor',
-  'file.kept': 'Soubor {name} ({size}) už je přiložený. Odešle se spolu s vaší odpovědí.',
+  'file.kept': 'Soubor {name} ({size}) už je přiložený. Odešle se spolu s vaší odpovědí, pokud ho neodeberete nebo níže nevyberete jiný.',
   'file.remove': 'Odebrat tento soubor',
-  'file.replace': 'Pokud chcete místo něj poslat jiný soubor, vyberte ho zde.',
+  'file.replace': 'Znovu ho vybírat nemusíte. Pokud chcete místo něj poslat jiný soubor, vyberte ho zde.',
   'file.kind.image': 'obrázky',
   'file.kind.audio': 'zvukové soubory',
   'file.kind.video': 'videa',
   'file.kind.text': 'textové soubory',
 
   // After sending
-  'receipt.title': 'Odpověď odeslána',
+  'receipt.title': 'Odpověď odeslána: {title}',
   'receipt.heading': 'Vaše odpověď byla odeslána',
   'receipt.default_message': 'Děkujeme. Nic dalšího už dělat nemusíte a tuto stránku můžete zavřít.',
   'receipt.sent_at': 'Odesláno {time}.',

@@ -5,7 +5,7 @@ export const da: Catalog = {
   // The form page
   'page.title_error': 'Fejl: {title}',
   'page.submit': 'Send svar',
-  'page.asked_by': 'Sendt af {sender}',
+  'page.asked_by': 'Forespørgsel fra {sender}',
   'page.answer_by': 'Svar venligst senest {deadline}',
   'page.closes_in': 'Tid tilbage til at svare: {duration}.',
   'page.footer': 'Dit svar går kun til den, der har sendt dig dette link. Formularen kan kun besvares én gang.',
@@ -15,7 +15,6 @@ export const da: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Der er et problem',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Fejl:',
   'error.required.text': 'Skriv et svar',
   'error.required.textarea': 'Skriv et svar',
@@ -28,6 +27,8 @@ export const da: Catalog = {
   'error.unchecked': 'Sæt kryds i feltet for at fortsætte',
   'error.too_short': { one: 'Skriv mindst {count} tegn', other: 'Skriv mindst {count} tegn' },
   'error.too_long': { one: 'Skriv højst {count} tegn', other: 'Skriv højst {count} tegn' },
+  'error.too_long_by': { one: '{limit}. Du har skrevet {count} tegn for meget', other: '{limit}. Du har skrevet {count} tegn for meget' },
+  'answered.title': 'Besvaret: {title}',
   'error.too_small': 'Skriv et tal, der er {min} eller større',
   'error.too_large': 'Skriv et tal, der er {max} eller mindre',
   'error.step': 'Skriv et tal i trin på {step}',
@@ -52,6 +53,8 @@ export const da: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Mindst {count} tegn.', other: 'Mindst {count} tegn.' },
+  'hint.max_length': { one: 'Højst {count} tegn.', other: 'Højst {count} tegn.' },
+  'hint.length_between': { one: 'Fra {min} til {count} tegn.', other: 'Fra {min} til {count} tegn.' },
   'hint.number_between': 'Et tal fra {min} til {max}.',
   'hint.number_min': 'Et tal på {min} eller mere.',
   'hint.number_max': 'Et tal på {max} eller mindre.',
@@ -85,16 +88,16 @@ export const da: Catalog = {
   'select.no_answer': 'Intet svar',
   'file.choose': 'Vælg en fil',
   'file.none': 'Ingen fil valgt',
-  'file.kept': 'Du har allerede tilføjet {name} ({size}). Den bliver sendt med dit svar.',
+  'file.kept': 'Du har allerede tilføjet {name} ({size}). Den bliver sendt med dit svar, medmindre du fjerner den eller vælger en anden fil nedenfor.',
   'file.remove': 'Fjern filen',
-  'file.replace': 'Vil du sende en anden fil i stedet, kan du vælge den her.',
+  'file.replace': 'Du behøver ikke vælge den igen. Vil du sende en anden fil i stedet, kan du vælge den her.',
   'file.kind.image': 'billeder',
   'file.kind.audio': 'lydfiler',
   'file.kind.video': 'videoer',
   'file.kind.text': 'tekstfiler',
 
   // After sending
-  'receipt.title': 'Svar sendt',
+  'receipt.title': 'Svar sendt: {title}',
   'receipt.heading': 'Dit svar er sendt',
   'receipt.default_message': 'Tak. Du behøver ikke gøre mere, og du kan lukke siden.',
   'receipt.sent_at': 'Sendt den {time}.',

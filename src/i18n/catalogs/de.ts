@@ -15,7 +15,6 @@ export const de: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Bitte prüfen Sie Ihre Angaben',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Fehler:',
   'error.required.text': 'Geben Sie eine Antwort ein',
   'error.required.textarea': 'Geben Sie eine Antwort ein',
@@ -28,6 +27,8 @@ export const de: Catalog = {
   'error.unchecked': 'Setzen Sie das Häkchen, um fortzufahren',
   'error.too_short': { one: 'Geben Sie mindestens ein Zeichen ein', other: 'Geben Sie mindestens {count} Zeichen ein' },
   'error.too_long': { one: 'Geben Sie höchstens ein Zeichen ein', other: 'Geben Sie höchstens {count} Zeichen ein' },
+  'error.too_long_by': { one: '{limit}. Ihre Eingabe ist ein Zeichen zu lang', other: '{limit}. Ihre Eingabe ist {count} Zeichen zu lang' },
+  'answered.title': 'Beantwortet: {title}',
   'error.too_small': 'Geben Sie eine Zahl von mindestens {min} ein',
   'error.too_large': 'Geben Sie eine Zahl von höchstens {max} ein',
   'error.step': 'Geben Sie eine Zahl in Schritten von {step} ein',
@@ -52,6 +53,8 @@ export const de: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Mindestens ein Zeichen.', other: 'Mindestens {count} Zeichen.' },
+  'hint.max_length': { one: 'Höchstens ein Zeichen.', other: 'Höchstens {count} Zeichen.' },
+  'hint.length_between': { one: 'Von {min} bis {count} Zeichen.', other: 'Von {min} bis {count} Zeichen.' },
   'hint.number_between': 'Eine Zahl von {min} bis {max}.',
   'hint.number_min': 'Eine Zahl von mindestens {min}.',
   'hint.number_max': 'Eine Zahl von höchstens {max}.',
@@ -85,16 +88,16 @@ export const de: Catalog = {
   'select.no_answer': 'Keine Angabe',
   'file.choose': 'Datei auswählen',
   'file.none': 'Keine Datei ausgewählt',
-  'file.kept': 'Sie haben bereits {name} ({size}) hinzugefügt. Die Datei wird mit Ihrer Antwort gesendet.',
+  'file.kept': 'Sie haben bereits {name} ({size}) hinzugefügt. Die Datei wird mit Ihrer Antwort gesendet, außer Sie entfernen sie oder wählen unten eine andere aus.',
   'file.remove': 'Diese Datei entfernen',
-  'file.replace': 'Wenn Sie stattdessen eine andere Datei senden möchten, wählen Sie sie hier aus.',
+  'file.replace': 'Sie müssen sie nicht erneut auswählen. Wenn Sie stattdessen eine andere Datei senden möchten, wählen Sie sie hier aus.',
   'file.kind.image': 'Bilder',
   'file.kind.audio': 'Audiodateien',
   'file.kind.video': 'Videos',
   'file.kind.text': 'Textdateien',
 
   // After sending
-  'receipt.title': 'Antwort gesendet',
+  'receipt.title': 'Antwort gesendet: {title}',
   'receipt.heading': 'Ihre Antwort wurde gesendet',
   'receipt.default_message': 'Vielen Dank. Sie müssen nichts weiter tun und können diese Seite schließen.',
   'receipt.sent_at': 'Gesendet am {time}.',

@@ -5,7 +5,7 @@ export const el: Catalog = {
   // The form page
   'page.title_error': 'Σφάλμα: {title}',
   'page.submit': 'Αποστολή απάντησης',
-  'page.asked_by': 'Αποστολέας: {sender}',
+  'page.asked_by': 'Αίτημα από {sender}',
   'page.answer_by': 'Παρακαλούμε να απαντήσετε έως τις {deadline}',
   'page.closes_in': 'Χρόνος που απομένει για απάντηση: {duration}.',
   'page.footer': 'Η απάντησή σας πηγαίνει μόνο σε όποιον σας έστειλε αυτόν τον σύνδεσμο. Η φόρμα αυτή δέχεται μία μόνο απάντηση.',
@@ -15,7 +15,6 @@ export const el: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Υπάρχει πρόβλημα',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Σφάλμα:',
   'error.required.text': 'Γράψτε μια απάντηση',
   'error.required.textarea': 'Γράψτε μια απάντηση',
@@ -28,6 +27,8 @@ export const el: Catalog = {
   'error.unchecked': 'Επιλέξτε το πλαίσιο για να συνεχίσετε',
   'error.too_short': { one: 'Γράψτε τουλάχιστον {count} χαρακτήρα', other: 'Γράψτε τουλάχιστον {count} χαρακτήρες' },
   'error.too_long': { one: 'Γράψτε το πολύ {count} χαρακτήρα', other: 'Γράψτε το πολύ {count} χαρακτήρες' },
+  'error.too_long_by': { one: '{limit}. Έχετε γράψει {count} χαρακτήρα παραπάνω', other: '{limit}. Έχετε γράψει {count} χαρακτήρες παραπάνω' },
+  'answered.title': 'Απαντήθηκε: {title}',
   'error.too_small': 'Εισαγάγετε αριθμό μεγαλύτερο ή ίσο με {min}',
   'error.too_large': 'Εισαγάγετε αριθμό μικρότερο ή ίσο με {max}',
   'error.step': 'Εισαγάγετε αριθμό με βήμα {step}',
@@ -52,6 +53,8 @@ export const el: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Τουλάχιστον {count} χαρακτήρας.', other: 'Τουλάχιστον {count} χαρακτήρες.' },
+  'hint.max_length': { one: 'Έως {count} χαρακτήρας.', other: 'Έως {count} χαρακτήρες.' },
+  'hint.length_between': { one: 'Από {min} έως {count} χαρακτήρα.', other: 'Από {min} έως {count} χαρακτήρες.' },
   'hint.number_between': 'Αριθμός από {min} έως {max}.',
   'hint.number_min': 'Αριθμός από {min} και πάνω.',
   'hint.number_max': 'Αριθμός έως {max}.',
@@ -85,16 +88,16 @@ export const el: Catalog = {
   'select.no_answer': 'Χωρίς απάντηση',
   'file.choose': 'Επιλογή αρχείου',
   'file.none': 'Δεν επιλέχθηκε αρχείο',
-  'file.kept': 'Έχετε ήδη προσθέσει το αρχείο {name} ({size}). Θα σταλεί μαζί με την απάντησή σας.',
+  'file.kept': 'Έχετε ήδη προσθέσει το αρχείο {name} ({size}). Θα σταλεί μαζί με την απάντησή σας, εκτός αν το αφαιρέσετε ή επιλέξετε άλλο αρχείο παρακάτω.',
   'file.remove': 'Αφαίρεση αρχείου',
-  'file.replace': 'Για να στείλετε άλλο αρχείο στη θέση του, επιλέξτε το εδώ.',
+  'file.replace': 'Δεν χρειάζεται να το επιλέξετε ξανά. Για να στείλετε άλλο αρχείο στη θέση του, επιλέξτε το εδώ.',
   'file.kind.image': 'εικόνες',
   'file.kind.audio': 'αρχεία ήχου',
   'file.kind.video': 'βίντεο',
   'file.kind.text': 'αρχεία κειμένου',
 
   // After sending
-  'receipt.title': 'Η απάντηση στάλθηκε',
+  'receipt.title': 'Η απάντηση στάλθηκε: {title}',
   'receipt.heading': 'Η απάντησή σας στάλθηκε',
   'receipt.default_message': 'Σας ευχαριστούμε. Δεν χρειάζεται να κάνετε τίποτε άλλο· μπορείτε να κλείσετε αυτή τη σελίδα.',
   'receipt.sent_at': 'Στάλθηκε στις {time}.',

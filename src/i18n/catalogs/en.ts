@@ -17,7 +17,6 @@ export const en = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'There is a problem',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Error:',
   'error.required.text': 'Enter an answer',
   'error.required.textarea': 'Enter an answer',
@@ -30,6 +29,8 @@ export const en = {
   'error.unchecked': 'Tick the box to continue',
   'error.too_short': { one: 'Enter at least {count} character', other: 'Enter at least {count} characters' },
   'error.too_long': { one: 'Enter {count} character or fewer', other: 'Enter {count} characters or fewer' },
+  'error.too_long_by': { one: '{limit}. You have {count} character too many', other: '{limit}. You have {count} characters too many' },
+  'answered.title': 'Already answered: {title}',
   'error.too_small': 'Enter a number that is {min} or more',
   'error.too_large': 'Enter a number that is {max} or less',
   'error.step': 'Enter a number in steps of {step}',
@@ -54,6 +55,8 @@ export const en = {
 
   // Hints under a label
   'hint.min_length': { one: 'At least {count} character.', other: 'At least {count} characters.' },
+  'hint.max_length': { one: 'Up to {count} character.', other: 'Up to {count} characters.' },
+  'hint.length_between': { one: 'From {min} to {count} character.', other: 'From {min} to {count} characters.' },
   'hint.number_between': 'A number from {min} to {max}.',
   'hint.number_min': 'A number of {min} or more.',
   'hint.number_max': 'A number of {max} or less.',
@@ -87,16 +90,16 @@ export const en = {
   'select.no_answer': 'No answer',
   'file.choose': 'Choose a file',
   'file.none': 'No file chosen',
-  'file.kept': 'You already added {name} ({size}). It will be sent with your answer.',
+  'file.kept': 'You already added {name} ({size}). It will be sent with your answer unless you remove it or choose another file below.',
   'file.remove': 'Remove this file',
-  'file.replace': 'To send another file instead, choose it here.',
+  'file.replace': 'You do not need to choose it again. To send a different file instead, choose it here.',
   'file.kind.image': 'images',
   'file.kind.audio': 'audio files',
   'file.kind.video': 'videos',
   'file.kind.text': 'text files',
 
   // After sending
-  'receipt.title': 'Answer sent',
+  'receipt.title': 'Answer sent: {title}',
   'receipt.heading': 'Your answer has been sent',
   'receipt.default_message': 'Thank you. There is nothing more to do; you can close this page.',
   'receipt.sent_at': 'Sent on {time}.',

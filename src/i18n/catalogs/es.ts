@@ -5,7 +5,7 @@ export const es: Catalog = {
   // The form page
   'page.title_error': 'Error en el formulario: {title}',
   'page.submit': 'Enviar respuesta',
-  'page.asked_by': 'Enviado por {sender}',
+  'page.asked_by': 'Solicitud de {sender}',
   'page.answer_by': 'Por favor, responda a más tardar el {deadline}',
   'page.closes_in': 'Tiempo restante para responder: {duration}.',
   'page.footer': 'Su respuesta solo llegará a quien le envió este enlace. Este formulario admite una sola respuesta.',
@@ -15,7 +15,6 @@ export const es: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Hay algo que corregir',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Error:',
   'error.required.text': 'Escriba una respuesta',
   'error.required.textarea': 'Escriba una respuesta',
@@ -28,6 +27,8 @@ export const es: Catalog = {
   'error.unchecked': 'Marque la casilla para continuar',
   'error.too_short': { one: 'Escriba al menos {count} carácter', many: 'Escriba al menos {count} de caracteres', other: 'Escriba al menos {count} caracteres' },
   'error.too_long': { one: 'Escriba {count} carácter como máximo', many: 'Escriba {count} de caracteres como máximo', other: 'Escriba {count} caracteres como máximo' },
+  'error.too_long_by': { one: '{limit}. Sobra {count} carácter', many: '{limit}. Sobran {count} de caracteres', other: '{limit}. Sobran {count} caracteres' },
+  'answered.title': 'Ya respondido: {title}',
   'error.too_small': 'Escriba un número igual o mayor que {min}',
   'error.too_large': 'Escriba un número igual o menor que {max}',
   'error.step': 'Escriba un número en intervalos de {step}',
@@ -52,6 +53,8 @@ export const es: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Al menos {count} carácter.', many: 'Al menos {count} de caracteres.', other: 'Al menos {count} caracteres.' },
+  'hint.max_length': { one: 'Hasta {count} carácter.', many: 'Hasta {count} de caracteres.', other: 'Hasta {count} caracteres.' },
+  'hint.length_between': { one: 'De {min} a {count} carácter.', many: 'De {min} a {count} de caracteres.', other: 'De {min} a {count} caracteres.' },
   'hint.number_between': 'Un número de {min} a {max}.',
   'hint.number_min': 'Un número igual o mayor que {min}.',
   'hint.number_max': 'Un número igual o menor que {max}.',
@@ -85,16 +88,16 @@ export const es: Catalog = {
   'select.no_answer': 'Sin respuesta',
   'file.choose': 'Elegir un archivo',
   'file.none': 'No se ha elegido ningún archivo',
-  'file.kept': 'Ya ha añadido {name} ({size}). Se enviará con su respuesta.',
+  'file.kept': 'Ya ha añadido {name} ({size}). Se enviará con su respuesta, salvo que lo quite o elija otro archivo más abajo.',
   'file.remove': 'Quitar este archivo',
-  'file.replace': 'Si prefiere enviar otro archivo, elíjalo aquí.',
+  'file.replace': 'No hace falta que lo vuelva a elegir. Si prefiere enviar otro archivo, elíjalo aquí.',
   'file.kind.image': 'imágenes',
   'file.kind.audio': 'archivos de audio',
   'file.kind.video': 'vídeos',
   'file.kind.text': 'archivos de texto',
 
   // After sending
-  'receipt.title': 'Respuesta enviada',
+  'receipt.title': 'Respuesta enviada: {title}',
   'receipt.heading': 'Su respuesta se ha enviado',
   'receipt.default_message': 'Gracias. No tiene que hacer nada más; puede cerrar esta página.',
   'receipt.sent_at': 'Enviada el {time}.',

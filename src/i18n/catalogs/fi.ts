@@ -5,7 +5,7 @@ export const fi: Catalog = {
   // The form page
   'page.title_error': 'Virhe: {title}',
   'page.submit': 'Lähetä vastaus',
-  'page.asked_by': 'Lähettäjä: {sender}',
+  'page.asked_by': '{sender} pyytää vastaustasi',
   'page.answer_by': 'Vastaa viimeistään {deadline}',
   'page.closes_in': 'Vastausaikaa jäljellä: {duration}.',
   'page.footer': 'Vastauksesi menee vain sille, joka lähetti sinulle tämän linkin. Tähän lomakkeeseen voi vastata vain kerran.',
@@ -15,7 +15,6 @@ export const fi: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Lomakkeessa on korjattavaa',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Virhe:',
   'error.required.text': 'Kirjoita vastaus',
   'error.required.textarea': 'Kirjoita vastaus',
@@ -28,6 +27,8 @@ export const fi: Catalog = {
   'error.unchecked': 'Merkitse ruutu, jotta voit jatkaa',
   'error.too_short': { one: 'Kirjoita vähintään {count} merkki', other: 'Kirjoita vähintään {count} merkkiä' },
   'error.too_long': { one: 'Kirjoita enintään {count} merkki', other: 'Kirjoita enintään {count} merkkiä' },
+  'error.too_long_by': { one: '{limit}. Vastauksessa on {count} merkki liikaa', other: '{limit}. Vastauksessa on {count} merkkiä liikaa' },
+  'answered.title': 'Vastattu: {title}',
   'error.too_small': 'Anna luku, joka on vähintään {min}',
   'error.too_large': 'Anna luku, joka on enintään {max}',
   'error.step': 'Anna kelvollinen luku (askelväli {step})',
@@ -52,6 +53,8 @@ export const fi: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Vähintään {count} merkki.', other: 'Vähintään {count} merkkiä.' },
+  'hint.max_length': { one: 'Enintään {count} merkki.', other: 'Enintään {count} merkkiä.' },
+  'hint.length_between': { one: 'Vähintään {min} ja enintään {count} merkki.', other: 'Vähintään {min} ja enintään {count} merkkiä.' },
   'hint.number_between': 'Luku väliltä {min}–{max}.',
   'hint.number_min': 'Luku, joka on vähintään {min}.',
   'hint.number_max': 'Luku, joka on enintään {max}.',
@@ -85,16 +88,16 @@ export const fi: Catalog = {
   'select.no_answer': 'Ei vastausta',
   'file.choose': 'Valitse tiedosto',
   'file.none': 'Tiedostoa ei ole valittu',
-  'file.kept': 'Olet jo lisännyt tiedoston {name} ({size}). Se lähetetään vastauksesi mukana.',
+  'file.kept': 'Olet jo lisännyt tiedoston {name} ({size}). Se lähetetään vastauksesi mukana, ellet poista sitä tai valitse alta toista tiedostoa.',
   'file.remove': 'Poista tämä tiedosto',
-  'file.replace': 'Jos haluat lähettää toisen tiedoston tämän sijaan, valitse se tästä.',
+  'file.replace': 'Sitä ei tarvitse valita uudelleen. Jos haluat lähettää toisen tiedoston tämän sijaan, valitse se tästä.',
   'file.kind.image': 'kuvat',
   'file.kind.audio': 'äänitiedostot',
   'file.kind.video': 'videot',
   'file.kind.text': 'tekstitiedostot',
 
   // After sending
-  'receipt.title': 'Vastaus lähetetty',
+  'receipt.title': 'Vastaus lähetetty: {title}',
   'receipt.heading': 'Vastauksesi on lähetetty',
   'receipt.default_message': 'Kiitos. Sinun ei tarvitse tehdä muuta, ja voit sulkea tämän sivun.',
   'receipt.sent_at': 'Lähetetty {time}.',

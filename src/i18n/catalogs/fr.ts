@@ -5,7 +5,7 @@ export const fr: Catalog = {
   // The form page
   'page.title_error': 'Erreur\u00a0: {title}',
   'page.submit': 'Envoyer la réponse',
-  'page.asked_by': 'Envoyé par {sender}',
+  'page.asked_by': 'Demande de {sender}',
   'page.answer_by': 'Merci de répondre au plus tard le {deadline}',
   'page.closes_in': 'Temps restant pour répondre\u00a0: {duration}.',
   'page.footer': 'Votre réponse est transmise uniquement à la personne ou à l’organisme qui vous a envoyé ce lien. Ce formulaire n’accepte qu’une seule réponse.',
@@ -15,7 +15,6 @@ export const fr: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Certaines réponses sont à corriger',
-  'summary.item': '{label}\u00a0: {message}',
   'error.prefix': 'Erreur\u00a0:',
   'error.required.text': 'Saisissez une réponse',
   'error.required.textarea': 'Saisissez une réponse',
@@ -28,6 +27,8 @@ export const fr: Catalog = {
   'error.unchecked': 'Cochez la case pour continuer',
   'error.too_short': { one: 'Saisissez au moins {count} caractère', many: 'Saisissez au moins {count} de caractères', other: 'Saisissez au moins {count} caractères' },
   'error.too_long': { one: 'Saisissez {count} caractère au maximum', many: 'Saisissez {count} de caractères au maximum', other: 'Saisissez {count} caractères au maximum' },
+  'error.too_long_by': { one: '{limit}. Il y a {count} caractère en trop', many: '{limit}. Il y a {count} de caractères en trop', other: '{limit}. Il y a {count} caractères en trop' },
+  'answered.title': 'Réponse déjà envoyée\u00a0: {title}',
   'error.too_small': 'Saisissez un nombre supérieur ou égal à {min}',
   'error.too_large': 'Saisissez un nombre inférieur ou égal à {max}',
   'error.step': 'Saisissez un nombre par pas de {step}',
@@ -52,6 +53,8 @@ export const fr: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Au moins {count} caractère.', many: 'Au moins {count} de caractères.', other: 'Au moins {count} caractères.' },
+  'hint.max_length': { one: 'Jusqu’à {count} caractère.', many: 'Jusqu’à {count} de caractères.', other: 'Jusqu’à {count} caractères.' },
+  'hint.length_between': { one: 'De {min} à {count} caractère.', many: 'De {min} à {count} de caractères.', other: 'De {min} à {count} caractères.' },
   'hint.number_between': 'Un nombre de {min} à {max}.',
   'hint.number_min': 'Un nombre supérieur ou égal à {min}.',
   'hint.number_max': 'Un nombre inférieur ou égal à {max}.',
@@ -85,16 +88,16 @@ export const fr: Catalog = {
   'select.no_answer': 'Aucune réponse',
   'file.choose': 'Choisir un fichier',
   'file.none': 'Aucun fichier sélectionné',
-  'file.kept': 'Vous avez déjà ajouté {name} ({size}). Ce fichier sera envoyé avec votre réponse.',
+  'file.kept': 'Vous avez déjà ajouté {name} ({size}). Ce fichier sera envoyé avec votre réponse, sauf si vous le retirez ou en choisissez un autre ci-dessous.',
   'file.remove': 'Retirer ce fichier',
-  'file.replace': 'Pour envoyer un autre fichier à la place, choisissez-le ici.',
+  'file.replace': 'Inutile de le choisir à nouveau. Pour envoyer un autre fichier à la place, choisissez-le ici.',
   'file.kind.image': 'images',
   'file.kind.audio': 'fichiers audio',
   'file.kind.video': 'vidéos',
   'file.kind.text': 'fichiers texte',
 
   // After sending
-  'receipt.title': 'Réponse envoyée',
+  'receipt.title': 'Réponse envoyée\u00a0: {title}',
   'receipt.heading': 'Votre réponse a bien été envoyée',
   'receipt.default_message': 'Merci. Vous n’avez rien d’autre à faire et pouvez fermer cette page.',
   'receipt.sent_at': 'Envoyée le {time}.',

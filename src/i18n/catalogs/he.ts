@@ -5,7 +5,7 @@ export const he: Catalog = {
   // The form page
   'page.title_error': 'שגיאה: {title}',
   'page.submit': 'שליחת התשובה',
-  'page.asked_by': 'מאת: {sender}',
+  'page.asked_by': 'לבקשת {sender}',
   'page.answer_by': 'יש לענות עד {deadline}',
   'page.closes_in': 'הזמן שנותר למענה: {duration}.',
   'page.footer': 'התשובה תגיע רק למי ששלח את הקישור הזה. אפשר לענות על הטופס הזה פעם אחת בלבד.',
@@ -15,7 +15,6 @@ export const he: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'יש בעיה',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'שגיאה:',
   'error.required.text': 'יש להזין תשובה',
   'error.required.textarea': 'יש להזין תשובה',
@@ -28,6 +27,8 @@ export const he: Catalog = {
   'error.unchecked': 'כדי להמשיך, יש לסמן את התיבה',
   'error.too_short': { one: 'יש להזין תו אחד לפחות', two: 'יש להזין {count} תווים לפחות', other: 'יש להזין {count} תווים לפחות' },
   'error.too_long': { one: 'יש להזין תו אחד לכל היותר', two: 'יש להזין {count} תווים לכל היותר', other: 'יש להזין {count} תווים לכל היותר' },
+  'error.too_long_by': { one: '{limit}. יש תו אחד יותר מדי', two: '{limit}. יש {count} תווים יותר מדי', other: '{limit}. יש {count} תווים יותר מדי' },
+  'answered.title': 'הטופס כבר נענה: {title}',
   'error.too_small': 'יש להזין מספר שהוא {min} או יותר',
   'error.too_large': 'יש להזין מספר שהוא {max} או פחות',
   'error.step': 'יש להזין מספר בקפיצות של {step}',
@@ -52,6 +53,8 @@ export const he: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'תו אחד לפחות.', two: '{count} תווים לפחות.', other: '{count} תווים לפחות.' },
+  'hint.max_length': { one: 'תו אחד לכל היותר.', two: '{count} תווים לכל היותר.', other: '{count} תווים לכל היותר.' },
+  'hint.length_between': { one: 'בין {min} ל־{count} תווים.', two: 'בין {min} ל־{count} תווים.', other: 'בין {min} ל־{count} תווים.' },
   'hint.number_between': 'מספר מ-{min} עד {max}.',
   'hint.number_min': 'מספר שהוא {min} או יותר.',
   'hint.number_max': 'מספר שהוא {max} או פחות.',
@@ -85,16 +88,16 @@ export const he: Catalog = {
   'select.no_answer': 'ללא תשובה',
   'file.choose': 'בחירת קובץ',
   'file.none': 'לא נבחר קובץ',
-  'file.kept': 'הקובץ {name} ({size}) כבר צורף. הוא יישלח יחד עם התשובה.',
+  'file.kept': 'הקובץ {name} ({size}) כבר צורף. הוא יישלח יחד עם התשובה, אלא אם יוסר או שייבחר קובץ אחר למטה.',
   'file.remove': 'הסרת הקובץ',
-  'file.replace': 'כדי לשלוח קובץ אחר במקומו, אפשר לבחור אותו כאן.',
+  'file.replace': 'אין צורך לבחור אותו שוב. כדי לשלוח קובץ אחר במקומו, אפשר לבחור אותו כאן.',
   'file.kind.image': 'תמונות',
   'file.kind.audio': 'קובצי שמע',
   'file.kind.video': 'סרטונים',
   'file.kind.text': 'קובצי טקסט',
 
   // After sending
-  'receipt.title': 'התשובה נשלחה',
+  'receipt.title': 'התשובה נשלחה: {title}',
   'receipt.heading': 'התשובה נשלחה בהצלחה',
   'receipt.default_message': 'תודה. אין צורך לעשות שום דבר נוסף; אפשר לסגור את הדף.',
   'receipt.sent_at': 'נשלחה ב-{time}.',

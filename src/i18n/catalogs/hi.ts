@@ -15,7 +15,6 @@ export const hi: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'कोई समस्या है',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'त्रुटि:',
   'error.required.text': 'उत्तर दर्ज करें',
   'error.required.textarea': 'उत्तर दर्ज करें',
@@ -28,6 +27,8 @@ export const hi: Catalog = {
   'error.unchecked': 'आगे बढ़ने के लिए बॉक्स पर सही का निशान लगाएँ',
   'error.too_short': { one: 'कम से कम {count} वर्ण दर्ज करें', other: 'कम से कम {count} वर्ण दर्ज करें' },
   'error.too_long': { one: 'अधिकतम {count} वर्ण दर्ज करें', other: 'अधिकतम {count} वर्ण दर्ज करें' },
+  'error.too_long_by': { one: '{limit}। आपने {count} वर्ण ज़्यादा लिखा है', other: '{limit}। आपने {count} वर्ण ज़्यादा लिखे हैं' },
+  'answered.title': 'उत्तर दिया जा चुका है: {title}',
   'error.too_small': '{min} या उससे बड़ी संख्या दर्ज करें',
   'error.too_large': '{max} या उससे छोटी संख्या दर्ज करें',
   'error.step': '{step} के अंतराल वाली संख्या दर्ज करें',
@@ -52,6 +53,8 @@ export const hi: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'कम से कम {count} वर्ण।', other: 'कम से कम {count} वर्ण।' },
+  'hint.max_length': { one: 'अधिकतम {count} वर्ण।', other: 'अधिकतम {count} वर्ण।' },
+  'hint.length_between': { one: '{min} से {count} वर्ण।', other: '{min} से {count} वर्ण।' },
   'hint.number_between': '{min} से {max} तक की संख्या।',
   'hint.number_min': '{min} या उससे बड़ी संख्या।',
   'hint.number_max': '{max} या उससे छोटी संख्या।',
@@ -85,16 +88,16 @@ export const hi: Catalog = {
   'select.no_answer': 'कोई उत्तर नहीं',
   'file.choose': 'फ़ाइल चुनें',
   'file.none': 'कोई फ़ाइल नहीं चुनी गई',
-  'file.kept': '{name} ({size}) पहले से जोड़ी हुई है। यह आपके उत्तर के साथ भेजी जाएगी।',
+  'file.kept': '{name} ({size}) पहले से जोड़ी हुई है। जब तक आप इसे हटाते नहीं या नीचे कोई दूसरी फ़ाइल नहीं चुनते, यह आपके उत्तर के साथ भेजी जाएगी।',
   'file.remove': 'यह फ़ाइल हटाएँ',
-  'file.replace': 'इसकी जगह कोई दूसरी फ़ाइल भेजनी हो, तो उसे यहाँ चुनें।',
+  'file.replace': 'इसे दोबारा चुनने की ज़रूरत नहीं है। इसकी जगह कोई दूसरी फ़ाइल भेजनी हो, तो उसे यहाँ चुनें।',
   'file.kind.image': 'चित्र',
   'file.kind.audio': 'ऑडियो फ़ाइलें',
   'file.kind.video': 'वीडियो',
   'file.kind.text': 'टेक्स्ट फ़ाइलें',
 
   // After sending
-  'receipt.title': 'उत्तर भेजा गया',
+  'receipt.title': 'उत्तर भेजा गया: {title}',
   'receipt.heading': 'आपका उत्तर भेज दिया गया है',
   'receipt.default_message': 'धन्यवाद। अब आपको और कुछ नहीं करना है; आप यह पेज बंद कर सकते हैं।',
   'receipt.sent_at': '{time} भेजा गया।',

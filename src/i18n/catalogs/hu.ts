@@ -5,7 +5,7 @@ export const hu: Catalog = {
   // The form page
   'page.title_error': 'Hiba: {title}',
   'page.submit': 'Válasz elküldése',
-  'page.asked_by': 'Küldő: {sender}',
+  'page.asked_by': '{sender} kérése',
   'page.answer_by': 'Válaszadási határidő: {deadline}',
   'page.closes_in': 'A válaszadásra hátralévő idő: {duration}.',
   'page.footer': 'Válasza csak ahhoz jut el, aki ezt a linket elküldte Önnek. Erre az űrlapra egy válasz adható.',
@@ -15,7 +15,6 @@ export const hu: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Kérjük, javítsa a következőket',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Hiba:',
   'error.required.text': 'Írja be a válaszát',
   'error.required.textarea': 'Írja be a válaszát',
@@ -28,6 +27,8 @@ export const hu: Catalog = {
   'error.unchecked': 'A folytatáshoz jelölje be a négyzetet',
   'error.too_short': { one: 'Legalább {count} karaktert írjon be', other: 'Legalább {count} karaktert írjon be' },
   'error.too_long': { one: 'Legfeljebb {count} karaktert írjon be', other: 'Legfeljebb {count} karaktert írjon be' },
+  'error.too_long_by': { one: '{limit}. A válasz {count} karakterrel hosszabb a megengedettnél', other: '{limit}. A válasz {count} karakterrel hosszabb a megengedettnél' },
+  'answered.title': 'Megválaszolva: {title}',
   'error.too_small': 'Adjon meg {min} vagy annál nagyobb számot',
   'error.too_large': 'Adjon meg {max} vagy annál kisebb számot',
   'error.step': 'Adjon meg egy érvényes számot (lépésköz: {step})',
@@ -52,6 +53,8 @@ export const hu: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Legalább {count} karakter.', other: 'Legalább {count} karakter.' },
+  'hint.max_length': { one: 'Legfeljebb {count} karakter.', other: 'Legfeljebb {count} karakter.' },
+  'hint.length_between': { one: '{min}–{count} karakter.', other: '{min}–{count} karakter.' },
   'hint.number_between': '{min} és {max} közötti szám.',
   'hint.number_min': '{min} vagy annál nagyobb szám.',
   'hint.number_max': '{max} vagy annál kisebb szám.',
@@ -85,16 +88,16 @@ export const hu: Catalog = {
   'select.no_answer': 'Nincs válasz',
   'file.choose': 'Fájl kiválasztása',
   'file.none': 'Nincs kiválasztott fájl',
-  'file.kept': 'Már hozzáadta ezt a fájlt: {name} ({size}). A válaszával együtt küldjük el.',
+  'file.kept': 'Már hozzáadta ezt a fájlt: {name} ({size}). A válaszával együtt elküldjük, hacsak el nem távolítja, vagy lent nem választ másikat.',
   'file.remove': 'Fájl eltávolítása',
-  'file.replace': 'Ha inkább másik fájlt küldene, itt válassza ki.',
+  'file.replace': 'Nem kell újra kiválasztania. Ha inkább másik fájlt küldene, itt válassza ki.',
   'file.kind.image': 'képek',
   'file.kind.audio': 'hangfájlok',
   'file.kind.video': 'videók',
   'file.kind.text': 'szövegfájlok',
 
   // After sending
-  'receipt.title': 'Válasz elküldve',
+  'receipt.title': 'Válasz elküldve: {title}',
   'receipt.heading': 'Válaszát elküldtük',
   'receipt.default_message': 'Köszönjük. Nincs további teendője; bezárhatja ezt az oldalt.',
   'receipt.sent_at': 'Elküldve: {time}.',

@@ -5,7 +5,7 @@ export const id: Catalog = {
   // The form page
   'page.title_error': 'Kesalahan: {title}',
   'page.submit': 'Kirim jawaban',
-  'page.asked_by': 'Dikirim oleh {sender}',
+  'page.asked_by': 'Permintaan dari {sender}',
   'page.answer_by': 'Mohon jawab paling lambat {deadline}',
   'page.closes_in': 'Sisa waktu untuk menjawab: {duration}.',
   'page.footer': 'Jawaban Anda hanya dikirim kepada orang yang memberi Anda tautan ini. Formulir ini hanya dapat dijawab satu kali.',
@@ -15,7 +15,6 @@ export const id: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Ada yang perlu diperbaiki',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Kesalahan:',
   'error.required.text': 'Masukkan jawaban',
   'error.required.textarea': 'Masukkan jawaban',
@@ -28,6 +27,8 @@ export const id: Catalog = {
   'error.unchecked': 'Centang kotak untuk melanjutkan',
   'error.too_short': { other: 'Masukkan minimal {count} karakter' },
   'error.too_long': { other: 'Masukkan maksimal {count} karakter' },
+  'error.too_long_by': { other: '{limit}. Jawaban Anda kelebihan {count} karakter' },
+  'answered.title': 'Sudah dijawab: {title}',
   'error.too_small': 'Masukkan angka {min} atau lebih',
   'error.too_large': 'Masukkan angka {max} atau kurang',
   'error.step': 'Masukkan angka kelipatan {step}',
@@ -52,6 +53,8 @@ export const id: Catalog = {
 
   // Hints under a label
   'hint.min_length': { other: 'Minimal {count} karakter.' },
+  'hint.max_length': { other: 'Maksimal {count} karakter.' },
+  'hint.length_between': { other: '{min} sampai {count} karakter.' },
   'hint.number_between': 'Angka dari {min} sampai {max}.',
   'hint.number_min': 'Angka {min} atau lebih.',
   'hint.number_max': 'Angka {max} atau kurang.',
@@ -85,16 +88,16 @@ export const id: Catalog = {
   'select.no_answer': 'Tidak ada jawaban',
   'file.choose': 'Pilih file',
   'file.none': 'Belum ada file yang dipilih',
-  'file.kept': 'Anda sudah menambahkan {name} ({size}). File ini akan dikirim bersama jawaban Anda.',
+  'file.kept': 'Anda sudah menambahkan {name} ({size}). File ini akan dikirim bersama jawaban Anda, kecuali Anda menghapusnya atau memilih file lain di bawah.',
   'file.remove': 'Hapus file ini',
-  'file.replace': 'Untuk mengirim file lain sebagai gantinya, pilih file tersebut di sini.',
+  'file.replace': 'Anda tidak perlu memilihnya lagi. Untuk mengirim file lain sebagai gantinya, pilih file tersebut di sini.',
   'file.kind.image': 'gambar',
   'file.kind.audio': 'file audio',
   'file.kind.video': 'video',
   'file.kind.text': 'file teks',
 
   // After sending
-  'receipt.title': 'Jawaban terkirim',
+  'receipt.title': 'Jawaban terkirim: {title}',
   'receipt.heading': 'Jawaban Anda sudah terkirim',
   'receipt.default_message': 'Terima kasih. Tidak ada lagi yang perlu dilakukan. Anda dapat menutup halaman ini.',
   'receipt.sent_at': 'Dikirim pada {time}.',

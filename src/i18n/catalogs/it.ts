@@ -5,7 +5,7 @@ export const it: Catalog = {
   // The form page
   'page.title_error': 'Errore: {title}',
   'page.submit': 'Invia la risposta',
-  'page.asked_by': 'Inviato da {sender}',
+  'page.asked_by': 'Richiesta di {sender}',
   'page.answer_by': 'Termine per rispondere: {deadline}',
   'page.closes_in': 'Tempo rimasto per rispondere: {duration}.',
   'page.footer': 'La tua risposta arriva solo a chi ti ha inviato questo link. Questo modulo accetta una sola risposta.',
@@ -15,7 +15,6 @@ export const it: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'C’è qualcosa da correggere',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Errore:',
   'error.required.text': 'Inserisci una risposta',
   'error.required.textarea': 'Inserisci una risposta',
@@ -28,6 +27,8 @@ export const it: Catalog = {
   'error.unchecked': 'Seleziona la casella per continuare',
   'error.too_short': { one: 'Inserisci almeno {count} carattere', many: 'Inserisci almeno {count} di caratteri', other: 'Inserisci almeno {count} caratteri' },
   'error.too_long': { one: 'Inserisci al massimo {count} carattere', many: 'Inserisci al massimo {count} di caratteri', other: 'Inserisci al massimo {count} caratteri' },
+  'error.too_long_by': { one: '{limit}. C’è {count} carattere di troppo', many: '{limit}. Ci sono {count} di caratteri di troppo', other: '{limit}. Ci sono {count} caratteri di troppo' },
+  'answered.title': 'Risposta già inviata: {title}',
   'error.too_small': 'Inserisci un numero uguale o superiore a {min}',
   'error.too_large': 'Inserisci un numero uguale o inferiore a {max}',
   'error.step': 'Inserisci un numero a intervalli di {step}',
@@ -52,6 +53,8 @@ export const it: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Almeno {count} carattere.', many: 'Almeno {count} di caratteri.', other: 'Almeno {count} caratteri.' },
+  'hint.max_length': { one: 'Fino a {count} carattere.', many: 'Fino a {count} di caratteri.', other: 'Fino a {count} caratteri.' },
+  'hint.length_between': { one: 'Da {min} a {count} carattere.', many: 'Da {min} a {count} di caratteri.', other: 'Da {min} a {count} caratteri.' },
   'hint.number_between': 'Un numero da {min} a {max}.',
   'hint.number_min': 'Un numero uguale o superiore a {min}.',
   'hint.number_max': 'Un numero uguale o inferiore a {max}.',
@@ -85,16 +88,16 @@ export const it: Catalog = {
   'select.no_answer': 'Nessuna risposta',
   'file.choose': 'Scegli un file',
   'file.none': 'Nessun file selezionato',
-  'file.kept': 'Hai già aggiunto {name} ({size}). Il file verrà inviato con la tua risposta.',
+  'file.kept': 'Hai già aggiunto {name} ({size}). Il file verrà inviato con la tua risposta, a meno che tu non lo rimuova o ne scelga un altro qui sotto.',
   'file.remove': 'Rimuovi questo file',
-  'file.replace': 'Per inviare un altro file al suo posto, sceglilo qui.',
+  'file.replace': 'Non serve sceglierlo di nuovo. Per inviare un altro file al suo posto, sceglilo qui.',
   'file.kind.image': 'immagini',
   'file.kind.audio': 'file audio',
   'file.kind.video': 'video',
   'file.kind.text': 'file di testo',
 
   // After sending
-  'receipt.title': 'Risposta inviata',
+  'receipt.title': 'Risposta inviata: {title}',
   'receipt.heading': 'La tua risposta è stata inviata',
   'receipt.default_message': 'Grazie. Non devi fare altro: puoi chiudere questa pagina.',
   'receipt.sent_at': 'Data di invio: {time}.',

@@ -5,7 +5,7 @@ export const ja: Catalog = {
   // The form page
   'page.title_error': 'エラー：{title}',
   'page.submit': '回答を送信',
-  'page.asked_by': '依頼者：{sender}',
+  'page.asked_by': '{sender}からの依頼',
   'page.answer_by': '{deadline}までにご回答ください',
   'page.closes_in': '締め切りまであと{duration}です',
   'page.footer': '回答は、このリンクの送り主にだけ届きます。このフォームに回答できるのは1回だけです。',
@@ -15,7 +15,6 @@ export const ja: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': '入力内容に問題があります',
-  'summary.item': '{label}：{message}',
   'error.prefix': 'エラー：',
   'error.required.text': '回答を入力してください',
   'error.required.textarea': '回答を入力してください',
@@ -28,6 +27,8 @@ export const ja: Catalog = {
   'error.unchecked': '続けるには、チェックボックスにチェックを入れてください',
   'error.too_short': { other: '{count}文字以上で入力してください' },
   'error.too_long': { other: '{count}文字以内で入力してください' },
+  'error.too_long_by': { other: '{limit}（{count}文字超過しています）' },
+  'answered.title': '回答済み：{title}',
   'error.too_small': '{min}以上の数値を入力してください',
   'error.too_large': '{max}以下の数値を入力してください',
   'error.step': '{step}刻みの数値を入力してください',
@@ -52,6 +53,8 @@ export const ja: Catalog = {
 
   // Hints under a label
   'hint.min_length': { other: '{count}文字以上' },
+  'hint.max_length': { other: '{count}文字以内' },
+  'hint.length_between': { other: '{min}〜{count}文字' },
   'hint.number_between': '{min}から{max}までの数値',
   'hint.number_min': '{min}以上の数値',
   'hint.number_max': '{max}以下の数値',
@@ -85,16 +88,16 @@ export const ja: Catalog = {
   'select.no_answer': '回答しない',
   'file.choose': 'ファイルを選択',
   'file.none': 'ファイルが選択されていません',
-  'file.kept': '{name}（{size}）は追加済みです。回答と一緒に送信されます。',
+  'file.kept': '{name}（{size}）は追加済みです。削除するか下で別のファイルを選ばない限り、回答と一緒に送信されます。',
   'file.remove': 'このファイルを削除',
-  'file.replace': '代わりに別のファイルを送信する場合は、ここで選んでください。',
+  'file.replace': 'もう一度選ぶ必要はありません。代わりに別のファイルを送信する場合は、ここで選んでください。',
   'file.kind.image': '画像',
   'file.kind.audio': '音声ファイル',
   'file.kind.video': '動画',
   'file.kind.text': 'テキストファイル',
 
   // After sending
-  'receipt.title': '送信完了',
+  'receipt.title': '送信完了：{title}',
   'receipt.heading': '回答を送信しました',
   'receipt.default_message': 'ありがとうございました。手続きはこれで完了です。このページは閉じてかまいません。',
   'receipt.sent_at': '送信日時：{time}',

@@ -5,7 +5,7 @@ export const ko: Catalog = {
   // The form page
   'page.title_error': '오류: {title}',
   'page.submit': '답변 보내기',
-  'page.asked_by': '요청자: {sender}',
+  'page.asked_by': '{sender}의 요청',
   'page.answer_by': '{deadline}까지 답변해 주세요',
   'page.closes_in': '마감까지 남은 시간: {duration}',
   'page.footer': '답변은 이 링크를 보낸 사람에게만 전달됩니다. 이 양식에는 한 번만 답변할 수 있습니다.',
@@ -15,7 +15,6 @@ export const ko: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': '확인이 필요한 항목이 있습니다',
-  'summary.item': '{label}: {message}',
   'error.prefix': '오류:',
   'error.required.text': '답변을 입력해 주세요',
   'error.required.textarea': '답변을 입력해 주세요',
@@ -28,6 +27,8 @@ export const ko: Catalog = {
   'error.unchecked': '계속하려면 확인란에 체크해 주세요',
   'error.too_short': { other: '{count}자 이상 입력해 주세요' },
   'error.too_long': { other: '{count}자 이하로 입력해 주세요' },
+  'error.too_long_by': { other: '{limit}. {count}자를 초과했습니다' },
+  'answered.title': '이미 답변된 양식: {title}',
   'error.too_small': '{min} 이상의 숫자를 입력해 주세요',
   'error.too_large': '{max} 이하의 숫자를 입력해 주세요',
   'error.step': '{step} 단위로 숫자를 입력해 주세요',
@@ -52,6 +53,8 @@ export const ko: Catalog = {
 
   // Hints under a label
   'hint.min_length': { other: '{count}자 이상' },
+  'hint.max_length': { other: '최대 {count}자' },
+  'hint.length_between': { other: '{min}~{count}자' },
   'hint.number_between': '{min}부터 {max}까지의 숫자',
   'hint.number_min': '{min} 이상의 숫자',
   'hint.number_max': '{max} 이하의 숫자',
@@ -85,16 +88,16 @@ export const ko: Catalog = {
   'select.no_answer': '답변 안 함',
   'file.choose': '파일 선택',
   'file.none': '선택한 파일 없음',
-  'file.kept': '{name}({size}) 파일이 이미 추가되어 있습니다. 답변과 함께 보내집니다.',
+  'file.kept': '{name}({size}) 파일이 이미 추가되어 있습니다. 삭제하거나 아래에서 다른 파일을 선택하지 않으면 답변과 함께 보내집니다.',
   'file.remove': '이 파일 삭제',
-  'file.replace': '다른 파일을 대신 보내려면 여기에서 선택해 주세요.',
+  'file.replace': '다시 선택할 필요는 없습니다. 다른 파일을 대신 보내려면 여기에서 선택해 주세요.',
   'file.kind.image': '이미지',
   'file.kind.audio': '오디오 파일',
   'file.kind.video': '동영상',
   'file.kind.text': '텍스트 파일',
 
   // After sending
-  'receipt.title': '답변 보내기 완료',
+  'receipt.title': '답변 보내기 완료: {title}',
   'receipt.heading': '답변을 보냈습니다',
   'receipt.default_message': '감사합니다. 더 하실 일은 없습니다. 이 페이지를 닫으셔도 됩니다.',
   'receipt.sent_at': '보낸 시각: {time}',

@@ -5,7 +5,7 @@ export const nb: Catalog = {
   // The form page
   'page.title_error': 'Feil: {title}',
   'page.submit': 'Send svar',
-  'page.asked_by': 'Sendt av {sender}',
+  'page.asked_by': 'Forespørsel fra {sender}',
   'page.answer_by': 'Svar innen {deadline}',
   'page.closes_in': 'Tid igjen til å svare: {duration}.',
   'page.footer': 'Svaret ditt går bare til den som sendte deg denne lenken. Skjemaet kan bare besvares én gang.',
@@ -15,7 +15,6 @@ export const nb: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Noe må rettes opp',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Feil:',
   'error.required.text': 'Skriv et svar',
   'error.required.textarea': 'Skriv et svar',
@@ -28,6 +27,8 @@ export const nb: Catalog = {
   'error.unchecked': 'Kryss av i boksen for å fortsette',
   'error.too_short': { one: 'Skriv minst {count} tegn', other: 'Skriv minst {count} tegn' },
   'error.too_long': { one: 'Skriv høyst {count} tegn', other: 'Skriv høyst {count} tegn' },
+  'error.too_long_by': { one: '{limit}. Du har skrevet {count} tegn for mye', other: '{limit}. Du har skrevet {count} tegn for mye' },
+  'answered.title': 'Besvart: {title}',
   'error.too_small': 'Skriv et tall som er {min} eller høyere',
   'error.too_large': 'Skriv et tall som er {max} eller lavere',
   'error.step': 'Skriv et tall i steg på {step}',
@@ -52,6 +53,8 @@ export const nb: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Minst {count} tegn.', other: 'Minst {count} tegn.' },
+  'hint.max_length': { one: 'Høyst {count} tegn.', other: 'Høyst {count} tegn.' },
+  'hint.length_between': { one: 'Fra {min} til {count} tegn.', other: 'Fra {min} til {count} tegn.' },
   'hint.number_between': 'Et tall fra {min} til {max}.',
   'hint.number_min': 'Et tall som er {min} eller høyere.',
   'hint.number_max': 'Et tall som er {max} eller lavere.',
@@ -85,16 +88,16 @@ export const nb: Catalog = {
   'select.no_answer': 'Ikke noe svar',
   'file.choose': 'Velg en fil',
   'file.none': 'Ingen fil valgt',
-  'file.kept': 'Du har allerede lagt til {name} ({size}). Den blir sendt med svaret ditt.',
+  'file.kept': 'Du har allerede lagt til {name} ({size}). Den blir sendt med svaret ditt, med mindre du fjerner den eller velger en annen fil nedenfor.',
   'file.remove': 'Fjern filen',
-  'file.replace': 'Vil du sende en annen fil i stedet, velger du den her.',
+  'file.replace': 'Du trenger ikke velge den på nytt. Vil du sende en annen fil i stedet, velger du den her.',
   'file.kind.image': 'bilder',
   'file.kind.audio': 'lydfiler',
   'file.kind.video': 'videoer',
   'file.kind.text': 'tekstfiler',
 
   // After sending
-  'receipt.title': 'Svaret er sendt',
+  'receipt.title': 'Svaret er sendt: {title}',
   'receipt.heading': 'Svaret ditt er sendt',
   'receipt.default_message': 'Takk! Du trenger ikke gjøre noe mer, og du kan lukke denne siden.',
   'receipt.sent_at': 'Sendt {time}.',

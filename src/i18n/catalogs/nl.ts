@@ -5,7 +5,7 @@ export const nl: Catalog = {
   // The form page
   'page.title_error': 'Fout: {title}',
   'page.submit': 'Antwoord versturen',
-  'page.asked_by': 'Verstuurd door {sender}',
+  'page.asked_by': 'Verzoek van {sender}',
   'page.answer_by': 'Graag uiterlijk op {deadline} antwoorden',
   'page.closes_in': 'Resterende tijd om te antwoorden: {duration}.',
   'page.footer': 'Uw antwoord gaat alleen naar wie u deze link heeft gestuurd. U kunt dit formulier één keer beantwoorden.',
@@ -15,7 +15,6 @@ export const nl: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Controleer uw antwoorden',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Fout:',
   'error.required.text': 'Vul een antwoord in',
   'error.required.textarea': 'Vul een antwoord in',
@@ -28,6 +27,8 @@ export const nl: Catalog = {
   'error.unchecked': 'Vink het vakje aan om verder te gaan',
   'error.too_short': { one: 'Vul minstens {count} teken in', other: 'Vul minstens {count} tekens in' },
   'error.too_long': { one: 'Vul maximaal {count} teken in', other: 'Vul maximaal {count} tekens in' },
+  'error.too_long_by': { one: '{limit}. U heeft {count} teken te veel', other: '{limit}. U heeft {count} tekens te veel' },
+  'answered.title': 'Beantwoord: {title}',
   'error.too_small': 'Vul een getal in van {min} of hoger',
   'error.too_large': 'Vul een getal in van {max} of lager',
   'error.step': 'Vul een getal in met stappen van {step}',
@@ -52,6 +53,8 @@ export const nl: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Minstens {count} teken.', other: 'Minstens {count} tekens.' },
+  'hint.max_length': { one: 'Maximaal {count} teken.', other: 'Maximaal {count} tekens.' },
+  'hint.length_between': { one: 'Van {min} tot {count} teken.', other: 'Van {min} tot {count} tekens.' },
   'hint.number_between': 'Een getal van {min} tot en met {max}.',
   'hint.number_min': 'Een getal van {min} of hoger.',
   'hint.number_max': 'Een getal van {max} of lager.',
@@ -85,16 +88,16 @@ export const nl: Catalog = {
   'select.no_answer': 'Geen antwoord',
   'file.choose': 'Kies een bestand',
   'file.none': 'Geen bestand gekozen',
-  'file.kept': 'U heeft {name} ({size}) al toegevoegd. Dit bestand wordt met uw antwoord meegestuurd.',
+  'file.kept': 'U heeft {name} ({size}) al toegevoegd. Dit bestand wordt met uw antwoord meegestuurd, tenzij u het verwijdert of hieronder een ander bestand kiest.',
   'file.remove': 'Dit bestand verwijderen',
-  'file.replace': 'Wilt u liever een ander bestand versturen? Kies het dan hier.',
+  'file.replace': 'U hoeft het niet opnieuw te kiezen. Wilt u liever een ander bestand versturen? Kies het dan hier.',
   'file.kind.image': 'afbeeldingen',
   'file.kind.audio': 'audiobestanden',
   'file.kind.video': 'video’s',
   'file.kind.text': 'tekstbestanden',
 
   // After sending
-  'receipt.title': 'Antwoord verstuurd',
+  'receipt.title': 'Antwoord verstuurd: {title}',
   'receipt.heading': 'Uw antwoord is verstuurd',
   'receipt.default_message': 'Bedankt. U hoeft verder niets te doen. U kunt deze pagina sluiten.',
   'receipt.sent_at': 'Verstuurd op {time}.',

@@ -5,7 +5,7 @@ export const pl: Catalog = {
   // The form page
   'page.title_error': 'Błąd: {title}',
   'page.submit': 'Wyślij odpowiedź',
-  'page.asked_by': 'Nadawca: {sender}',
+  'page.asked_by': 'Prośba od {sender}',
   'page.answer_by': 'Prosimy o odpowiedź do {deadline}',
   'page.closes_in': 'Pozostały czas na odpowiedź: {duration}.',
   'page.footer': 'Twoja odpowiedź trafi tylko do tego, kto wysłał Ci ten link. Ten formularz przyjmuje tylko jedną odpowiedź.',
@@ -15,7 +15,6 @@ export const pl: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Coś wymaga poprawienia',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Błąd:',
   'error.required.text': 'Wpisz odpowiedź',
   'error.required.textarea': 'Wpisz odpowiedź',
@@ -28,6 +27,13 @@ export const pl: Catalog = {
   'error.unchecked': 'Zaznacz pole, aby przejść dalej',
   'error.too_short': { one: 'Wpisz co najmniej {count} znak', few: 'Wpisz co najmniej {count} znaki', many: 'Wpisz co najmniej {count} znaków', other: 'Wpisz co najmniej {count} znaku' },
   'error.too_long': { one: 'Wpisz maksymalnie {count} znak', few: 'Wpisz maksymalnie {count} znaki', many: 'Wpisz maksymalnie {count} znaków', other: 'Wpisz maksymalnie {count} znaku' },
+  'error.too_long_by': {
+    one: '{limit}. Masz {count} znak za dużo',
+    few: '{limit}. Masz {count} znaki za dużo',
+    many: '{limit}. Masz {count} znaków za dużo',
+    other: '{limit}. Masz {count} znaku za dużo',
+  },
+  'answered.title': 'Odpowiedź już udzielona: {title}',
   'error.too_small': 'Wpisz liczbę równą {min} lub większą',
   'error.too_large': 'Wpisz liczbę równą {max} lub mniejszą',
   'error.step': 'Wpisz liczbę z krokiem {step}',
@@ -52,6 +58,8 @@ export const pl: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Co najmniej {count} znak.', few: 'Co najmniej {count} znaki.', many: 'Co najmniej {count} znaków.', other: 'Co najmniej {count} znaku.' },
+  'hint.max_length': { one: 'Maksymalnie {count} znak.', few: 'Maksymalnie {count} znaki.', many: 'Maksymalnie {count} znaków.', other: 'Maksymalnie {count} znaku.' },
+  'hint.length_between': { one: 'Od {min} do {count} znaku.', few: 'Od {min} do {count} znaków.', many: 'Od {min} do {count} znaków.', other: 'Od {min} do {count} znaku.' },
   'hint.number_between': 'Liczba od {min} do {max}.',
   'hint.number_min': 'Liczba równa {min} lub większa.',
   'hint.number_max': 'Liczba równa {max} lub mniejsza.',
@@ -85,16 +93,16 @@ export const pl: Catalog = {
   'select.no_answer': 'Brak odpowiedzi',
   'file.choose': 'Wybierz plik',
   'file.none': 'Nie wybrano pliku',
-  'file.kept': 'Plik {name} ({size}) jest już dodany. Zostanie wysłany razem z odpowiedzią.',
+  'file.kept': 'Plik {name} ({size}) jest już dodany. Zostanie wysłany razem z odpowiedzią, chyba że go usuniesz lub wybierzesz poniżej inny plik.',
   'file.remove': 'Usuń ten plik',
-  'file.replace': 'Jeśli chcesz zamiast niego wysłać inny plik, wybierz go tutaj.',
+  'file.replace': 'Nie musisz wybierać go ponownie. Jeśli chcesz zamiast niego wysłać inny plik, wybierz go tutaj.',
   'file.kind.image': 'obrazy',
   'file.kind.audio': 'pliki audio',
   'file.kind.video': 'filmy',
   'file.kind.text': 'pliki tekstowe',
 
   // After sending
-  'receipt.title': 'Odpowiedź wysłana',
+  'receipt.title': 'Odpowiedź wysłana: {title}',
   'receipt.heading': 'Twoja odpowiedź została wysłana',
   'receipt.default_message': 'Dziękujemy. Nie musisz nic więcej robić – możesz zamknąć tę stronę.',
   'receipt.sent_at': 'Data wysłania: {time}.',

@@ -5,7 +5,7 @@ export const ptBR: Catalog = {
   // The form page
   'page.title_error': 'Erro: {title}',
   'page.submit': 'Enviar resposta',
-  'page.asked_by': 'Enviado por {sender}',
+  'page.asked_by': 'Solicitação de {sender}',
   'page.answer_by': 'Responda até {deadline}',
   'page.closes_in': 'Tempo restante para responder: {duration}.',
   'page.footer': 'Sua resposta vai apenas para quem enviou este link para você. Este formulário aceita uma única resposta.',
@@ -15,7 +15,6 @@ export const ptBR: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Há um problema',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Erro:',
   'error.required.text': 'Digite uma resposta',
   'error.required.textarea': 'Digite uma resposta',
@@ -36,6 +35,12 @@ export const ptBR: Catalog = {
     many: 'Digite no máximo {count} caracteres',
     other: 'Digite no máximo {count} caracteres',
   },
+  'error.too_long_by': {
+    one: '{limit}. Você digitou {count} caractere a mais',
+    many: '{limit}. Você digitou {count} caracteres a mais',
+    other: '{limit}. Você digitou {count} caracteres a mais',
+  },
+  'answered.title': 'Formulário já respondido: {title}',
   'error.too_small': 'Informe um número maior ou igual a {min}',
   'error.too_large': 'Informe um número menor ou igual a {max}',
   'error.step': 'Informe um número em intervalos de {step}',
@@ -68,6 +73,8 @@ export const ptBR: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Pelo menos {count} caractere.', many: 'Pelo menos {count} caracteres.', other: 'Pelo menos {count} caracteres.' },
+  'hint.max_length': { one: 'Até {count} caractere.', many: 'Até {count} caracteres.', other: 'Até {count} caracteres.' },
+  'hint.length_between': { one: 'De {min} a {count} caractere.', many: 'De {min} a {count} caracteres.', other: 'De {min} a {count} caracteres.' },
   'hint.number_between': 'Um número de {min} a {max}.',
   'hint.number_min': 'Um número maior ou igual a {min}.',
   'hint.number_max': 'Um número menor ou igual a {max}.',
@@ -101,16 +108,16 @@ export const ptBR: Catalog = {
   'select.no_answer': 'Sem resposta',
   'file.choose': 'Escolher arquivo',
   'file.none': 'Nenhum arquivo escolhido',
-  'file.kept': 'Você já adicionou {name} ({size}). Ele será enviado com sua resposta.',
+  'file.kept': 'Você já adicionou {name} ({size}). Ele será enviado com sua resposta, a menos que você o remova ou escolha outro arquivo abaixo.',
   'file.remove': 'Remover este arquivo',
-  'file.replace': 'Para enviar outro arquivo no lugar deste, escolha-o aqui.',
+  'file.replace': 'Não é preciso escolhê-lo de novo. Para enviar outro arquivo no lugar deste, escolha-o aqui.',
   'file.kind.image': 'imagens',
   'file.kind.audio': 'arquivos de áudio',
   'file.kind.video': 'vídeos',
   'file.kind.text': 'arquivos de texto',
 
   // After sending
-  'receipt.title': 'Resposta enviada',
+  'receipt.title': 'Resposta enviada: {title}',
   'receipt.heading': 'Sua resposta foi enviada',
   'receipt.default_message': 'Obrigado. Não é preciso fazer mais nada; você já pode fechar esta página.',
   'receipt.sent_at': 'Enviada em {time}.',

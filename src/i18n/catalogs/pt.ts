@@ -5,7 +5,7 @@ export const pt: Catalog = {
   // The form page
   'page.title_error': 'Erro: {title}',
   'page.submit': 'Enviar resposta',
-  'page.asked_by': 'Enviado por {sender}',
+  'page.asked_by': 'Pedido de {sender}',
   'page.answer_by': 'Responda até {deadline}, por favor',
   'page.closes_in': 'Tempo restante para responder: {duration}.',
   'page.footer': 'A sua resposta chega apenas a quem lhe enviou esta ligação. Este formulário só aceita uma resposta.',
@@ -15,7 +15,6 @@ export const pt: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Há um problema',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Erro:',
   'error.required.text': 'Escreva uma resposta',
   'error.required.textarea': 'Escreva uma resposta',
@@ -36,6 +35,12 @@ export const pt: Catalog = {
     many: 'Escreva no máximo {count} caracteres',
     other: 'Escreva no máximo {count} caracteres',
   },
+  'error.too_long_by': {
+    one: '{limit}. Tem {count} carácter a mais',
+    many: '{limit}. Tem {count} caracteres a mais',
+    other: '{limit}. Tem {count} caracteres a mais',
+  },
+  'answered.title': 'Já respondido: {title}',
   'error.too_small': 'Indique um número igual ou superior a {min}',
   'error.too_large': 'Indique um número igual ou inferior a {max}',
   'error.step': 'Indique um número em intervalos de {step}',
@@ -68,6 +73,8 @@ export const pt: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Pelo menos {count} carácter.', many: 'Pelo menos {count} caracteres.', other: 'Pelo menos {count} caracteres.' },
+  'hint.max_length': { one: 'Até {count} carácter.', many: 'Até {count} caracteres.', other: 'Até {count} caracteres.' },
+  'hint.length_between': { one: 'De {min} a {count} carácter.', many: 'De {min} a {count} caracteres.', other: 'De {min} a {count} caracteres.' },
   'hint.number_between': 'Um número de {min} a {max}.',
   'hint.number_min': 'Um número igual ou superior a {min}.',
   'hint.number_max': 'Um número igual ou inferior a {max}.',
@@ -101,16 +108,16 @@ export const pt: Catalog = {
   'select.no_answer': 'Sem resposta',
   'file.choose': 'Escolher ficheiro',
   'file.none': 'Nenhum ficheiro escolhido',
-  'file.kept': 'Já adicionou {name} ({size}). Será enviado com a sua resposta.',
+  'file.kept': 'Já adicionou {name} ({size}). Será enviado com a sua resposta, a menos que o remova ou escolha outro ficheiro abaixo.',
   'file.remove': 'Remover este ficheiro',
-  'file.replace': 'Para enviar outro ficheiro em vez deste, escolha-o aqui.',
+  'file.replace': 'Não precisa de o escolher outra vez. Para enviar outro ficheiro em vez deste, escolha-o aqui.',
   'file.kind.image': 'imagens',
   'file.kind.audio': 'ficheiros de áudio',
   'file.kind.video': 'vídeos',
   'file.kind.text': 'ficheiros de texto',
 
   // After sending
-  'receipt.title': 'Resposta enviada',
+  'receipt.title': 'Resposta enviada: {title}',
   'receipt.heading': 'A sua resposta foi enviada',
   'receipt.default_message': 'Obrigado. Não precisa de fazer mais nada; pode fechar esta página.',
   'receipt.sent_at': 'Enviada a {time}.',

@@ -5,7 +5,7 @@ export const ro: Catalog = {
   // The form page
   'page.title_error': 'Eroare: {title}',
   'page.submit': 'Trimiteți răspunsul',
-  'page.asked_by': 'Trimis de {sender}',
+  'page.asked_by': 'Solicitare de la {sender}',
   'page.answer_by': 'Vă rugăm să răspundeți până la {deadline}',
   'page.closes_in': 'Timp rămas pentru răspuns: {duration}.',
   'page.footer': 'Răspunsul dumneavoastră ajunge doar la persoana care v-a trimis acest link. Acest formular acceptă un singur răspuns.',
@@ -15,7 +15,6 @@ export const ro: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Există o problemă',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Eroare:',
   'error.required.text': 'Scrieți un răspuns',
   'error.required.textarea': 'Scrieți un răspuns',
@@ -36,6 +35,12 @@ export const ro: Catalog = {
     few: 'Scrieți cel mult {count} caractere',
     other: 'Scrieți cel mult {count} de caractere',
   },
+  'error.too_long_by': {
+    one: '{limit}. Ați scris cu {count} caracter prea mult',
+    few: '{limit}. Ați scris cu {count} caractere prea mult',
+    other: '{limit}. Ați scris cu {count} de caractere prea mult',
+  },
+  'answered.title': 'Răspuns deja trimis: {title}',
   'error.too_small': 'Introduceți un număr mai mare sau egal cu {min}',
   'error.too_large': 'Introduceți un număr mai mic sau egal cu {max}',
   'error.step': 'Introduceți un număr care respectă pasul de {step}',
@@ -68,6 +73,8 @@ export const ro: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Cel puțin {count} caracter.', few: 'Cel puțin {count} caractere.', other: 'Cel puțin {count} de caractere.' },
+  'hint.max_length': { one: 'Cel mult {count} caracter.', few: 'Cel mult {count} caractere.', other: 'Cel mult {count} de caractere.' },
+  'hint.length_between': { one: 'Între {min} și {count} caracter.', few: 'Între {min} și {count} caractere.', other: 'Între {min} și {count} de caractere.' },
   'hint.number_between': 'Un număr de la {min} la {max}.',
   'hint.number_min': 'Un număr mai mare sau egal cu {min}.',
   'hint.number_max': 'Un număr mai mic sau egal cu {max}.',
@@ -101,16 +108,16 @@ export const ro: Catalog = {
   'select.no_answer': 'Fără răspuns',
   'file.choose': 'Alegeți un fișier',
   'file.none': 'Niciun fișier ales',
-  'file.kept': 'Ați adăugat deja {name} ({size}). Fișierul va fi trimis împreună cu răspunsul.',
+  'file.kept': 'Ați adăugat deja {name} ({size}). Fișierul va fi trimis împreună cu răspunsul, dacă nu îl eliminați sau nu alegeți alt fișier mai jos.',
   'file.remove': 'Eliminați acest fișier',
-  'file.replace': 'Ca să trimiteți alt fișier în locul acestuia, alegeți-l aici.',
+  'file.replace': 'Nu trebuie să îl alegeți din nou. Ca să trimiteți alt fișier în locul acestuia, alegeți-l aici.',
   'file.kind.image': 'imagini',
   'file.kind.audio': 'fișiere audio',
   'file.kind.video': 'videoclipuri',
   'file.kind.text': 'fișiere text',
 
   // After sending
-  'receipt.title': 'Răspuns trimis',
+  'receipt.title': 'Răspuns trimis: {title}',
   'receipt.heading': 'Răspunsul dumneavoastră a fost trimis',
   'receipt.default_message': 'Vă mulțumim. Nu mai trebuie să faceți nimic; puteți închide această pagină.',
   'receipt.sent_at': 'Trimis pe {time}.',

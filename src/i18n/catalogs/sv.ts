@@ -5,7 +5,7 @@ export const sv: Catalog = {
   // The form page
   'page.title_error': 'Fel: {title}',
   'page.submit': 'Skicka svar',
-  'page.asked_by': 'Skickat av {sender}',
+  'page.asked_by': 'Förfrågan från {sender}',
   'page.answer_by': 'Svara senast {deadline}',
   'page.closes_in': 'Tid kvar att svara: {duration}.',
   'page.footer': 'Ditt svar går bara till den som skickade länken till dig. Formuläret kan bara besvaras en gång.',
@@ -15,7 +15,6 @@ export const sv: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Det finns ett problem',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Fel:',
   'error.required.text': 'Skriv ett svar',
   'error.required.textarea': 'Skriv ett svar',
@@ -28,6 +27,8 @@ export const sv: Catalog = {
   'error.unchecked': 'Kryssa i rutan för att fortsätta',
   'error.too_short': { one: 'Skriv minst {count} tecken', other: 'Skriv minst {count} tecken' },
   'error.too_long': { one: 'Skriv högst {count} tecken', other: 'Skriv högst {count} tecken' },
+  'error.too_long_by': { one: '{limit}. Du har skrivit {count} tecken för mycket', other: '{limit}. Du har skrivit {count} tecken för mycket' },
+  'answered.title': 'Besvarat: {title}',
   'error.too_small': 'Skriv ett tal som är {min} eller större',
   'error.too_large': 'Skriv ett tal som är {max} eller mindre',
   'error.step': 'Skriv ett tal i steg om {step}',
@@ -52,6 +53,8 @@ export const sv: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'Minst {count} tecken.', other: 'Minst {count} tecken.' },
+  'hint.max_length': { one: 'Högst {count} tecken.', other: 'Högst {count} tecken.' },
+  'hint.length_between': { one: 'Från {min} till {count} tecken.', other: 'Från {min} till {count} tecken.' },
   'hint.number_between': 'Ett tal från {min} till {max}.',
   'hint.number_min': 'Ett tal som är {min} eller större.',
   'hint.number_max': 'Ett tal som är {max} eller mindre.',
@@ -85,16 +88,16 @@ export const sv: Catalog = {
   'select.no_answer': 'Inget svar',
   'file.choose': 'Välj en fil',
   'file.none': 'Ingen fil vald',
-  'file.kept': 'Du har redan lagt till {name} ({size}). Den skickas med ditt svar.',
+  'file.kept': 'Du har redan lagt till {name} ({size}). Den skickas med ditt svar om du inte tar bort den eller väljer en annan fil nedan.',
   'file.remove': 'Ta bort filen',
-  'file.replace': 'Om du vill skicka en annan fil i stället väljer du den här.',
+  'file.replace': 'Du behöver inte välja den igen. Om du vill skicka en annan fil i stället väljer du den här.',
   'file.kind.image': 'bilder',
   'file.kind.audio': 'ljudfiler',
   'file.kind.video': 'videor',
   'file.kind.text': 'textfiler',
 
   // After sending
-  'receipt.title': 'Svaret är skickat',
+  'receipt.title': 'Svaret är skickat: {title}',
   'receipt.heading': 'Ditt svar har skickats',
   'receipt.default_message': 'Tack! Du behöver inte göra något mer och kan stänga sidan.',
   'receipt.sent_at': 'Skickat den {time}.',

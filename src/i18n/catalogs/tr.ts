@@ -5,7 +5,7 @@ export const tr: Catalog = {
   // The form page
   'page.title_error': 'Hata: {title}',
   'page.submit': 'Yanıtı gönder',
-  'page.asked_by': 'Gönderen: {sender}',
+  'page.asked_by': '{sender} tarafından soruluyor',
   'page.answer_by': 'Lütfen şu tarihe kadar yanıtlayın: {deadline}',
   'page.closes_in': 'Yanıt için kalan süre: {duration}.',
   'page.footer': 'Yanıtınız yalnızca size bu bağlantıyı gönderen kişiye iletilir. Bu form tek bir yanıt kabul eder.',
@@ -15,7 +15,6 @@ export const tr: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Bir sorun var',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Hata:',
   'error.required.text': 'Yanıtınızı yazın',
   'error.required.textarea': 'Yanıtınızı yazın',
@@ -28,6 +27,8 @@ export const tr: Catalog = {
   'error.unchecked': 'Devam etmek için kutuyu işaretleyin',
   'error.too_short': { one: 'En az {count} karakter girin', other: 'En az {count} karakter girin' },
   'error.too_long': { one: 'En fazla {count} karakter girin', other: 'En fazla {count} karakter girin' },
+  'error.too_long_by': { one: '{limit}. Yanıtınız {count} karakter fazla', other: '{limit}. Yanıtınız {count} karakter fazla' },
+  'answered.title': 'Yanıtlandı: {title}',
   'error.too_small': '{min} veya daha büyük bir sayı girin',
   'error.too_large': '{max} veya daha küçük bir sayı girin',
   'error.step': 'Geçerli bir sayı girin (artış miktarı: {step})',
@@ -52,6 +53,8 @@ export const tr: Catalog = {
 
   // Hints under a label
   'hint.min_length': { one: 'En az {count} karakter.', other: 'En az {count} karakter.' },
+  'hint.max_length': { one: 'En fazla {count} karakter.', other: 'En fazla {count} karakter.' },
+  'hint.length_between': { one: '{min} ile {count} karakter arası.', other: '{min} ile {count} karakter arası.' },
   'hint.number_between': '{min} ile {max} arasında bir sayı.',
   'hint.number_min': '{min} veya daha büyük bir sayı.',
   'hint.number_max': '{max} veya daha küçük bir sayı.',
@@ -85,16 +88,16 @@ export const tr: Catalog = {
   'select.no_answer': 'Yanıt yok',
   'file.choose': 'Dosya seçin',
   'file.none': 'Dosya seçilmedi',
-  'file.kept': '{name} ({size}) dosyasını zaten eklediniz. Yanıtınızla birlikte gönderilecek.',
+  'file.kept': '{name} ({size}) dosyasını zaten eklediniz. Kaldırmadığınız veya aşağıda başka bir dosya seçmediğiniz sürece yanıtınızla birlikte gönderilecek.',
   'file.remove': 'Bu dosyayı kaldır',
-  'file.replace': 'Bunun yerine başka bir dosya göndermek için buradan seçin.',
+  'file.replace': 'Bu dosyayı yeniden seçmeniz gerekmez. Bunun yerine başka bir dosya göndermek için buradan seçin.',
   'file.kind.image': 'görseller',
   'file.kind.audio': 'ses dosyaları',
   'file.kind.video': 'videolar',
   'file.kind.text': 'metin dosyaları',
 
   // After sending
-  'receipt.title': 'Yanıt gönderildi',
+  'receipt.title': 'Yanıt gönderildi: {title}',
   'receipt.heading': 'Yanıtınız gönderildi',
   'receipt.default_message': 'Teşekkür ederiz. Yapmanız gereken başka bir şey yok; bu sayfayı kapatabilirsiniz.',
   'receipt.sent_at': 'Gönderilme zamanı: {time}.',

@@ -5,7 +5,7 @@ export const vi: Catalog = {
   // The form page
   'page.title_error': 'Lỗi: {title}',
   'page.submit': 'Gửi câu trả lời',
-  'page.asked_by': 'Người gửi: {sender}',
+  'page.asked_by': 'Yêu cầu từ {sender}',
   'page.answer_by': 'Vui lòng trả lời chậm nhất {deadline}',
   'page.closes_in': 'Thời gian còn lại để trả lời: {duration}.',
   'page.footer': 'Câu trả lời của bạn chỉ được gửi đến người đã gửi cho bạn đường liên kết này. Biểu mẫu này chỉ nhận một câu trả lời.',
@@ -15,7 +15,6 @@ export const vi: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': 'Có thông tin cần sửa',
-  'summary.item': '{label}: {message}',
   'error.prefix': 'Lỗi:',
   'error.required.text': 'Vui lòng nhập câu trả lời',
   'error.required.textarea': 'Vui lòng nhập câu trả lời',
@@ -28,6 +27,8 @@ export const vi: Catalog = {
   'error.unchecked': 'Vui lòng đánh dấu vào ô để tiếp tục',
   'error.too_short': { other: 'Vui lòng nhập ít nhất {count} ký tự' },
   'error.too_long': { other: 'Vui lòng nhập tối đa {count} ký tự' },
+  'error.too_long_by': { other: '{limit}. Câu trả lời đang thừa {count} ký tự' },
+  'answered.title': 'Đã trả lời: {title}',
   'error.too_small': 'Vui lòng nhập số từ {min} trở lên',
   'error.too_large': 'Vui lòng nhập số từ {max} trở xuống',
   'error.step': 'Vui lòng nhập số theo bước {step}',
@@ -52,6 +53,8 @@ export const vi: Catalog = {
 
   // Hints under a label
   'hint.min_length': { other: 'Ít nhất {count} ký tự.' },
+  'hint.max_length': { other: 'Tối đa {count} ký tự.' },
+  'hint.length_between': { other: 'Từ {min} đến {count} ký tự.' },
   'hint.number_between': 'Số từ {min} đến {max}.',
   'hint.number_min': 'Số từ {min} trở lên.',
   'hint.number_max': 'Số từ {max} trở xuống.',
@@ -85,16 +88,16 @@ export const vi: Catalog = {
   'select.no_answer': 'Không trả lời',
   'file.choose': 'Chọn tệp',
   'file.none': 'Chưa chọn tệp nào',
-  'file.kept': 'Bạn đã thêm tệp {name} ({size}). Tệp này sẽ được gửi cùng câu trả lời của bạn.',
+  'file.kept': 'Bạn đã thêm tệp {name} ({size}). Tệp này sẽ được gửi cùng câu trả lời của bạn, trừ khi bạn xóa tệp hoặc chọn tệp khác bên dưới.',
   'file.remove': 'Xóa tệp này',
-  'file.replace': 'Nếu muốn gửi tệp khác thay thế, hãy chọn tệp đó tại đây.',
+  'file.replace': 'Bạn không cần chọn lại tệp này. Nếu muốn gửi tệp khác thay thế, hãy chọn tệp đó tại đây.',
   'file.kind.image': 'hình ảnh',
   'file.kind.audio': 'tệp âm thanh',
   'file.kind.video': 'video',
   'file.kind.text': 'tệp văn bản',
 
   // After sending
-  'receipt.title': 'Đã gửi câu trả lời',
+  'receipt.title': 'Đã gửi câu trả lời: {title}',
   'receipt.heading': 'Câu trả lời của bạn đã được gửi',
   'receipt.default_message': 'Cảm ơn bạn. Bạn không cần làm gì thêm và có thể đóng trang này.',
   'receipt.sent_at': 'Đã gửi {time}.',

@@ -5,7 +5,7 @@ export const zhHans: Catalog = {
   // The form page
   'page.title_error': '错误：{title}',
   'page.submit': '提交回答',
-  'page.asked_by': '发起方：{sender}',
+  'page.asked_by': '由{sender}发起',
   'page.answer_by': '请在{deadline}前回答',
   'page.closes_in': '距离截止还剩{duration}。',
   'page.footer': '您的回答只会提交给向您发送此链接的发起方。此表单只接受一次回答。',
@@ -15,7 +15,6 @@ export const zhHans: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': '请修正以下问题',
-  'summary.item': '{label}：{message}',
   'error.prefix': '错误：',
   'error.required.text': '请输入回答',
   'error.required.textarea': '请输入回答',
@@ -28,6 +27,8 @@ export const zhHans: Catalog = {
   'error.unchecked': '请勾选此框以继续',
   'error.too_short': { other: '请至少输入{count}个字符' },
   'error.too_long': { other: '请输入不超过{count}个字符' },
+  'error.too_long_by': { other: '{limit}（超出{count}个字符）' },
+  'answered.title': '已回答：{title}',
   'error.too_small': '请输入大于或等于{min}的数字',
   'error.too_large': '请输入小于或等于{max}的数字',
   'error.step': '请输入以{step}为间隔的数字',
@@ -52,6 +53,8 @@ export const zhHans: Catalog = {
 
   // Hints under a label
   'hint.min_length': { other: '至少{count}个字符。' },
+  'hint.max_length': { other: '不超过{count}个字符。' },
+  'hint.length_between': { other: '{min}至{count}个字符。' },
   'hint.number_between': '{min}至{max}之间的数字。',
   'hint.number_min': '大于或等于{min}的数字。',
   'hint.number_max': '小于或等于{max}的数字。',
@@ -85,16 +88,16 @@ export const zhHans: Catalog = {
   'select.no_answer': '不作答',
   'file.choose': '选择文件',
   'file.none': '未选择文件',
-  'file.kept': '您已添加{name}（{size}），它将随回答一起提交。',
+  'file.kept': '您已添加{name}（{size}），除非将其移除或在下方选择其他文件，它将随回答一起提交。',
   'file.remove': '移除此文件',
-  'file.replace': '如需改为提交其他文件，请在此处选择。',
+  'file.replace': '无需再次选择。如需改为提交其他文件，请在此处选择。',
   'file.kind.image': '图片',
   'file.kind.audio': '音频文件',
   'file.kind.video': '视频',
   'file.kind.text': '文本文件',
 
   // After sending
-  'receipt.title': '回答已提交',
+  'receipt.title': '回答已提交：{title}',
   'receipt.heading': '您的回答已提交',
   'receipt.default_message': '谢谢。您无需再进行任何操作，可以关闭此页面。',
   'receipt.sent_at': '提交时间：{time}',

@@ -5,7 +5,7 @@ export const zhHant: Catalog = {
   // The form page
   'page.title_error': '錯誤：{title}',
   'page.submit': '傳送回覆',
-  'page.asked_by': '發起者：{sender}',
+  'page.asked_by': '由{sender}發起',
   'page.answer_by': '請於{deadline}前回覆',
   'page.closes_in': '距離截止還剩{duration}。',
   'page.footer': '您的回覆只會傳送給提供此連結的發起者。此表單只接受一份回覆。',
@@ -15,7 +15,6 @@ export const zhHant: Catalog = {
 
   // Errors, as a 422 page shows them
   'summary.title': '請修正以下問題',
-  'summary.item': '{label}：{message}',
   'error.prefix': '錯誤：',
   'error.required.text': '請輸入回覆',
   'error.required.textarea': '請輸入回覆',
@@ -28,6 +27,8 @@ export const zhHant: Catalog = {
   'error.unchecked': '請勾選此方塊以繼續',
   'error.too_short': { other: '請至少輸入{count}個字元' },
   'error.too_long': { other: '請輸入不超過{count}個字元' },
+  'error.too_long_by': { other: '{limit}（超出{count}個字元）' },
+  'answered.title': '已回覆：{title}',
   'error.too_small': '請輸入大於或等於{min}的數字',
   'error.too_large': '請輸入小於或等於{max}的數字',
   'error.step': '請輸入以{step}為間隔的數字',
@@ -52,6 +53,8 @@ export const zhHant: Catalog = {
 
   // Hints under a label
   'hint.min_length': { other: '至少{count}個字元。' },
+  'hint.max_length': { other: '最多{count}個字元。' },
+  'hint.length_between': { other: '{min}至{count}個字元。' },
   'hint.number_between': '介於{min}到{max}之間的數字。',
   'hint.number_min': '大於或等於{min}的數字。',
   'hint.number_max': '小於或等於{max}的數字。',
@@ -85,16 +88,16 @@ export const zhHant: Catalog = {
   'select.no_answer': '不作答',
   'file.choose': '選擇檔案',
   'file.none': '未選擇任何檔案',
-  'file.kept': '您已新增{name}（{size}），這個檔案會和您的回覆一起傳送。',
+  'file.kept': '您已新增{name}（{size}），除非移除或在下方選擇其他檔案，這個檔案會和您的回覆一起傳送。',
   'file.remove': '移除此檔案',
-  'file.replace': '如要改為傳送其他檔案，請在這裡選擇。',
+  'file.replace': '不需要再次選擇。如要改為傳送其他檔案，請在這裡選擇。',
   'file.kind.image': '圖片',
   'file.kind.audio': '音訊檔',
   'file.kind.video': '影片',
   'file.kind.text': '文字檔',
 
   // After sending
-  'receipt.title': '回覆已傳送',
+  'receipt.title': '回覆已傳送：{title}',
   'receipt.heading': '您的回覆已傳送',
   'receipt.default_message': '謝謝您。您不需要再做任何事，可以關閉此頁面。',
   'receipt.sent_at': '傳送時間：{time}',
