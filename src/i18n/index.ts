@@ -1,7 +1,7 @@
 import { createLruCache } from '../lib/lru.ts'
 import { en, type MessageKey } from './catalogs/en.ts'
 import { catalogs } from './catalogs/index.ts'
-import { DEFAULT_LOCALE, directionOf, negotiateLanguage, type Locale } from './locales.ts'
+import { DEFAULT_LOCALE, directionOf, intlTag, negotiateLanguage, type Locale } from './locales.ts'
 
 export { matchLocale, negotiateLocale, negotiateLanguage, languageOfTag, directionOf, SUPPORTED_LOCALES, DEFAULT_LOCALE, type Locale, type PageLanguage } from './locales.ts'
 export type { MessageKey } from './catalogs/en.ts'
@@ -50,8 +50,6 @@ export interface Translator {
   dateExample(ymd: string): string
 }
 
-/** Intl's tag for a locale: our `pt` is Portugal's Portuguese, which Intl calls `pt-PT` (its `pt` is Brazil's). */
-const intlTag = (locale: Locale) => (locale === 'pt' ? 'pt-PT' : locale)
 
 const translators = new Map<Locale, Translator>()
 

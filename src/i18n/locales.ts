@@ -11,6 +11,9 @@ export type Locale = (typeof SUPPORTED_LOCALES)[number]
 
 export const DEFAULT_LOCALE: Locale = 'en'
 
+/** Intl's tag for a locale: our `pt` is Portugal's Portuguese, which Intl calls `pt-PT` (its `pt` is Brazil's). */
+export const intlTag = (locale: Locale) => (locale === 'pt' ? 'pt-PT' : locale)
+
 const BY_LOWER_CASE = new Map<string, Locale>(SUPPORTED_LOCALES.map((tag) => [tag.toLowerCase(), tag]))
 
 /** Languages whose script runs right to left. */

@@ -33,10 +33,7 @@
  * en-ZA ...) and the value reads as another number there, it could mean two
  * things: it is refused.
  */
-import type { Locale } from './locales.ts'
-
-/** Intl's tag for a locale, as the translator's (index.ts): our `pt` is Intl's `pt-PT` (its `pt` is Brazil's). */
-const intlTag = (locale: Locale) => (locale === 'pt' ? 'pt-PT' : locale)
+import { intlTag, type Locale } from './locales.ts'
 
 /**
  * The digits a language may be written in besides ASCII ones: CLDR's native
