@@ -91,7 +91,7 @@ function Message({ message, fallback }: { message: string | undefined; fallback:
 }
 
 /** One answer as the person reads it: option labels, Yes or No, dates in words, a file's name and size, "Not answered". */
-function answerText(t: Translator, { field, value, file }: ReceiptAnswer): JSX.Element {
+export function answerText(t: Translator, { field, value, file }: ReceiptAnswer): JSX.Element {
   if (field.type === 'file') {
     return file ? <span dir="auto" safe>{t.t('receipt.file', { name: file.name, size: { bytes: file.size } })}</span> : <NotAnswered t={t} />
   }
