@@ -212,6 +212,22 @@ describe('page.review', () => {
     expect(await draftCount(t)).toBe(0)
   })
 
+  test('a multiple choice and an unticked box are recorded on Send as a direct post records them', async () => {
+    const t = await contexts.create()
+    const fields = [
+      { key: 'extras', type: 'select', label: 'Extras', config: { multiple: true, options: ['wifi', 'bike', 'parking'] } },
+      { key: 'news', type: 'checkbox', label: 'Send me news' },
+    ]
+    const form = await t.api.createForm({ fields, page: { review: true } })
+    const review = await reviewed(t, await postForm(t.app, form.id, [['extras', 'parking'], ['extras', 'wifi']]))
+    expect(reviewRows(review).get('Send me news')!.answer).toBe(words('receipt.no'))
+    const change = await expectPage(await send(t.app, 'GET', pathOf(reviewRows(review).get('Extras')!.change.href)), 200)
+    expect(change.browserEntries().filter(([name]) => name === 'extras').map(([, value]) => value).sort()).toEqual(['parking', 'wifi'])
+    expect((await postForm(t.app, form.id, sendBody(review))).status).toBe(303)
+    // The options' order, as for any post.
+    expect((await responsesOf(t, form.id))[0]!.data).toEqual({ extras: ['wifi', 'parking'], news: false })
+  })
+
   test('JSON submissions are recorded at once', async () => {
     const t = await contexts.create()
     const form = await reviewForm(t, { fields: FIELDS.filter((field) => field.type !== 'file') })

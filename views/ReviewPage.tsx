@@ -14,11 +14,11 @@ export interface ReviewView {
   /** Every field of the form, in its order, as the receipt will show it. */
   answers: ReceiptAnswer[]
   /**
-   * The post's texts by field key, sent again with Send as hidden inputs:
-   * should the draft have lapsed by then, the form comes back filled with
-   * them. While the draft lives, the draft is what is recorded.
+   * The post's texts, name and text in their order, sent again with Send as
+   * hidden inputs: should the draft have lapsed by then, the form comes back
+   * filled with them. While the draft lives, the draft is what is recorded.
    */
-  posted: Record<string, string | string[]>
+  posted: Array<[name: string, text: string]>
   /** `page.submit_label`: on a review form it names the button that sends. */
   submitLabel: string | undefined
 }
@@ -56,9 +56,9 @@ export function ReviewPage({ t, view }: { t: Translator; view: ReviewView }) {
       <p safe>{t.t('review.send_text')}</p>
       <form method="post" action={attr(formPath)} accept-charset="utf-8" novalidate>
         <input type="hidden" name="_draft" value={attr(view.draftId)} />
-        {Object.entries(view.posted).flatMap(([key, value]) =>
-          (Array.isArray(value) ? value : [value]).map((one) => <input type="hidden" name={attr(key)} value={attr(one)} />),
-        )}
+        {view.posted.map(([name, text]) => (
+          <input type="hidden" name={attr(name)} value={attr(text)} />
+        ))}
         <div class="actions">
           {view.submitLabel ? (
             <button type="submit" dir="auto" safe>

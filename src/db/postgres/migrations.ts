@@ -381,7 +381,7 @@ export const migrations: readonly PostgresMigration[] = [
   CREATE TABLE drafts (
     id          text COLLATE "C" PRIMARY KEY,  -- random: the review page names it, so it must not be guessable
     form_id     text COLLATE "C" NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
-    answers     text NOT NULL,            -- JSON object: the post's texts by field key, as the page sent them
+    answers     text NOT NULL,            -- JSON array of [name, text]: the post's texts, in order, as the page sent them
     files       text NOT NULL,            -- JSON object: by field key, the hold id, name and size of its file
     created_at  bigint NOT NULL,
     held_until  bigint NOT NULL

@@ -315,7 +315,7 @@ export const migrations: readonly string[] = [
   CREATE TABLE drafts (
     id          TEXT PRIMARY KEY,         -- random: the review page names it, so it must not be guessable
     form_id     TEXT NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
-    answers     TEXT NOT NULL,            -- JSON object: the post's texts by field key, as the page sent them
+    answers     TEXT NOT NULL,            -- JSON array of [name, text]: the post's texts, in order, as the page sent them
     files       TEXT NOT NULL,            -- JSON object: by field key, the hold id, name and size of its file
     created_at  INTEGER NOT NULL,
     held_until  INTEGER NOT NULL

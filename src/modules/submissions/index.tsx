@@ -249,7 +249,10 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         }
         if (state.status !== 'active') return closedPage(set, state, false, t)
         // From a review page's Change link: the form filled with the answers being checked.
-        if (typeof query.draft === 'string') return htmlPage(set, await draftFormPage(submissions, formView(await submissions.publicForm(state.id)), query.draft, t))
+        if (typeof query.draft === 'string') {
+          const view = formView(await submissions.publicForm(state.id))
+          return htmlPage(set, await draftFormPage(submissions, view, query.draft, (entries) => formPostValues(entries, view.fields), t))
+        }
         const page =
           renderedPages.get(state.id, t.locale) ??
           renderedPages.set(state.id, t.locale, await renderFormPage({ form: formView(await submissions.publicForm(state.id)), t }))
@@ -320,7 +323,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
             async (entries) => {
               const { values, typed, holds } = formPostValues(entries, view.fields)
               // A review page's Send: what is recorded is the draft the person checked.
-              const sending = await draftOfPost(submissions, form, entries, { values, typed, holds })
+              const sending = await draftOfPost(submissions, form, entries, { values, typed, holds }, (posted) => formPostValues(posted, view.fields))
               if (ended) return { kind: 'closed' as const, form, sent: sentAnswers(view.fields, values, sending.files) }
               if (sending.lapsed) return { kind: 'lapsed' as const, typed, held: {} }
               const used = hasFileField ? await submissions.useHolds(form, values, holds) : new Map()
@@ -331,7 +334,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
                 return { kind: 'lapsed' as const, typed, held: heldViews(used) }
               }
               try {
-                if (form.page.review === true && !sending.draft) return await reviewPost(submissions, form, { values, typed, holds }, used, submitter, claimed)
+                if (form.page.review === true && !sending.draft) return await reviewPost(submissions, form, entries, { values, typed, holds }, used, submitter, claimed)
                 await submissions.submit(form, values, submitter, { receiptToken: newToken })
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
                 return undefined

@@ -30,30 +30,38 @@ export interface PostValues {
   holds: PostedHolds
 }
 
+/** formPostValues for this form: how any post's entries are read (a draft's too, on Send). */
+export type ReadPost = (entries: Array<FormEntry<IncomingFile>>) => PostValues
+
+/** A post's texts as a draft keeps them: in order, without files and the page's own `_` keys. */
+export const textEntries = (entries: Array<FormEntry<IncomingFile>>): Draft['answers'] =>
+  entries.flatMap(([name, value]) => (typeof value === 'string' && !name.startsWith('_') ? [[name, value] as [string, string]] : []))
+
 /**
  * What a post says of a draft. A post naming none is no Send (`draft` and
  * `lapsed` absent). A Send naming a live draft of this form has its values
- * replaced, in place, by the draft's: the draft is what the person checked,
- * and it is recorded through the same path as any post. A Send naming no live
- * draft of this form (lapsed, unknown, another form's) is `lapsed`: its own
- * texts, which the review page sent along, only fill the form again.
+ * replaced, in place, by the draft's, read as any post is: the draft is what
+ * the person checked, and it is recorded through the same path as any post.
+ * A Send naming no live draft of this form (lapsed, unknown, another form's)
+ * is `lapsed`: its own texts, which the review page sent along, only fill the
+ * form again.
  */
 export async function draftOfPost(
   submissions: SubmissionService,
   form: StoredForm,
   entries: Array<FormEntry<IncomingFile>>,
   post: PostValues,
+  readPost: ReadPost,
 ): Promise<{ draft?: Draft; lapsed?: true; files?: Record<string, DraftFile> }> {
   const named = entries.find(([name, value]) => name === DRAFT_FIELD && typeof value === 'string')?.[1]
   if (typeof named !== 'string') return {}
   const draft = await submissions.draft(form, named)
   if (!draft) return { lapsed: true }
+  const checked = readPost(draft.answers)
   for (const key of Object.keys(post.values)) delete post.values[key]
   for (const key of Object.keys(post.typed)) delete post.typed[key]
-  for (const [key, value] of Object.entries(draft.answers)) {
-    post.values[key] = Array.isArray(value) ? [...value] : value
-    post.typed[key] = Array.isArray(value) ? [...value] : value
-  }
+  Object.assign(post.values, checked.values)
+  Object.assign(post.typed, checked.typed)
   post.holds.ids.clear()
   post.holds.removed.clear()
   for (const [key, file] of Object.entries(draft.files)) post.holds.ids.set(key, file.hold)
@@ -89,6 +97,7 @@ export type ReviewOutcome =
 export async function reviewPost(
   submissions: SubmissionService,
   form: StoredForm,
+  entries: Array<FormEntry<IncomingFile>>,
   post: PostValues,
   used: Map<string, HeldFile>,
   submitter: Submitter,
@@ -104,7 +113,8 @@ export async function reviewPost(
   }
   const files: Record<string, DraftFile> = Object.create(null)
   for (const [key, file] of Object.entries(held)) files[key] = { hold: file.id, name: file.name, size: file.size }
-  const draftId = await submissions.saveDraft(form, post.typed, files, [...used.values()].map((hold) => hold.heldUntil))
+  const texts = textEntries(entries)
+  const draftId = await submissions.saveDraft(form, texts, files, [...used.values()].map((hold) => hold.heldUntil))
   const answers = form.fields.map((field) => ({
     field,
     value: checked!.data[field.key],
@@ -112,7 +122,7 @@ export async function reviewPost(
   }))
   return {
     kind: 'review',
-    view: { formId: form.id, title: form.title, draftId, answers, posted: post.typed, submitLabel: form.page.submit_label },
+    view: { formId: form.id, title: form.title, draftId, answers, posted: texts, submitLabel: form.page.submit_label },
   }
 }
 
@@ -121,10 +131,10 @@ export async function reviewPost(
  * the draft, its files kept; when the draft has lapsed (or is not this
  * form's), empty, saying so.
  */
-export async function draftFormPage(submissions: SubmissionService, view: FormView, draftId: string, t: Translator): Promise<PageBytes> {
+export async function draftFormPage(submissions: SubmissionService, view: FormView, draftId: string, readPost: ReadPost, t: Translator): Promise<PageBytes> {
   const draft = await submissions.draft(view, draftId)
   if (!draft) return renderFormPage({ form: view, t, notice: t.t('review.lapsed') })
-  return renderFormPage({ form: view, t, submitted: draft.answers, held: heldOf(draft.files) })
+  return renderFormPage({ form: view, t, submitted: readPost(draft.answers).typed, held: heldOf(draft.files) })
 }
 
 /** The form again after a Send whose draft lapsed: filled with what the review page sent along, and the files still kept. */

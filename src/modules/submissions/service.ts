@@ -305,12 +305,12 @@ export function createSubmissionService(
     },
 
     /**
-     * Keeps a valid post for its review page (`page.review`): its texts by
-     * field key as the page sent them, and its files, already held. It lasts
+     * Keeps a valid post for its review page (`page.review`): its texts as
+     * the page sent them, and its files, already held. It lasts
      * DRAFT_MS, and no longer than the holds it names (a file that goes would
      * change the answer). Returns the draft's id.
      */
-    async saveDraft(form: StoredForm, answers: Record<string, string | string[]>, files: Record<string, DraftFile>, holdsUntil: number[]): Promise<string> {
+    async saveDraft(form: StoredForm, answers: Draft['answers'], files: Record<string, DraftFile>, holdsUntil: number[]): Promise<string> {
       const now = clock()
       const draft: Draft = {
         id: randomBytes(16).toString('base64url'),

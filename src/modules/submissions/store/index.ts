@@ -43,8 +43,11 @@ export interface Draft {
   /** Random and opaque: the review page names it. */
   id: string
   formId: string
-  /** The post's texts by field key, as the page sent them (a multiple select's as a list). */
-  answers: Record<string, string | string[]>
+  /**
+   * The post's texts as the page sent them, name and text in their order
+   * (files and the page's own `_` keys left out): Send reads them as any post.
+   */
+  answers: Array<[name: string, text: string]>
   /** Its files, by field key. */
   files: Record<string, DraftFile>
   createdAt: number

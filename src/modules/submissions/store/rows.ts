@@ -41,8 +41,8 @@ export const DRAFT_COLUMNS = 'id, form_id, answers, files, created_at, held_unti
 export const toDraft = (row: DraftRow): Draft => ({
   id: row.id,
   formId: row.form_id,
+  answers: JSON.parse(row.answers),
   // No prototype: a field key can never reach Object.prototype.
-  answers: Object.assign(Object.create(null), JSON.parse(row.answers)),
   files: Object.assign(Object.create(null), JSON.parse(row.files)),
   createdAt: timeOf(row.created_at),
   heldUntil: timeOf(row.held_until),
