@@ -159,6 +159,9 @@ async function fillThroughTheApp(t: TestContext): Promise<Filled> {
   refused.set('name', '')
   refused.set('doc', new File([new Uint8Array(randomBytes(1000))], 'kept.bin', { type: 'application/octet-stream' }))
   expect((await postForm(t.app, held.id, refused)).status).toBe(422)
+  // A post waiting on its "Check your answers" page: a draft.
+  const reviewed = await t.api.createForm({ title: 'Reviewed', fields: [{ key: 'name', type: 'text', label: 'Name' }], page: { review: true } })
+  expect((await postForm(t.app, reviewed.id, { name: 'Ada' })).status).toBe(200)
   const [pending] = await t.sql(`SELECT id FROM deliveries WHERE form_id = ? AND status = 'pending'`, pendingForm)
   const [file] = (await t.api.get(`/forms/${withFile}/responses`)).body as Array<{ id: string; data: { doc: string } }>
   return { pendingDelivery: pending!.id, pendingReceiver, fileBytes, filePath: new URL(file!.data.doc).pathname }

@@ -32,6 +32,8 @@ export interface FormPageProps {
   problems?: Problem[]
   /** Files sent with the refused try and kept, by field key. */
   held?: Record<string, HeldFile>
+  /** Said above the form: why it is shown again (a review's answers lapsed, CONTRACT 14). */
+  notice?: string
 }
 
 /** `autofocus` on any focusable element is HTML; @kitajs/html's types know it only on controls. */
@@ -154,7 +156,7 @@ function markedSet(fields: FieldDefinition[]): 'required' | 'optional' {
 }
 
 /** The form, ready for its one answer; after a refused try, with every problem and the person's input. */
-function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageProps & { fieldsHtml: JSX.Element; fieldErrors: Map<string, string> }) {
+function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors, notice }: FormPageProps & { fieldsHtml: JSX.Element; fieldErrors: Map<string, string> }) {
   const labels = new Map(form.fields.map((f) => [f.key, f.label]))
   const hasFile = form.fields.some((f) => f.type === 'file')
   const zone = form.page.time_zone ?? 'UTC'
@@ -180,6 +182,13 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageP
               <li safe>{t.t('error.invalid_value')}</li>
             ))}
           </ul>
+        </div>
+      ) : (
+        ''
+      )}
+      {notice ? (
+        <div class="notice">
+          <p safe>{notice}</p>
         </div>
       ) : (
         ''
@@ -212,7 +221,12 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors }: FormPageP
       >
         {fieldsHtml}
         <div class="actions">
-          {form.page.submit_label ? (
+          {/* With a review page, this button goes on to it; the review's own button sends (and takes submit_label). */}
+          {form.page.review === true ? (
+            <button type="submit" safe>
+              {t.t('review.continue')}
+            </button>
+          ) : form.page.submit_label ? (
             <button type="submit" dir="auto" safe>
               {form.page.submit_label}
             </button>

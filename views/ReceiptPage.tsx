@@ -93,7 +93,7 @@ function Message({ message, fallback }: { message: string | undefined; fallback:
 }
 
 /** One answer as the person reads it: option labels, Yes or No, dates in words, a file's name and size, "Not answered". */
-function answerText(t: Translator, { field, value, file }: ReceiptAnswer): JSX.Element {
+export function answerText(t: Translator, { field, value, file }: ReceiptAnswer): JSX.Element {
   if (field.type === 'file') {
     // The name isolated, the size in the page's direction: an Arabic size after a Latin name still reads right to left.
     return file ? <Sentence text={t.t('receipt.file', { name: SLOT, size: { bytes: file.size } })} part={file.name} /> : <NotAnswered t={t} />

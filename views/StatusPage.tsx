@@ -1,4 +1,5 @@
 /** @jsxImportSource @kitajs/html */
+import type { PropsWithChildren } from '@kitajs/html'
 import type { MessageKey, Translator } from '../src/i18n/index.ts'
 import { attr } from './attributes.ts'
 import { Layout } from './Layout.tsx'
@@ -36,7 +37,8 @@ export interface FileLimit {
   bytes: number
 }
 
-export function StatusPage({ kind, t, form, retryAfterSeconds, fileLimits = [] }: StatusPageProps) {
+/** `children` follow the message: what a post that was not recorded sent (views/SentAnswers.tsx). */
+export function StatusPage({ kind, t, form, retryAfterSeconds, fileLimits = [], children }: PropsWithChildren<StatusPageProps>) {
   const name = kind.replace('-', '_')
   const heading = t.t(`status.${name}.heading` as MessageKey)
   return (
@@ -68,6 +70,7 @@ export function StatusPage({ kind, t, form, retryAfterSeconds, fileLimits = [] }
       ) : (
         ''
       )}
+      {children ?? ''}
     </Layout>
   )
 }

@@ -45,6 +45,7 @@ export const COPIED_TABLES = [
   'deliveries',
   'held_files',
   'receipts',
+  'drafts',
   'events',
 ] as const
 

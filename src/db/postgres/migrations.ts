@@ -369,6 +369,27 @@ export const migrations: readonly PostgresMigration[] = [
   CREATE UNIQUE INDEX events_account_number ON events(account_id, number);
   `,
   },
+  {
+    /*
+     * 6: answers waiting on their "Check your answers" page (page.review,
+     * CONTRACT 14). Additive: binaries of schema 1 to 5 never see the table
+     * (they record a review form's answers at once, as they always did).
+     */
+    oldestCompatible: 1,
+    sql: `
+  -- A valid form post held until its Send, for at most an hour; its files are holds in held_files.
+  CREATE TABLE drafts (
+    id          text COLLATE "C" PRIMARY KEY,  -- random: the review page names it, so it must not be guessable
+    form_id     text COLLATE "C" NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    answers     text NOT NULL,            -- JSON array of [name, text]: the post's texts, in order, as the page sent them
+    files       text NOT NULL,            -- JSON object: by field key, the hold id, name and size of its file
+    created_at  bigint NOT NULL,
+    held_until  bigint NOT NULL
+  );
+  CREATE INDEX drafts_form ON drafts(form_id, created_at);
+  CREATE INDEX drafts_until ON drafts(held_until);
+  `,
+  },
 ]
 
 /** The schema this build writes. */

@@ -306,4 +306,21 @@ export const migrations: readonly string[] = [
      WHERE seq = NEW.seq;
   END;
   `,
+  /*
+   * 8: answers waiting on their "Check your answers" page (\`page.review\`,
+   * CONTRACT 14). Additive: an intake of schema 3 to 7 never sees the table
+   * (it records a review form's answers at once, as it always did).
+   */ `
+  -- A valid form post held until its Send, for at most an hour; its files are holds in held_files.
+  CREATE TABLE drafts (
+    id          TEXT PRIMARY KEY,         -- random: the review page names it, so it must not be guessable
+    form_id     TEXT NOT NULL REFERENCES forms(id) ON DELETE CASCADE,
+    answers     TEXT NOT NULL,            -- JSON array of [name, text]: the post's texts, in order, as the page sent them
+    files       TEXT NOT NULL,            -- JSON object: by field key, the hold id, name and size of its file
+    created_at  INTEGER NOT NULL,
+    held_until  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX drafts_form ON drafts(form_id, created_at);
+  CREATE INDEX drafts_until ON drafts(held_until);
+  `,
 ]

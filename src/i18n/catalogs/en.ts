@@ -139,6 +139,19 @@ export const en = {
   'status.error.message': 'Your answer may not have been recorded. Please try again in a moment.',
   'status.retry_after': { one: 'You can try again in {count} second.', other: 'You can try again in {count} seconds.' },
   'status.back': 'Back to the form',
+  'sent.heading': 'What you sent',
+  'sent.not_recorded': 'Nothing you sent was recorded.',
+  'sent.intro': 'Here is what you sent, so that you can keep a copy.',
+  'sent.copy_label': 'Your answers as text',
+  'sent.copy_hint': 'Select all the text in this box and copy it.',
+  'review.title': 'Check your answers – {title}',
+  'review.heading': 'Check your answers before sending',
+  'review.change': 'Change',
+  'review.continue': 'Continue',
+  'review.send_heading': 'Now send your answer',
+  'review.send_text': 'Once you send your answer, you cannot change it.',
+  'review.lapsed': 'Your answers were not sent. Answers waiting to be checked are kept for 1 hour, and that time has passed. Fill in the form again.',
+  'review.lapsed_kept': 'Your answers were not sent. Answers waiting to be checked are kept for 1 hour, and that time has passed. Your answers are filled in below: add any files again, then continue.',
 } as const
 
 export type MessageKey = keyof typeof en

@@ -48,6 +48,12 @@ export const PageSettings = Type.Object(
         description: 'IANA time zone for the dates the page writes, such as Europe/Berlin; default UTC. Matched in any case and kept as Intl spells it: europe/berlin is Europe/Berlin.',
       }),
     ),
+    review: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: a valid form post first shows a "Check your answers" page (each answer with a Change link back to the form); only its Send records the answer. JSON submissions are recorded at once.',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'PageSettings' },
 )

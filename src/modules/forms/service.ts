@@ -421,9 +421,9 @@ const TIME_ZONE_MAX_LENGTH = 100
 
 /**
  * The problems of a create body's `page` (CONTRACT 11), each with its code:
- * only the keys PageSettings names, each a string within its bounds, a
- * locale that some supported language matches, a time zone this runtime
- * knows. Control characters are found with the rest of the body's texts.
+ * only the keys PageSettings names, each a string within its bounds (but
+ * `review`, a boolean), a locale that some supported language matches, a
+ * time zone this runtime knows. Control characters are found with the rest of the body's texts.
  */
 function checkPage(page: unknown, problems: ProblemList): void {
   if (page === null) return
@@ -431,7 +431,7 @@ function checkPage(page: unknown, problems: ProblemList): void {
     problems.add({ path: '/page', message: 'Expected an object', code: 'invalid_type' })
     return
   }
-  const bounds: Record<keyof PageSettings, { min: number; max: number }> = {
+  const bounds: Record<Exclude<keyof PageSettings, 'review'>, { min: number; max: number }> = {
     locale: { min: 1, max: LOCALE_MAX_LENGTH },
     submit_label: { min: 1, max: PAGE_LIMITS.submitLabel },
     success_message: { min: 0, max: PAGE_LIMITS.successMessage },
@@ -440,15 +440,19 @@ function checkPage(page: unknown, problems: ProblemList): void {
   }
   for (const [key, value] of Object.entries(page)) {
     const path = `/page/${pointerSegment(key)}`
+    if (key === 'review') {
+      if (typeof value !== 'boolean') problems.add({ path, message: 'Expected a boolean', code: 'invalid_type' })
+      continue
+    }
     if (!Object.hasOwn(bounds, key)) {
-      problems.add({ path, message: `Unknown key; the page takes ${Object.keys(bounds).join(', ')}`, code: 'unknown_key' })
+      problems.add({ path, message: `Unknown key; the page takes ${[...Object.keys(bounds), 'review'].join(', ')}`, code: 'unknown_key' })
       continue
     }
     if (typeof value !== 'string') {
       problems.add({ path, message: 'Expected a string', code: 'invalid_type' })
       continue
     }
-    const { min, max } = bounds[key as keyof PageSettings]
+    const { min, max } = bounds[key as keyof typeof bounds]
     if (value.length > max) {
       problems.add({ path, message: `Must be at most ${max} characters`, code: 'too_long' })
     } else if (value.length < min || (min > 0 && value.trim() === '')) {

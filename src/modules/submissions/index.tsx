@@ -4,6 +4,8 @@ import { Elysia } from 'elysia'
 import { renderFormPage, withTimeLeft, type FormPageBytes, type FormView } from '../../../views/FormPage.tsx'
 import { AnsweredPage, ReceiptPage } from '../../../views/ReceiptPage.tsx'
 import { StatusPage, type FileLimit } from '../../../views/StatusPage.tsx'
+import { ReviewPage, type ReviewView } from '../../../views/ReviewPage.tsx'
+import { SentAnswers, type SentAnswer } from '../../../views/SentAnswers.tsx'
 import { DATE_PARTS, composeDate, datePartName, type UnreadableDate } from '../../fields/date.ts'
 import { fileMaxSize } from '../../fields/file.ts'
 import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
@@ -23,6 +25,7 @@ import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
 import type { StoredResponse } from '../responses/store/index.ts'
 import { RECEIPT_MS, RepeatedValue, type AnsweredForm, type HeldFileView, type PostedHolds, type SubmissionService } from './service.ts'
+import { draftFilesKept, draftFormPage, draftOfPost, heldViews, lapsedDraftPage, reviewPost, sentAnswers } from './review.tsx'
 
 export interface SubmissionRouteOptions {
   trustProxy: boolean
@@ -75,12 +78,18 @@ function rememberPageForm(request: Request, form: FormView) {
 
 /**
  * The page of a form that takes no answer: a thank-you once answered (409 when
- * someone posts to it again), 410 when cancelled or expired.
+ * someone posts to it again), 410 when cancelled or expired. A post's page
+ * shows what it sent, so that nothing typed is lost (CONTRACT 14).
  */
-function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t: Translator): string {
+function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t: Translator, sent?: SentAnswer[]): string {
   const about = { id: form.id, title: form.title }
-  if (form.status === 'completed') return htmlPage(set, <StatusPage kind="answered" form={about} t={t} />, posted ? 409 : 200)
-  return htmlPage(set, <StatusPage kind={form.status === 'cancelled' ? 'cancelled' : 'expired'} form={about} t={t} />, 410)
+  const kind = form.status === 'completed' ? 'answered' : form.status === 'cancelled' ? 'cancelled' : 'expired'
+  const page = (
+    <StatusPage kind={kind} form={about} t={t}>
+      {sent ? <SentAnswers answers={sent} title={form.title} t={t} recordedSaid={kind === 'answered'} /> : ''}
+    </StatusPage>
+  )
+  return htmlPage(set, page, kind === 'answered' ? (posted ? 409 : 200) : 410)
 }
 
 /**
@@ -278,7 +287,7 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
   return new Elysia({ name: 'submissions' })
     .get(
       '/f/:id',
-      async ({ params, set, request }) => {
+      async ({ params, set, request, query }) => {
         // The state is read every time (answered, cancelled or expired shows another page); the form itself is rendered once per language.
         const state = await submissions.publicState(params.id)
         const t = pageLanguage(state.page, request)
@@ -299,6 +308,12 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           return answeredPage(set, state, await submissions.answeredAt(state.id), t)
         }
         if (state.status !== 'active') return closedPage(set, state, false, t)
+        // From a review page's Change link: the form filled with the answers being checked.
+        if (typeof query.draft === 'string') {
+          const view = formView(await submissions.publicForm(state.id))
+          const page = await draftFormPage(submissions, view, query.draft, (entries) => formPostValues(entries, view.fields), t)
+          return htmlPage(set, withTimeLeft(page, options.clock(), t))
+        }
         const page =
           renderedPages.get(state.id, t) ?? renderedPages.set(state.id, t, await renderFormPage({ form: formView(await submissions.publicForm(state.id)), t }))
         return htmlPage(set, withTimeLeft(page, options.clock(), t))
@@ -342,17 +357,20 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         // Before reading what may be a large upload: is there a form, and does it take an answer?
         const form = await submissions.publicForm(params.id)
         const t = pageLanguage(form.page, request)
-        if (form.status !== 'active') return closedPage(set, form, true, t)
+        // One that takes none still has the post read, without its files' bytes, to show what was sent (CONTRACT 14).
+        const ended = form.status !== 'active'
         const view = formView(form)
         rememberPageForm(request, view)
-        const allowances = fileAllowances(view.fields)
+        const allowances = ended ? new Map<string, number>() : fileAllowances(view.fields)
         const hasFileField = allowances.size > 0
         const incoming = fileStorage.receive()
         const claimed = new Set<string>()
         const newToken = submissions.newReceiptToken()
         let refused:
           | { kind: 'invalid'; problems: Problem[]; typed: Record<string, string | string[]>; held: Record<string, HeldFileView> }
-          | { kind: 'closed'; form: FormPublicState }
+          | { kind: 'closed'; form: FormPublicState; sent: SentAnswer[] | undefined }
+          | { kind: 'review'; view: ReviewView }
+          | { kind: 'lapsed'; typed: Record<string, string | string[]>; held: Record<string, HeldFileView> }
           | undefined
         try {
           refused = await bodies.formPost(
@@ -365,9 +383,21 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
             },
             async (entries) => {
               const { values, typed, holds } = formPostValues(entries, view.fields)
+              // A review page's Send: what is recorded is the draft the person checked.
+              const sending = await draftOfPost(submissions, form, entries, { values, typed, holds }, (posted) => formPostValues(posted, view.fields))
+              if (ended) return { kind: 'closed' as const, form, sent: sentAnswers(view.fields, values, sending.files) }
+              if (sending.lapsed) return { kind: 'lapsed' as const, typed, held: {} }
               const used = hasFileField ? await submissions.useHolds(form, values, holds) : new Map()
+              if (sending.draft && !draftFilesKept(sending.draft, used)) {
+                // A file it named is gone (the form was answered meanwhile, or the file removed in another try): never record it without.
+                const state = await submissions.publicState(form.id)
+                if (state.status !== 'active') return { kind: 'closed' as const, form: state, sent: sentAnswers(view.fields, values, sending.files) }
+                return { kind: 'lapsed' as const, typed, held: heldViews(used) }
+              }
               try {
-                await submissions.submit(form, values, submitter, { receiptToken: newToken, locale: t.locale, region: t.region })
+                const reading = { locale: t.locale, region: t.region }
+                if (form.page.review === true && !sending.draft) return await reviewPost(submissions, form, entries, { values, typed, holds }, used, submitter, claimed, reading)
+                await submissions.submit(form, values, submitter, { receiptToken: newToken, ...reading })
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
                 return undefined
               } catch (error) {
@@ -381,11 +411,17 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
                   return { kind: 'invalid' as const, problems, typed, held }
                 }
                 // Answered, cancelled or expired while this person was typing.
-                if (error.status === 409 || error.status === 410) return { kind: 'closed' as const, form: await submissions.publicState(form.id) }
+                if (error.status === 409 || error.status === 410) {
+                  return { kind: 'closed' as const, form: await submissions.publicState(form.id), sent: sentAnswers(view.fields, values, sending.files) }
+                }
                 throw error
               }
             },
           )
+        } catch (error) {
+          // A form that takes no answer says so whatever it was sent: a post it cannot read (or too large) shows nothing of it.
+          if (ended && error instanceof HttpError) refused = { kind: 'closed', form, sent: undefined }
+          else throw error
         } finally {
           // Files written for an answer that was not recorded (or sent twice under one name): nothing holds them.
           await fileStorage.unclaim(incoming.fileIds.filter((fileId) => !claimed.has(fileId))).catch(() => {
@@ -397,9 +433,12 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           set.headers['set-cookie'] = receiptCookie(form.id, newToken, RECEIPT_MS / 1000, isHttps(options.baseUrl()))
           return redirect(`/f/${form.id}`, 303)
         }
-        if (refused.kind === 'closed') return closedPage(set, refused.form, true, t)
+        if (refused.kind === 'closed') return closedPage(set, refused.form, true, t, refused.sent)
+        if (refused.kind === 'review') return htmlPage(set, <ReviewPage t={t} view={refused.view} />)
+        const now = options.clock()
+        if (refused.kind === 'lapsed') return htmlPage(set, withTimeLeft(await lapsedDraftPage(view, refused.typed, refused.held, t), now, t))
         const refusedPage = await renderFormPage({ form: view, t, submitted: refused.typed, problems: refused.problems, held: refused.held })
-        return htmlPage(set, withTimeLeft(refusedPage, options.clock(), t), 422)
+        return htmlPage(set, withTimeLeft(refusedPage, now, t), 422)
       },
       {
         detail: apiDoc({
@@ -408,10 +447,15 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           summary: 'Submit the answer to a form',
           description:
             'The form page posts here (application/x-www-form-urlencoded or multipart/form-data; 303 to the page, which shows the receipt once, with a one-time cookie; or 422 with the page and its errors, files that passed their checks kept for the next try). ' +
-            'Custom front ends send application/json: the data object itself, field key to value; 201 with a receipt. The same rules apply to both; the first answer wins.',
+            'Custom front ends send application/json: the data object itself, field key to value; 201 with a receipt. The same rules apply to both; the first answer wins. ' +
+            'A form post the form can no longer take (409, 410) gets a page showing what it sent, recorded nowhere.',
           params: { id: 'Form id' },
           body: JsonObject,
-          responses: { 201: SubmissionReceipt, 303: 'Recorded (form post): on to the receipt' },
+          responses: {
+            201: SubmissionReceipt,
+            200: 'With page.review (form post): the "Check your answers" page; its Send posts _draft and records the answer',
+            303: 'Recorded (form post): on to the receipt',
+          },
           errors: [400, 403, 404, 409, 410, 413, 415, 422, 429],
         }),
       },

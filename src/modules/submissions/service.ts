@@ -11,7 +11,7 @@ import type { Clock } from '../../lib/time.ts'
 import type { Locale } from '../../i18n/index.ts'
 import type { FormOfAccount, FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { NewFile, StoredResponse } from '../responses/store/index.ts'
-import type { HeldFile } from './store/index.ts'
+import type { Draft, DraftFile, HeldFile } from './store/index.ts'
 import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
 import { recordEnding } from '../events/endings.ts'
 
@@ -24,6 +24,8 @@ export interface RecordedSubmission {
   id: string
   formId: string
   submittedAt: number
+  /** With `checkOnly` (a review page): the answer as it would be recorded, its files as uploads; nothing was written. */
+  checked?: Pick<ParsedAnswers, 'data' | 'uploads'>
 }
 
 /** How long a file accepted in a post refused with 422 is kept for the next post (CONTRACT 11). */
@@ -31,7 +33,12 @@ export const HOLD_MS = 3_600_000
 /** How long after sending the receipt can be seen (its cookie's Max-Age too). */
 export const RECEIPT_MS = 600_000
 
-/** 16 random bytes, base64url: a hold id or a receipt token is as hard to guess as a key. */
+/** How long a valid post waits on its review page for Send (CONTRACT 14): as long as a kept file. */
+export const DRAFT_MS = HOLD_MS
+/** Drafts a form keeps at once, its newest: a second tab may review too, and what a link can store stays bounded. */
+const DRAFTS_KEPT = 5
+
+/** 16 random bytes, base64url: a hold id, a draft id or a receipt token is as hard to guess as a key. */
 const HOLD_ID = /^[A-Za-z0-9_-]{22}$/
 const RECEIPT_TOKEN = /^[A-Za-z0-9_-]{43}$/
 
@@ -298,6 +305,32 @@ export function createSubmissionService(
       return { held, fileIds: taken.map((file) => file.fileId), lost: lost.map((file) => fileLostProblem(file.fieldKey)) }
     },
 
+    /**
+     * Keeps a valid post for its review page (`page.review`): its texts as
+     * the page sent them, and its files, already held. It lasts
+     * DRAFT_MS, and no longer than the holds it names (a file that goes would
+     * change the answer). Returns the draft's id.
+     */
+    async saveDraft(form: StoredForm, answers: Draft['answers'], files: Record<string, DraftFile>, holdsUntil: number[]): Promise<string> {
+      const now = clock()
+      const draft: Draft = {
+        id: randomBytes(16).toString('base64url'),
+        formId: form.id,
+        answers,
+        files,
+        createdAt: now,
+        heldUntil: Math.min(now + DRAFT_MS, ...holdsUntil),
+      }
+      await store.transaction((tx) => tx.submissions.saveDraft(draft, DRAFTS_KEPT))
+      return draft.id
+    },
+
+    /** The form's live draft of that id; anything else (lapsed, another form's, malformed) is none. */
+    async draft(form: Pick<StoredForm, 'id'>, id: string): Promise<Draft | undefined> {
+      if (!HOLD_ID.test(id)) return undefined
+      return store.submissions.draft(form.id, id, clock())
+    },
+
     /** Forgets holds and receipt tokens that have lapsed (the files' sweep calls it); returns how many. */
     async forgetLapsed(): Promise<number> {
       const now = clock()
@@ -319,7 +352,7 @@ export function createSubmissionService(
       values: unknown,
       submitter: Submitter,
       /** `locale`: the page's language, for a form post (its numbers are read as that language writes them). */
-      options: { receiptToken?: string; locale?: Locale; region?: string } = {},
+      options: { receiptToken?: string; locale?: Locale; region?: string; checkOnly?: boolean } = {},
     ): Promise<RecordedSubmission> {
       const form = typeof formOrId === 'string' ? await publicForm(formOrId) : formOrId
       // A form read a moment ago may have expired since; a cancel is found as the answer is written.
@@ -330,6 +363,8 @@ export function createSubmissionService(
       const fields = form.fields
       const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values, options.locale === undefined ? undefined : { locale: options.locale, region: options.region })
       if (problems.length > 0) throw invalid(problems, moreProblems)
+      // A review page (page.review): the answer checked as its Send will record it, and nothing written.
+      if (options.checkOnly) return { id: '', formId: form.id, submittedAt: clock(), checked: { data, uploads } }
 
       const responseId = newId()
       const newFiles: NewFile[] = uploads.map(({ key, upload }) => {
@@ -411,7 +446,7 @@ class IncompleteFiles extends Error {
  * A file whose bytes did not all reach the database: the page asks for the
  * file again (its "choose a file" message), keeping everything else.
  */
-const fileLostProblem = (key: string): Problem => ({
+export const fileLostProblem = (key: string): Problem => ({
   path: `/${pointerSegment(key)}`,
   message: 'The file did not arrive whole; choose it again',
   code: 'required',

@@ -1,9 +1,14 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import type { SubmissionWrites } from './index.ts'
-import { HELD_FILE_COLUMNS, toHeldFile, type HeldFileRow } from './rows.ts'
+import { DRAFT_COLUMNS, HELD_FILE_COLUMNS, toDraft, toHeldFile, type DraftRow, type HeldFileRow } from './rows.ts'
 
 const HELD_FILE = `SELECT ${HELD_FILE_COLUMNS} FROM held_files WHERE id = $1 AND form_id = $2 AND field_key = $3 AND held_until > $4`
-const ANY_LAPSED = `SELECT EXISTS (SELECT 1 FROM held_files WHERE held_until <= $1) OR EXISTS (SELECT 1 FROM receipts WHERE expires_at <= $1) AS lapsed`
+const ANY_LAPSED = `SELECT EXISTS (SELECT 1 FROM held_files WHERE held_until <= $1) OR EXISTS (SELECT 1 FROM receipts WHERE expires_at <= $1)
+    OR EXISTS (SELECT 1 FROM drafts WHERE held_until <= $1) AS lapsed`
+const DRAFT = `SELECT ${DRAFT_COLUMNS} FROM drafts WHERE id = $1 AND form_id = $2 AND held_until > $3`
+const SAVE_DRAFT = 'INSERT INTO drafts (id, form_id, answers, files, created_at, held_until) VALUES ($1, $2, $3, $4, $5, $6)'
+const PRUNE_DRAFTS = `DELETE FROM drafts WHERE form_id = $1
+   AND id NOT IN (SELECT id FROM drafts WHERE form_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2)`
 // Holds of one form are made one at a time (its row locked), so that two refused posts at once
 // cannot both fit under the bound; an answered form's row is found completed and holds nothing.
 const LOCK_FORM = `SELECT status FROM forms WHERE id = $1 FOR UPDATE`
@@ -18,6 +23,7 @@ const REMEMBER_RECEIPT = 'INSERT INTO receipts (token_hash, form_id, expires_at)
 const SPEND_RECEIPT = 'DELETE FROM receipts WHERE token_hash = $1 AND form_id = $2 AND expires_at > $3'
 const FORGET_HOLDS = 'DELETE FROM held_files WHERE held_until <= $1'
 const FORGET_RECEIPTS = 'DELETE FROM receipts WHERE expires_at <= $1'
+const FORGET_DRAFTS = 'DELETE FROM drafts WHERE held_until <= $1'
 
 /** The submissions module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresSubmissionStore(query: Query, _scope: Scope): SubmissionWrites {
@@ -27,6 +33,14 @@ export function createPostgresSubmissionStore(query: Query, _scope: Scope): Subm
       return row ? toHeldFile(row) : undefined
     },
     anyLapsed: async (now) => (await query<{ lapsed: boolean }>(ANY_LAPSED, [now]))[0]!.lapsed,
+    async draft(formId, id, now) {
+      const [row] = await query<DraftRow>(DRAFT, [id, formId, now])
+      return row ? toDraft(row) : undefined
+    },
+    async saveDraft(draft, kept) {
+      await query(SAVE_DRAFT, [draft.id, draft.formId, JSON.stringify(draft.answers), JSON.stringify(draft.files), draft.createdAt, draft.heldUntil])
+      await query(PRUNE_DRAFTS, [draft.formId, kept])
+    },
     async hold(file, now, maxBytes) {
       const [form] = await query<{ status: string }>(LOCK_FORM, [file.formId])
       if (form?.status !== 'active') return false
@@ -37,6 +51,7 @@ export function createPostgresSubmissionStore(query: Query, _scope: Scope): Subm
     releaseAll: async (formId) => void (await query(RELEASE_ALL, [formId])),
     rememberReceipt: async (receipt) => void (await query(REMEMBER_RECEIPT, [receipt.tokenHash, receipt.formId, receipt.expiresAt])),
     spendReceipt: async (formId, tokenHash, now) => (await query(SPEND_RECEIPT, [tokenHash, formId, now])).count === 1,
-    forgetLapsed: async (now) => (await query(FORGET_HOLDS, [now])).count + (await query(FORGET_RECEIPTS, [now])).count,
+    forgetLapsed: async (now) =>
+      (await query(FORGET_HOLDS, [now])).count + (await query(FORGET_RECEIPTS, [now])).count + (await query(FORGET_DRAFTS, [now])).count,
   }
 }

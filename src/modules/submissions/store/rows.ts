@@ -1,5 +1,5 @@
 import { timeOf, type RowTime } from '../../../db/rows.ts'
-import type { HeldFile } from './index.ts'
+import type { Draft, HeldFile } from './index.ts'
 
 /** A held file as both databases hold it (PostgreSQL's bigint comes back as text). */
 export interface HeldFileRow {
@@ -23,5 +23,27 @@ export const toHeldFile = (row: HeldFileRow): HeldFile => ({
   contentType: row.content_type,
   size: Number(row.size),
   fileId: row.file_id,
+  heldUntil: timeOf(row.held_until),
+})
+
+/** A draft as both databases hold it. */
+export interface DraftRow {
+  id: string
+  form_id: string
+  answers: string
+  files: string
+  created_at: RowTime
+  held_until: RowTime
+}
+
+export const DRAFT_COLUMNS = 'id, form_id, answers, files, created_at, held_until'
+
+export const toDraft = (row: DraftRow): Draft => ({
+  id: row.id,
+  formId: row.form_id,
+  answers: JSON.parse(row.answers),
+  // No prototype: a field key can never reach Object.prototype.
+  files: Object.assign(Object.create(null), JSON.parse(row.files)),
+  createdAt: timeOf(row.created_at),
   heldUntil: timeOf(row.held_until),
 })

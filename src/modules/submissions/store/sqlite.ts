@@ -1,14 +1,22 @@
 import type { Database } from 'bun:sqlite'
 import type { SubmissionWrites } from './index.ts'
-import { HELD_FILE_COLUMNS, toHeldFile, type HeldFileRow } from './rows.ts'
+import { DRAFT_COLUMNS, HELD_FILE_COLUMNS, toDraft, toHeldFile, type DraftRow, type HeldFileRow } from './rows.ts'
 
 /** The submissions module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteSubmissionStore(db: Database): SubmissionWrites {
   const heldFile = db.query<HeldFileRow, [string, string, string, number]>(
     `SELECT ${HELD_FILE_COLUMNS} FROM held_files WHERE id = ? AND form_id = ? AND field_key = ? AND held_until > ?`,
   )
-  const anyLapsed = db.query<{ lapsed: number }, [number, number]>(
-    `SELECT EXISTS (SELECT 1 FROM held_files WHERE held_until <= ?) OR EXISTS (SELECT 1 FROM receipts WHERE expires_at <= ?) AS lapsed`,
+  const anyLapsed = db.query<{ lapsed: number }, [number, number, number]>(
+    `SELECT EXISTS (SELECT 1 FROM held_files WHERE held_until <= ?) OR EXISTS (SELECT 1 FROM receipts WHERE expires_at <= ?)
+         OR EXISTS (SELECT 1 FROM drafts WHERE held_until <= ?) AS lapsed`,
+  )
+  const draft = db.query<DraftRow, [string, string, number]>(`SELECT ${DRAFT_COLUMNS} FROM drafts WHERE id = ? AND form_id = ? AND held_until > ?`)
+  const saveDraft = db.query<never, [string, string, string, string, number, number]>(
+    'INSERT INTO drafts (id, form_id, answers, files, created_at, held_until) VALUES (?, ?, ?, ?, ?, ?)',
+  )
+  const pruneDrafts = db.query<never, [string, string, number]>(
+    'DELETE FROM drafts WHERE form_id = ? AND id NOT IN (SELECT id FROM drafts WHERE form_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)',
   )
   // The bound counts only live holds: a lapsed one is as good as gone.
   const hold = db.query(
@@ -23,13 +31,22 @@ export function createSqliteSubmissionStore(db: Database): SubmissionWrites {
   const spendReceipt = db.query<never, [string, string, number]>('DELETE FROM receipts WHERE token_hash = ? AND form_id = ? AND expires_at > ?')
   const forgetHolds = db.query<never, [number]>('DELETE FROM held_files WHERE held_until <= ?')
   const forgetReceipts = db.query<never, [number]>('DELETE FROM receipts WHERE expires_at <= ?')
+  const forgetDrafts = db.query<never, [number]>('DELETE FROM drafts WHERE held_until <= ?')
 
   return {
     async heldFile(formId, fieldKey, id, now) {
       const row = heldFile.get(id, formId, fieldKey, now)
       return row ? toHeldFile(row) : undefined
     },
-    anyLapsed: async (now) => anyLapsed.get(now, now)!.lapsed === 1,
+    anyLapsed: async (now) => anyLapsed.get(now, now, now)!.lapsed === 1,
+    async draft(formId, id, now) {
+      const row = draft.get(id, formId, now)
+      return row ? toDraft(row) : undefined
+    },
+    async saveDraft(entry, kept) {
+      saveDraft.run(entry.id, entry.formId, JSON.stringify(entry.answers), JSON.stringify(entry.files), entry.createdAt, entry.heldUntil)
+      pruneDrafts.run(entry.formId, entry.formId, kept)
+    },
     hold: async (file, now, maxBytes) =>
       hold.run({
         id: file.id,
@@ -47,6 +64,6 @@ export function createSqliteSubmissionStore(db: Database): SubmissionWrites {
     releaseAll: async (formId) => void releaseAll.run(formId),
     rememberReceipt: async (receipt) => void rememberReceipt.run(receipt.tokenHash, receipt.formId, receipt.expiresAt),
     spendReceipt: async (formId, tokenHash, now) => spendReceipt.run(tokenHash, formId, now).changes === 1,
-    forgetLapsed: async (now) => forgetHolds.run(now).changes + forgetReceipts.run(now).changes,
+    forgetLapsed: async (now) => forgetHolds.run(now).changes + forgetReceipts.run(now).changes + forgetDrafts.run(now).changes,
   }
 }
