@@ -765,17 +765,29 @@ describe('request bodies are bounded on every route that reads one', () => {
         },
       })
 
-    test(`a file of exactly max_size (${FILE_MAX} bytes) is stored, in a post of exactly the form's limit`, async () => {
+    test(`a file of exactly max_size (${FILE_MAX} bytes) is stored`, async () => {
       await setup()
       const form = await fileForm()
-      const bytes = paddedMultipart([{ name: 'name', value: 'Ada' }, upload(FILE_MAX)], fileFormLimit)
-      expect(bytes.byteLength).toBe(fileFormLimit)
+      const bytes = multipart([{ name: 'name', value: 'Ada' }, upload(FILE_MAX)])
       const res = await postBytes(form.id, bytes, bytes.byteLength)
       expect(res.status).toBe(303)
       const [response] = (await t.api.get(`/forms/${form.id}/responses`)).body
       const file = await send(t.app, 'GET', new URL(response.data.photo).pathname, { key: t.key })
       expect(file.status).toBe(200)
       expect(file.text.length).toBe(FILE_MAX)
+    })
+
+    test("a post of exactly the form's limit is read: its file, too large, is refused next to its field (422), not 413", async () => {
+      await setup()
+      const form = await fileForm()
+      // Multipart grows byte for byte with the file: this file makes the post exactly the limit.
+      const frame = multipart([{ name: 'name', value: 'Ada' }, upload(0)]).byteLength
+      const bytes = multipart([{ name: 'name', value: 'Ada' }, upload(fileFormLimit - frame)])
+      expect(bytes.byteLength).toBe(fileFormLimit)
+      const res = await postBytes(form.id, bytes, bytes.byteLength)
+      expectHtmlPage(res, 422, 'a post of exactly the limit')
+      expect(res.text).toContain('value="Ada"')
+      expect((await t.api.get(`/forms/${form.id}/responses`)).body).toEqual([])
     })
 
     test('a file one byte over max_size is refused (422, the page with the error at the field), nothing is recorded', async () => {
@@ -796,10 +808,10 @@ describe('request bodies are bounded on every route that reads one', () => {
       expect((await t.api.get(`/forms/${form.id}/responses`)).body).toEqual([])
     })
 
-    test('a 4 MiB upload to a form whose file may hold 1 KiB is refused with 413 after reading at most its limit, declared or chunked', async () => {
+    test('an upload 4 MiB past the form\'s limit (its file may hold 1 KiB) is refused with 413 after reading at most the limit, declared or chunked', async () => {
       await setup()
       const form = await fileForm()
-      const bytes = multipart([{ name: 'name', value: 'Ada' }, upload(4 * ONE_MIB)])
+      const bytes = multipart([{ name: 'name', value: 'Ada' }, upload(fileFormLimit + 4 * ONE_MIB)])
       const chunked = streamed(bytes)
       expectTooLarge(await postBytes(form.id, chunked.stream), { page: true }, '4 MiB upload, chunked')
       expect(chunked.pulled).toBeLessThanOrEqual(fileFormLimit + 2 * CHUNK)
