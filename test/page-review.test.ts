@@ -228,6 +228,21 @@ describe('page.review', () => {
     expect((await responsesOf(t, form.id))[0]!.data).toEqual({ extras: ['wifi', 'parking'], news: false })
   })
 
+  test('a memorable date (three boxes) and a number in the page language survive the review: Change shows them, Send records them', async () => {
+    const t = await contexts.create()
+    const fields = [
+      { key: 'born', type: 'date', label: 'Date of birth', required: true, config: { autocomplete: 'bday' } },
+      { key: 'amount', type: 'number', label: 'Betrag', required: true },
+    ]
+    const form = await t.api.createForm({ fields, page: { review: true, locale: 'de' } })
+    const posted = [['_day_born', '27'], ['_month_born', '3'], ['_year_born', '1987'], ['amount', '412,80']] as Array<[string, string]>
+    const review = await expectPage(await postForm(t.app, form.id, posted), 200)
+    const change = await expectPage(await send(t.app, 'GET', pathOf(reviewRows(review).get('Date of birth')!.change.href)), 200)
+    expect(change.browserEntries().filter(([name]) => name !== '_draft')).toEqual(expect.arrayContaining(posted))
+    expect((await postForm(t.app, form.id, sendBody(review))).status).toBe(303)
+    expect((await responsesOf(t, form.id))[0]!.data).toEqual({ born: '1987-03-27', amount: 412.8 })
+  })
+
   test('JSON submissions are recorded at once', async () => {
     const t = await contexts.create()
     const form = await reviewForm(t, { fields: FIELDS.filter((field) => field.type !== 'file') })

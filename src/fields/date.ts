@@ -29,6 +29,9 @@ export const DATE_PARTS: readonly DatePart[] = ['day', 'month', 'year']
 /** The page's name for one part of a memorable date (keys starting with "_" belong to the page, not the form). */
 export const datePartName = (part: DatePart, key: string) => `_${part}_${key}`
 
+/** Whether a post's name is one of a memorable date's boxes: the answer's words, though the page names them. */
+export const isDatePartName = (name: string) => DATE_PARTS.some((part) => name.startsWith(`_${part}_`))
+
 /** What the person typed in a memorable date's three boxes, as typed. */
 export type TypedDateParts = Record<DatePart, string>
 

@@ -9,6 +9,7 @@
 import { renderFormPage, type FormPageBytes, type FormView } from '../../../views/FormPage.tsx'
 import type { ReviewView } from '../../../views/ReviewPage.tsx'
 import type { SentAnswer } from '../../../views/SentAnswers.tsx'
+import { isDatePartName } from '../../fields/date.ts'
 import type { FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
 import type { Locale, Translator } from '../../i18n/index.ts'
@@ -32,9 +33,9 @@ export interface PostValues {
 /** formPostValues for this form: how any post's entries are read (a draft's too, on Send). */
 export type ReadPost = (entries: Array<FormEntry<IncomingFile>>) => PostValues
 
-/** A post's texts as a draft keeps them: in order, without files and the page's own `_` keys. */
+/** A post's texts as a draft keeps them: in order, without files and the page's own `_` keys (a memorable date's boxes are the answer: kept). */
 export const textEntries = (entries: Array<FormEntry<IncomingFile>>): Draft['answers'] =>
-  entries.flatMap(([name, value]) => (typeof value === 'string' && !name.startsWith('_') ? [[name, value] as [string, string]] : []))
+  entries.flatMap(([name, value]) => (typeof value === 'string' && (!name.startsWith('_') || isDatePartName(name)) ? [[name, value] as [string, string]] : []))
 
 /**
  * What a post says of a draft. A post naming none is no Send (`draft` and
