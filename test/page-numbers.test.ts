@@ -112,6 +112,20 @@ describe('other languages', () => {
     expect(await storedData(t, spain.id)).toEqual([{ amount: 1234 }])
   })
 
+  test('a number with more digits than can be stored exactly is refused, never rounded', async () => {
+    const t = await contexts.create()
+    const form = await t.api.createForm({ title: 'Messwert', page: { locale: 'de' }, fields: [{ key: 'value', type: 'number', label: 'Wert' }] })
+    for (const typed of ['0,12345678901234567891', '1234567890,123456789']) {
+      expect((await postForm(t.app, form.id, { value: typed })).status).toBe(422)
+    }
+    // As many digits as a double keeps: stored exactly as typed.
+    expect(readNumber('de', '0,1234567890123456')).toBe(0.1234567890123456)
+    expect(readNumber('de', '9.007.199.254.740.991')).toBe(9007199254740991)
+    expect(readNumber('de', '0,000001000')).toBe(0.000001)
+    expect((await postForm(t.app, form.id, { value: '1234,5600' })).status).toBe(303)
+    expect(await storedData(t, form.id)).toEqual([{ value: 1234.56 }])
+  })
+
   test('hi groups as CLDR does (12,34,567); a grouping of threes is refused there', async () => {
     const t = await contexts.create()
     const big = { key: 'big', type: 'number', label: 'Big' }

@@ -17,6 +17,8 @@
  *   space alike, as people type any of them;
  * - full-width forms (`４１２．８`, as East Asian input methods type them)
  *   as the ASCII characters they stand for;
+ * - no more significant digits than a double keeps exactly (a number that
+ *   would be stored rounded is refused, never changed);
  * - an optional leading minus (`-`, `−` U+2212, or the one Intl writes), with
  *   the direction marks Intl puts around it (ar, he).
  * Anything else is refused: the other convention's decimal point where it
@@ -197,5 +199,10 @@ function readWith({ notations, minus }: Conventions, text: string): number | und
     whole = groups.join('')
   }
   if (whole === '' && fraction === undefined) return undefined
-  return Number(`${negative ? '-' : ''}${whole || '0'}${fraction === undefined ? '' : `.${fraction}`}`)
+  const value = Number(`${negative ? '-' : ''}${whole || '0'}${fraction === undefined ? '' : `.${fraction}`}`)
+  // More digits than a double holds would be stored rounded: a number that changed is refused, never kept.
+  return significantDigits(`${whole}${fraction ?? ''}`) === significantDigits(Math.abs(value).toString().split('e')[0]!) ? value : undefined
 }
+
+/** The digits of a decimal without its point, leading zeros or trailing zeros: `0.0120` and `12` are both `12`. */
+const significantDigits = (digits: string) => digits.replace('.', '').replace(/^0+/, '').replace(/0+$/, '')
