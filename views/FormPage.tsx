@@ -8,6 +8,7 @@ import { writeNumber } from '../src/i18n/numbers.ts'
 import { attr } from './attributes.ts'
 import { Field, controlId, type HeldFile } from './Field.tsx'
 import { Layout } from './Layout.tsx'
+import { SendButton } from './SendButton.tsx'
 import { RichText } from './RichText.tsx'
 import { Sentence, SLOT } from './Sentence.tsx'
 import { insertIntoPage, pageBytes, type PageBytes } from '../src/lib/http.ts'
@@ -226,14 +227,8 @@ function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors, notice }: F
             <button type="submit" safe>
               {t.t('review.continue')}
             </button>
-          ) : form.page.submit_label ? (
-            <button type="submit" dir="auto" safe>
-              {form.page.submit_label}
-            </button>
           ) : (
-            <button type="submit" safe>
-              {t.t('page.submit')}
-            </button>
+            <SendButton label={form.page.submit_label} t={t} />
           )}
         </div>
       </form>

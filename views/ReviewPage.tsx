@@ -3,6 +3,7 @@ import type { Translator } from '../src/i18n/index.ts'
 import { attr } from './attributes.ts'
 import { controlId } from './Field.tsx'
 import { Layout } from './Layout.tsx'
+import { SendButton } from './SendButton.tsx'
 import { answerText, type ReceiptAnswer } from './ReceiptPage.tsx'
 
 /** A valid post waiting for the person's Send (`page.review`, CONTRACT 14). */
@@ -60,15 +61,7 @@ export function ReviewPage({ t, view }: { t: Translator; view: ReviewView }) {
           <input type="hidden" name={attr(name)} value={attr(text)} />
         ))}
         <div class="actions">
-          {view.submitLabel ? (
-            <button type="submit" dir="auto" safe>
-              {view.submitLabel}
-            </button>
-          ) : (
-            <button type="submit" safe>
-              {t.t('page.submit')}
-            </button>
-          )}
+          <SendButton label={view.submitLabel} t={t} />
         </div>
       </form>
     </Layout>
