@@ -83,7 +83,8 @@ function expectWhatTheySent(page: Page) {
   expect(rows.get('Send me news')).toBe(words('receipt.no'))
   expect(rows.get('Passport scan')).toContain('passport.pdf')
   const text = copyBox(page)
-  for (const line of ['Your name: Ada Lovelace', 'Meal: Vegetarian dish', 'I agree to the terms: Yes', 'Send me news: No', 'Line one\nLine two', '- Wi-Fi\n- Bicycle']) {
+  // A label that ends in its own punctuation ("Anything else?") takes no colon after it.
+  for (const line of ['Your name: Ada Lovelace', 'Meal: Vegetarian dish', 'I agree to the terms: Yes', 'Send me news: No', 'Anything else?\nLine one\nLine two', '- Wi-Fi\n- Bicycle']) {
     expect(text).toContain(line)
   }
   expect(text).toMatch(/Passport scan: passport\.pdf/)

@@ -21,8 +21,8 @@ export interface SentAnswer {
  */
 export function SentAnswers({ answers, title, t, recordedSaid }: { answers: SentAnswer[]; title: string; t: Translator; recordedSaid: boolean }) {
   const shown = answers.map((answer) => ({ label: answer.field.label, ...sentLines(answer, t) }))
-  // "Label: answer"; a label that ends in its own colon takes no second one.
-  const heading = (label: string) => (/[:：]\s*$/.test(label) ? label.trimEnd() : `${label}:`)
+  // "Label: answer"; a label that ends in its own punctuation ("Anything else?", "Note:") takes no colon.
+  const heading = (label: string) => (/[:：?？!！.。]\s*$/.test(label) ? label.trimEnd() : `${label}:`)
   const text = [title, '', ...shown.map(({ label, lines }) => (lines.length === 1 && !lines[0]!.includes('\n') ? `${heading(label)} ${lines[0]}` : `${heading(label)}\n${lines.join('\n')}`))].join('\n')
   const rows = Math.min(20, text.split('\n').length + 1)
   return (
