@@ -201,8 +201,8 @@ function readWith({ notations, minus }: Conventions, text: string): number | und
   if (whole === '' && fraction === undefined) return undefined
   const value = Number(`${negative ? '-' : ''}${whole || '0'}${fraction === undefined ? '' : `.${fraction}`}`)
   // More digits than a double holds would be stored rounded: a number that changed is refused, never kept.
-  return significantDigits(`${whole}${fraction ?? ''}`) === significantDigits(Math.abs(value).toString().split('e')[0]!) ? value : undefined
+  return meaningfulDigits(`${whole}${fraction ?? ''}`) === meaningfulDigits(Math.abs(value).toString().split('e')[0]!) ? value : undefined
 }
 
 /** The digits of a decimal without its point, leading zeros or trailing zeros: `0.0120` and `12` are both `12`. */
-const significantDigits = (digits: string) => digits.replace('.', '').replace(/^0+/, '').replace(/0+$/, '')
+const meaningfulDigits = (digits: string) => digits.replace('.', '').replace(/^0+/, '').replace(/0+$/, '')
