@@ -6,6 +6,23 @@ import { writeNumber } from '../src/i18n/numbers.ts'
 import { Layout } from './Layout.tsx'
 import { Sentence, SLOT } from './Sentence.tsx'
 
+/**
+ * One row of a list of answers (the receipt, the review page, what a post not
+ * recorded sent): the question as the API client wrote it, its answer, then
+ * what follows it (the review's Change link).
+ */
+export function AnswerRow({ label, children, after = '' }: { label: string; children: JSX.Element; after?: JSX.Element }) {
+  return (
+    <div class="receipt-row">
+      <dt dir="auto" safe>
+        {label}
+      </dt>
+      <dd class="receipt-answer">{children}</dd>
+      {after}
+    </div>
+  )
+}
+
 /** What was sent for one field: its answer as stored (`undefined` when left empty), and a file's name and size. */
 export interface ReceiptAnswer {
   field: FieldDefinition
@@ -49,12 +66,7 @@ export function ReceiptPage({ t, view }: { t: Translator; view: ReceiptView }) {
       <h2 safe>{t.t('receipt.what_you_sent')}</h2>
       <dl class="receipt">
         {view.answers.map((answer) => (
-          <div class="receipt-row">
-            <dt dir="auto" safe>
-              {answer.field.label}
-            </dt>
-            <dd class="receipt-answer">{answerText(t, answer)}</dd>
-          </div>
+          <AnswerRow label={answer.field.label}>{answerText(t, answer)}</AnswerRow>
         ))}
       </dl>
     </Layout>

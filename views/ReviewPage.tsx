@@ -4,7 +4,7 @@ import { attr } from './attributes.ts'
 import { controlId } from './Field.tsx'
 import { Layout } from './Layout.tsx'
 import { SendButton } from './SendButton.tsx'
-import { answerText, type ReceiptAnswer } from './ReceiptPage.tsx'
+import { AnswerRow, answerText, type ReceiptAnswer } from './ReceiptPage.tsx'
 
 /** A valid post waiting for the person's Send (`page.review`, CONTRACT 14). */
 export interface ReviewView {
@@ -39,18 +39,19 @@ export function ReviewPage({ t, view }: { t: Translator; view: ReviewView }) {
       <h1 safe>{t.t('review.heading')}</h1>
       <dl class="receipt review">
         {view.answers.map((answer) => (
-          <div class="receipt-row">
-            <dt dir="auto" safe>
-              {answer.field.label}
-            </dt>
-            <dd class="receipt-answer">{answerText(t, answer)}</dd>
-            <dd class="review-change">
-              <a href={attr(`${formPath}?draft=${encodeURIComponent(view.draftId)}#${controlId(answer.field.key)}`)}>
-                <span safe>{t.t('review.change')}</span>
-                <span class="visually-hidden" dir="auto" safe>{` ${answer.field.label}`}</span>
-              </a>
-            </dd>
-          </div>
+          <AnswerRow
+            label={answer.field.label}
+            after={
+              <dd class="review-change">
+                <a href={attr(`${formPath}?draft=${encodeURIComponent(view.draftId)}#${controlId(answer.field.key)}`)}>
+                  <span safe>{t.t('review.change')}</span>
+                  <span class="visually-hidden" dir="auto" safe>{` ${answer.field.label}`}</span>
+                </a>
+              </dd>
+            }
+          >
+            {answerText(t, answer)}
+          </AnswerRow>
         ))}
       </dl>
       <h2 safe>{t.t('review.send_heading')}</h2>

@@ -2,6 +2,7 @@
 import { optionLabel, optionValue, type SelectOption } from '../src/fields/select.ts'
 import type { FieldDefinition } from '../src/fields/types.ts'
 import type { Translator } from '../src/i18n/index.ts'
+import { AnswerRow } from './ReceiptPage.tsx'
 
 /** What a post that could not be recorded sent for one field: texts as typed, a file's name and size (never its bytes). */
 export interface SentAnswer {
@@ -32,12 +33,7 @@ export function SentAnswers({ answers, title, t, recordedSaid }: { answers: Sent
       <p safe>{t.t('sent.intro')}</p>
       <dl class="receipt">
         {answers.map((answer, index) => (
-          <div class="receipt-row">
-            <dt dir="auto" safe>
-              {answer.field.label}
-            </dt>
-            <dd class="receipt-answer">{sentAnswer(answer, shown[index]!)}</dd>
-          </div>
+          <AnswerRow label={answer.field.label}>{sentAnswer(answer, shown[index]!)}</AnswerRow>
         ))}
       </dl>
       <div class="field sent-copy">
