@@ -6,8 +6,8 @@
  * revoke` does (on PostgreSQL, with the waits held on another instance too).
  *
  * Each wait asks for 30 s; the test's own timeout is 20 s. Asserted: the
- * status, the body and header of the 401, and that the wait ended before its
- * time was up (never how many milliseconds it took).
+ * status, the body and header of the 401 (a wait whose time was up answers
+ * 200, so the 401 is the revocation), never how long it took.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { apiClient, contextsPerTest, send, TEST_STORE, type TestContext } from './utils.ts'
@@ -22,17 +22,15 @@ const QUIET_MS = 300
 
 type App = TestContext['app']
 
-/** A request held until it is answered, with when it was sent and when it ended. */
+/** A request held until it is answered, and whether it has been. */
 function held(app: App, make: () => Promise<Response>) {
-  const sentAt = performance.now()
-  const state = { settled: false, endedAt: 0, response: undefined as Response | undefined, promise: undefined as unknown as Promise<Response> }
+  const state = { settled: false, response: undefined as Response | undefined, promise: undefined as unknown as Promise<Response> }
   state.promise = make().then((response) => {
     state.settled = true
-    state.endedAt = performance.now()
     state.response = response
     return response
   })
-  return Object.assign(state, { sentAt })
+  return state
 }
 
 const get = (app: App, key: string, path: string) => () =>
@@ -73,7 +71,6 @@ async function expectEndedWith401(waits: Record<string, ReturnType<typeof held>>
       body: { detail: 'Invalid API key' },
       authenticate: 'Bearer',
     })
-    expect(wait.endedAt - wait.sentAt).toBeLessThan(WAIT_S * 1000)
   }
 }
 
