@@ -63,10 +63,12 @@ if (import.meta.main) {
       '/api/v1/forms/:id': { GET: apiForm },
       '/f/:id': {
         GET: page,
-        POST: (request) => (request.headers.get('content-type')?.startsWith('application/json') ? submitJson() : submitForm()),
+        POST: (request) =>
+          request.headers.get('content-type')?.startsWith('application/json') ? submitJson() : submitForm(),
       },
     },
-    fetch: () => new Response('{"detail":"Not found"}', { status: 404, headers: { 'content-type': 'application/json' } }),
+    fetch: () =>
+      new Response('{"detail":"Not found"}', { status: 404, headers: { 'content-type': 'application/json' } }),
   })
   console.log(`bare listening on http://127.0.0.1:${server.port}`)
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

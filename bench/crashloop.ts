@@ -57,9 +57,11 @@ import { Database } from 'bun:sqlite'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
-  BenchError,
   alive,
+  BenchError,
+  type BenchState,
   binaryPresent,
+  type Child,
   exitCodeFor,
   expectedSignature,
   fmt,
@@ -67,14 +69,12 @@ import {
   machineLine,
   makeTempDir,
   pool,
+  type Ready,
   runBench,
   sleep,
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
-  type Child,
-  type Ready,
 } from './lib.ts'
 
 // ---------------------------------------------------------------------------
@@ -269,7 +269,14 @@ export interface CrashloopReport {
   forms: number
   answered: number
   /** Deliveries expected at the end, and how they went. */
-  deliveries: { expected: number; arrived: number; redelivered: number; waitedMs: number; receiverRequests: number; duplicates: number }
+  deliveries: {
+    expected: number
+    arrived: number
+    redelivered: number
+    waitedMs: number
+    receiverRequests: number
+    duplicates: number
+  }
   problems: string[]
 }
 
@@ -285,7 +292,8 @@ interface Reply {
 
 class NetworkError extends Error {}
 
-const apiTime = (text: string | null | undefined) => (text === null || text === undefined ? null : Date.parse(`${text}Z`))
+const apiTime = (text: string | null | undefined) =>
+  text === null || text === undefined ? null : Date.parse(`${text}Z`)
 const showTime = (ms: number | null) => (ms === null ? 'null' : new Date(ms).toISOString())
 
 // ---------------------------------------------------------------------------
@@ -301,7 +309,11 @@ interface Received {
   okCount: number
 }
 
-function startReceiver(config: CrashloopConfig, random: () => number, onProblem: (message: string, ids: string[]) => void) {
+function startReceiver(
+  config: CrashloopConfig,
+  random: () => number,
+  onProblem: (message: string, ids: string[]) => void,
+) {
   const seen = new Map<string, Received>()
   const stats = { requests: 0, ok: 0, failed: 0, hung: 0 }
   let key = ''
@@ -321,14 +333,22 @@ function startReceiver(config: CrashloopConfig, random: () => number, onProblem:
         const payload = JSON.parse(body) as { form_id?: string; response_id?: string; event?: string }
         formId = String(payload.form_id)
         responseId = String(payload.response_id)
-        if (payload.event !== 'form.completed') onProblem(`webhook ${deliveryId}: event ${JSON.stringify(payload.event)}, expected "form.completed"`, [deliveryId])
+        if (payload.event !== 'form.completed')
+          onProblem(`webhook ${deliveryId}: event ${JSON.stringify(payload.event)}, expected "form.completed"`, [
+            deliveryId,
+          ])
       } catch {
         onProblem(`webhook ${deliveryId}: the body is not JSON: ${body.slice(0, 200)}`, [deliveryId])
       }
       const expected = expectedSignature(key, formId, body)
-      if (signature !== expected) onProblem(`webhook ${deliveryId} for form ${formId}: X-Service-Signature ${signature} is not ${expected}`, [deliveryId, formId])
+      if (signature !== expected)
+        onProblem(`webhook ${deliveryId} for form ${formId}: X-Service-Signature ${signature} is not ${expected}`, [
+          deliveryId,
+          formId,
+        ])
       let got = seen.get(deliveryId)
-      if (!got) seen.set(deliveryId, (got = { count: 0, bodies: new Set(), formId, responseId, delivered: false, okCount: 0 }))
+      if (!got)
+        seen.set(deliveryId, (got = { count: 0, bodies: new Set(), formId, responseId, delivered: false, okCount: 0 }))
       got.count++
       got.bodies.add(body)
       if (!healthy) {
@@ -410,7 +430,9 @@ class Crashloop {
     readonly config: CrashloopConfig,
   ) {
     this.random = seededRandom(config.seed)
-    this.receiver = startReceiver(config, seededRandom(config.seed ^ 0x5eed), (message, ids) => this.problem(message, ids))
+    this.receiver = startReceiver(config, seededRandom(config.seed ^ 0x5eed), (message, ids) =>
+      this.problem(message, ids),
+    )
   }
 
   problem(message: string, ids: string[] = []) {
@@ -494,9 +516,15 @@ class Crashloop {
       `crashloop: ${config.rounds} rounds, seed ${config.seed} (CRASH_SEED=${config.seed} repeats the choices and kill moments; the interleaving is the machine's), ` +
         `${config.workers} workers, kill at ${config.stormMinMs}..${config.stormMaxMs} ms, webhook timeout ${config.webhookTimeoutSeconds} s, ${config.webhookMaxRetries} retries`,
     )
-    config.print(`database and logs in ${this.dir}; receiver on ${this.receiver.url} (fails ${config.failureRate * 100}%, holds ${config.hangRate * 100}% past the timeout)`)
+    config.print(
+      `database and logs in ${this.dir}; receiver on ${this.receiver.url} (fails ${config.failureRate * 100}%, holds ${config.hangRate * 100}% past the timeout)`,
+    )
 
-    this.child = startIntake(this.state, this.dir, this.env, { logToFile: true, logName: 'intake.0.log', binary: config.binary })
+    this.child = startIntake(this.state, this.dir, this.env, {
+      logToFile: true,
+      logName: 'intake.0.log',
+      binary: config.binary,
+    })
     const ready = await whenReady(this.child)
     this.url = ready.url
     this.port = ready.port
@@ -563,7 +591,9 @@ class Crashloop {
       const size = 8 + Math.floor(this.random() * 24)
       for (let i = 0; i < size; i++) {
         const r = this.random()
-        burst.push(r < 0.25 ? this.create() : r < 0.55 ? this.answer('json') : r < 0.85 ? this.answer('post') : this.cancel())
+        burst.push(
+          r < 0.25 ? this.create() : r < 0.55 ? this.answer('json') : r < 0.85 ? this.answer('post') : this.cancel(),
+        )
       }
       burstLeadMs = this.random() * 10
       await sleep(burstLeadMs)
@@ -574,7 +604,9 @@ class Crashloop {
     await child.proc.exited
     await Promise.all([...workers, ...burst])
     if (child.proc.signalCode !== 'SIGKILL') {
-      this.problem(`intake was not killed by the SIGKILL sent at ${killAtMs} ms: it had exited already (code ${child.proc.exitCode}, signal ${child.proc.signalCode}); stderr: ${child.err.tail.slice(-2000)}`)
+      this.problem(
+        `intake was not killed by the SIGKILL sent at ${killAtMs} ms: it had exited already (code ${child.proc.exitCode}, signal ${child.proc.signalCode}); stderr: ${child.err.tail.slice(-2000)}`,
+      )
     }
     const stderr = child.err.tail.trim()
     if (stderr) this.problem(`intake wrote on stderr before the kill: ${stderr.slice(-2000)}`)
@@ -617,17 +649,29 @@ class Crashloop {
   /** Restarts intake on the database; the same port if it can be bound, else another. */
   async restart(): Promise<boolean> {
     const logName = `intake.${this.round}.log`
-    let child = startIntake(this.state, this.dir, this.env, { port: this.port, logToFile: true, logName, binary: this.config.binary })
+    let child = startIntake(this.state, this.dir, this.env, {
+      port: this.port,
+      logToFile: true,
+      logName,
+      binary: this.config.binary,
+    })
     let samePort = true
     let ready: Ready
     try {
       ready = await whenReady(child, 15_000, { key: this.key })
     } catch (error) {
       if (alive(child) || !/Cannot listen/.test(child.err.tail)) {
-        throw new BenchError(`intake did not start again after the kill of round ${this.round}: ${error instanceof Error ? error.message : String(error)}\n${child.err.tail}`)
+        throw new BenchError(
+          `intake did not start again after the kill of round ${this.round}: ${error instanceof Error ? error.message : String(error)}\n${child.err.tail}`,
+        )
       }
       samePort = false
-      child = startIntake(this.state, this.dir, this.env, { port: 0, logToFile: true, logName: `intake.${this.round}b.log`, binary: this.config.binary })
+      child = startIntake(this.state, this.dir, this.env, {
+        port: 0,
+        logToFile: true,
+        logName: `intake.${this.round}b.log`,
+        binary: this.config.binary,
+      })
       ready = await whenReady(child, 15_000, { key: this.key })
     }
     this.state.children.delete(this.child!)
@@ -710,7 +754,10 @@ class Crashloop {
     this.addForm(reply.json, body)
   }
 
-  addForm(created: { id: string; status: string; expires_at: string | null; context: unknown }, body: Record<string, unknown>) {
+  addForm(
+    created: { id: string; status: string; expires_at: string | null; context: unknown },
+    body: Record<string, unknown>,
+  ) {
     const entry: FormEntry = {
       id: created.id,
       title: body.title as string,
@@ -725,9 +772,13 @@ class Crashloop {
       patching: false,
       closed: false,
     }
-    if (created.status !== 'active') this.problem(`create ${entry.title}: 201 with status ${created.status}, expected active`, [entry.id])
+    if (created.status !== 'active')
+      this.problem(`create ${entry.title}: 201 with status ${created.status}, expected active`, [entry.id])
     if (!Bun.deepEquals(created.context, entry.context)) {
-      this.problem(`create ${entry.title}: 201 with context ${JSON.stringify(created.context)}, expected ${JSON.stringify(entry.context)}`, [entry.id])
+      this.problem(
+        `create ${entry.title}: 201 with context ${JSON.stringify(created.context)}, expected ${JSON.stringify(entry.context)}`,
+        [entry.id],
+      )
     }
     this.forms.set(entry.id, entry)
     this.open.push(entry.id)
@@ -740,14 +791,22 @@ class Crashloop {
     entry.allowed = next
     entry.allowedWhy.push(why)
     entry.closed = true
-    if (next.size === 0) this.problem(`form ${entry.id}: the refusals contradict each other: ${entry.allowedWhy.join('; ')}`, [entry.id])
+    if (next.size === 0)
+      this.problem(`form ${entry.id}: the refusals contradict each other: ${entry.allowedWhy.join('; ')}`, [entry.id])
   }
 
   async answer(kind: 'json' | 'post', target?: FormEntry) {
     const entry = target ?? this.pickForm(this.random() < 0.1)
     if (!entry) return this.create()
     const nonce = `${this.config.seed}-${this.round}-${++this.seq}`
-    const answer: Answer = { nonce, kind, n: this.seq % 1000, ok: this.random() < 0.5, round: this.round, outcome: 'sent' }
+    const answer: Answer = {
+      nonce,
+      kind,
+      n: this.seq % 1000,
+      ok: this.random() < 0.5,
+      round: this.round,
+      outcome: 'sent',
+    }
     entry.answers.set(nonce, answer)
     const what = `${kind === 'json' ? 'JSON answer' : 'form post'} ${nonce} to form ${entry.id}`
     let reply: Reply
@@ -757,7 +816,12 @@ class Crashloop {
           ? await this.call('POST', `/f/${entry.id}`, { key: false, json: { note: nonce, n: answer.n, ok: answer.ok } })
           : await this.call('POST', `/f/${entry.id}`, {
               key: false,
-              form: new URLSearchParams({ note: nonce, n: String(answer.n), ...(answer.ok ? { ok: 'on' } : {}), _submit: '1' }).toString(),
+              form: new URLSearchParams({
+                note: nonce,
+                n: String(answer.n),
+                ...(answer.ok ? { ok: 'on' } : {}),
+                _submit: '1',
+              }).toString(),
             })
     } catch (error) {
       if (!(error instanceof NetworkError)) throw error
@@ -779,9 +843,13 @@ class Crashloop {
       if (kind === 'json') this.counts.answersJson++
       else this.counts.answersPost++
       if (entry.acked) {
-        this.problem(`form ${entry.id}: two answers acknowledged: ${entry.acked.kind} ${entry.acked.nonce} and ${kind} ${nonce} (a form takes one)`, [entry.id])
+        this.problem(
+          `form ${entry.id}: two answers acknowledged: ${entry.acked.kind} ${entry.acked.nonce} and ${kind} ${nonce} (a form takes one)`,
+          [entry.id],
+        )
       }
-      if (entry.cancel === 'acked') this.problem(`form ${entry.id}: ${what} acknowledged after a cancel was acknowledged (200)`, [entry.id])
+      if (entry.cancel === 'acked')
+        this.problem(`form ${entry.id}: ${what} acknowledged after a cancel was acknowledged (200)`, [entry.id])
       entry.acked = answer
       entry.settledAt = performance.now()
       entry.closed = true
@@ -817,8 +885,13 @@ class Crashloop {
       const reply = await this.call('PATCH', `/api/v1/forms/${entry.id}`, { json: { status: 'cancelled' } })
       if (reply.status === 200) {
         this.counts.cancels++
-        if (reply.json?.status !== 'cancelled') this.problem(`${what}: 200 with status ${reply.json?.status}, expected cancelled`, [entry.id])
-        if (entry.acked) this.problem(`form ${entry.id}: cancel acknowledged (200) although answer ${entry.acked.nonce} was acknowledged`, [entry.id])
+        if (reply.json?.status !== 'cancelled')
+          this.problem(`${what}: 200 with status ${reply.json?.status}, expected cancelled`, [entry.id])
+        if (entry.acked)
+          this.problem(
+            `form ${entry.id}: cancel acknowledged (200) although answer ${entry.acked.nonce} was acknowledged`,
+            [entry.id],
+          )
         entry.cancel = 'acked'
         entry.settledAt ??= performance.now()
         entry.closed = true
@@ -847,10 +920,13 @@ class Crashloop {
     const at = Date.now() + 1000 + Math.floor(this.random() * 1000)
     const what = `expiry change of form ${entry.id} to ${showTime(at)}`
     try {
-      const reply = await this.call('PATCH', `/api/v1/forms/${entry.id}`, { json: { expires_at: new Date(at).toISOString() } })
+      const reply = await this.call('PATCH', `/api/v1/forms/${entry.id}`, {
+        json: { expires_at: new Date(at).toISOString() },
+      })
       if (reply.status === 200) {
         this.counts.expiries++
-        if (apiTime(reply.json?.expires_at) !== at) this.problem(`${what}: 200 with expires_at ${reply.json?.expires_at}`, [entry.id])
+        if (apiTime(reply.json?.expires_at) !== at)
+          this.problem(`${what}: 200 with expires_at ${reply.json?.expires_at}`, [entry.id])
         entry.expiresAt = at
         entry.expiryInDoubt = []
       } else if (reply.status === 409) {
@@ -880,7 +956,8 @@ class Crashloop {
     else if (r < 0.55 && entry) path = `/api/v1/forms/${entry.id}/responses${this.random() < 0.3 ? '?wait=1' : ''}`
     else if (r < 0.65 && entry) path = `/api/v1/forms/${entry.id}/deliveries`
     else if (r < 0.8 && entry) path = `/f/${entry.id}`
-    else path = `/api/v1/forms?limit=${1 + Math.floor(this.random() * 50)}${this.random() < 0.5 ? `&status=${this.pick(['active', 'completed', 'cancelled', 'expired'])}` : ''}`
+    else
+      path = `/api/v1/forms?limit=${1 + Math.floor(this.random() * 50)}${this.random() < 0.5 ? `&status=${this.pick(['active', 'completed', 'cancelled', 'expired'])}` : ''}`
     let reply: Reply
     try {
       reply = await this.call('GET', path, { key: !path.startsWith('/f/') })
@@ -897,12 +974,18 @@ class Crashloop {
     if (path === `/api/v1/forms/${entry.id}`) {
       const expected = entry.acked ? 'completed' : 'cancelled'
       if (reply.json?.status !== expected) {
-        this.problem(`GET form ${entry.id} sent after its ${expected === 'completed' ? 'answer' : 'cancel'} was acknowledged: status ${reply.json?.status}`, [entry.id])
+        this.problem(
+          `GET form ${entry.id} sent after its ${expected === 'completed' ? 'answer' : 'cancel'} was acknowledged: status ${reply.json?.status}`,
+          [entry.id],
+        )
       }
     } else if (path.startsWith(`/api/v1/forms/${entry.id}/responses`) && entry.acked) {
       const got = reply.json as Array<{ data?: { note?: string } }>
       if (!Array.isArray(got) || got.length !== 1 || got[0]?.data?.note !== entry.acked.nonce) {
-        this.problem(`GET responses of form ${entry.id} sent after answer ${entry.acked.nonce} was acknowledged: ${reply.text.slice(0, 300)}`, [entry.id])
+        this.problem(
+          `GET responses of form ${entry.id} sent after answer ${entry.acked.nonce} was acknowledged: ${reply.text.slice(0, 300)}`,
+          [entry.id],
+        )
       }
     }
   }
@@ -919,11 +1002,20 @@ class Crashloop {
       const ok = integrity.length === 1 && integrity[0]!.integrity_check === 'ok'
       if (!ok) this.problem(`PRAGMA integrity_check after the kill: ${JSON.stringify(integrity).slice(0, 2000)}`)
       const foreignKeys = db.query('PRAGMA foreign_key_check').all()
-      if (foreignKeys.length > 0) this.problem(`PRAGMA foreign_key_check after the kill: ${JSON.stringify(foreignKeys).slice(0, 2000)}`)
+      if (foreignKeys.length > 0)
+        this.problem(`PRAGMA foreign_key_check after the kill: ${JSON.stringify(foreignKeys).slice(0, 2000)}`)
 
       const forms = db
-        .query(`SELECT id, status, expires_at, context IS NOT NULL AS has_context, callback_url IS NOT NULL AS has_callback FROM forms`)
-        .all() as Array<{ id: string; status: FormStatus; expires_at: number | null; has_context: number; has_callback: number }>
+        .query(
+          `SELECT id, status, expires_at, context IS NOT NULL AS has_context, callback_url IS NOT NULL AS has_callback FROM forms`,
+        )
+        .all() as Array<{
+        id: string
+        status: FormStatus
+        expires_at: number | null
+        has_context: number
+        has_callback: number
+      }>
       const responses = db
         .query(`SELECT id, form_id, json_extract(data, '$.note') AS note, submitted_at FROM responses`)
         .all() as Array<{ id: string; form_id: string; note: string; submitted_at: number }>
@@ -950,40 +1042,70 @@ class Crashloop {
       const responsesByForm = new Map<string, typeof responses>()
       for (const r of responses) responsesByForm.set(r.form_id, [...(responsesByForm.get(r.form_id) ?? []), r])
       const deliveriesByResponse = new Map<string, typeof deliveries>()
-      for (const d of deliveries) deliveriesByResponse.set(d.response_id, [...(deliveriesByResponse.get(d.response_id) ?? []), d])
+      for (const d of deliveries)
+        deliveriesByResponse.set(d.response_id, [...(deliveriesByResponse.get(d.response_id) ?? []), d])
 
       const where = 'in the database file after the kill'
       // The state rules, row by row.
       for (const form of forms) {
         const own = responsesByForm.get(form.id) ?? []
-        if (form.status === 'completed' && own.length !== 1) this.problem(`form ${form.id} is completed with ${own.length} responses ${where}`, [form.id])
-        if (form.status !== 'completed' && own.length !== 0) this.problem(`form ${form.id} is ${form.status} with ${own.length} response(s) ${where}`, [form.id])
+        if (form.status === 'completed' && own.length !== 1)
+          this.problem(`form ${form.id} is completed with ${own.length} responses ${where}`, [form.id])
+        if (form.status !== 'completed' && own.length !== 0)
+          this.problem(`form ${form.id} is ${form.status} with ${own.length} response(s) ${where}`, [form.id])
         if (form.status === 'expired' && (form.expires_at === null || form.expires_at > now)) {
-          this.problem(`form ${form.id} is written expired ${where} but expires_at is ${showTime(form.expires_at)} (now ${showTime(now)})`, [form.id])
+          this.problem(
+            `form ${form.id} is written expired ${where} but expires_at is ${showTime(form.expires_at)} (now ${showTime(now)})`,
+            [form.id],
+          )
         }
-        if (form.status === 'expired' && form.has_context) this.problem(`form ${form.id} is written expired ${where} but keeps its context`, [form.id])
+        if (form.status === 'expired' && form.has_context)
+          this.problem(`form ${form.id} is written expired ${where} but keeps its context`, [form.id])
         for (const response of own) {
           if (form.expires_at !== null && response.submitted_at >= form.expires_at) {
-            this.problem(`response ${response.id} of form ${form.id} was submitted at ${showTime(response.submitted_at)}, not before the form's expiry ${showTime(form.expires_at)}`, [form.id])
+            this.problem(
+              `response ${response.id} of form ${form.id} was submitted at ${showTime(response.submitted_at)}, not before the form's expiry ${showTime(form.expires_at)}`,
+              [form.id],
+            )
           }
           const sent = deliveriesByResponse.get(response.id) ?? []
-          if (form.has_callback && sent.length !== 1) this.problem(`response ${response.id} of form ${form.id} (with a callback) has ${sent.length} deliveries ${where}, expected 1`, [form.id])
-          if (!form.has_callback && sent.length !== 0) this.problem(`response ${response.id} of form ${form.id} (no callback) has ${sent.length} deliveries ${where}`, [form.id])
+          if (form.has_callback && sent.length !== 1)
+            this.problem(
+              `response ${response.id} of form ${form.id} (with a callback) has ${sent.length} deliveries ${where}, expected 1`,
+              [form.id],
+            )
+          if (!form.has_callback && sent.length !== 0)
+            this.problem(
+              `response ${response.id} of form ${form.id} (no callback) has ${sent.length} deliveries ${where}`,
+              [form.id],
+            )
         }
       }
       const responseById = new Map(responses.map((r) => [r.id, r]))
       for (const d of deliveries) {
         const response = responseById.get(d.response_id)
         if (d.form_id !== response?.form_id || d.payload_form !== d.form_id || d.payload_response !== d.response_id) {
-          this.problem(`delivery ${d.id} ${where}: form ${d.form_id}, response ${d.response_id}, payload names form ${d.payload_form} and response ${d.payload_response}`, [d.id, d.form_id])
+          this.problem(
+            `delivery ${d.id} ${where}: form ${d.form_id}, response ${d.response_id}, payload names form ${d.payload_form} and response ${d.payload_response}`,
+            [d.id, d.form_id],
+          )
         }
         const shape =
-          d.status === 'delivered' ? d.delivered_at !== null && d.next_attempt_at === null
-          : d.status === 'pending' ? d.next_attempt_at !== null
-          : d.next_attempt_at === null
-        if (!shape) this.problem(`delivery ${d.id} ${where} is ${d.status} with next_attempt_at ${d.next_attempt_at} and delivered_at ${d.delivered_at}`, [d.id, d.form_id])
+          d.status === 'delivered'
+            ? d.delivered_at !== null && d.next_attempt_at === null
+            : d.status === 'pending'
+              ? d.next_attempt_at !== null
+              : d.next_attempt_at === null
+        if (!shape)
+          this.problem(
+            `delivery ${d.id} ${where} is ${d.status} with next_attempt_at ${d.next_attempt_at} and delivered_at ${d.delivered_at}`,
+            [d.id, d.form_id],
+          )
         if (d.round_attempts > d.attempts) {
-          this.problem(`delivery ${d.id} ${where}: round_attempts ${d.round_attempts} above attempts ${d.attempts} (the total)`, [d.id, d.form_id])
+          this.problem(
+            `delivery ${d.id} ${where}: round_attempts ${d.round_attempts} above attempts ${d.attempts} (the total)`,
+            [d.id, d.form_id],
+          )
         }
         // Not a violation: a round's last attempt cut off by the kill counts and is made again (README: Durable, Delivery log).
         if (d.round_attempts > this.config.webhookMaxRetries + 1) this.overBudget.add(d.id)
@@ -993,14 +1115,20 @@ class Crashloop {
       for (const entry of this.forms.values()) {
         const form = formById.get(entry.id)
         if (!form) {
-          this.problem(`form ${entry.id} (${entry.title}), created with a 201 in round ${entry.round}, is missing ${where}`, [entry.id])
+          this.problem(
+            `form ${entry.id} (${entry.title}), created with a 201 in round ${entry.round}, is missing ${where}`,
+            [entry.id],
+          )
           continue
         }
-        const effective: FormStatus = form.status === 'active' && form.expires_at !== null && form.expires_at <= now ? 'expired' : form.status
+        const effective: FormStatus =
+          form.status === 'active' && form.expires_at !== null && form.expires_at <= now ? 'expired' : form.status
         const own = responsesByForm.get(entry.id) ?? []
         if (entry.acked) {
           const ack = entry.acked
-          const found = own.find((r) => r.note === ack.nonce && (ack.responseId === undefined || r.id === ack.responseId))
+          const found = own.find(
+            (r) => r.note === ack.nonce && (ack.responseId === undefined || r.id === ack.responseId),
+          )
           if (!found) {
             this.problem(
               `form ${entry.id}: the ${ack.kind === 'json' ? `JSON answer ${ack.nonce} acknowledged with 201 as response ${ack.responseId}` : `form post ${ack.nonce} acknowledged with 303`} ` +
@@ -1010,13 +1138,21 @@ class Crashloop {
           }
         }
         if (entry.cancel === 'acked' && form.status !== 'cancelled') {
-          this.problem(`form ${entry.id}: its cancel was acknowledged (200) but it is ${form.status} ${where}`, [entry.id])
+          this.problem(`form ${entry.id}: its cancel was acknowledged (200) but it is ${form.status} ${where}`, [
+            entry.id,
+          ])
         }
         if (entry.seenStatus && FINAL.has(entry.seenStatus) && effective !== entry.seenStatus) {
-          this.problem(`form ${entry.id} read ${entry.seenStatus} after round ${entry.seenRound}, now ${effective} ${where} (a final state never changes)`, [entry.id])
+          this.problem(
+            `form ${entry.id} read ${entry.seenStatus} after round ${entry.seenRound}, now ${effective} ${where} (a final state never changes)`,
+            [entry.id],
+          )
         }
         if (entry.seenResponseId && !own.some((r) => r.id === entry.seenResponseId)) {
-          this.problem(`form ${entry.id}: response ${entry.seenResponseId}, read after round ${entry.seenRound}, is missing ${where}`, [entry.id])
+          this.problem(
+            `form ${entry.id}: response ${entry.seenResponseId}, read after round ${entry.seenRound}, is missing ${where}`,
+            [entry.id],
+          )
         }
       }
       return { ok, forms: forms.length, responses: responses.length, deliveries: deliveries.length }
@@ -1047,12 +1183,21 @@ class Crashloop {
         this.problem(`GET /api/v1/forms?${query} after the restart: ${reply.status} ${reply.text.slice(0, 300)}`)
         break
       }
-      for (const item of reply.json as Array<{ id: string; status: FormStatus; title: string; expires_at: string | null }>) {
-        if (listed.has(item.id)) this.problem(`form ${item.id} is listed twice in the list pages after the restart`, [item.id])
+      for (const item of reply.json as Array<{
+        id: string
+        status: FormStatus
+        title: string
+        expires_at: string | null
+      }>) {
+        if (listed.has(item.id))
+          this.problem(`form ${item.id} is listed twice in the list pages after the restart`, [item.id])
         const expiresAt = apiTime(item.expires_at)
         listed.set(item.id, { status: item.status, title: item.title, expiresAt })
         if (item.status === 'active' && expiresAt !== null && expiresAt <= readStart) {
-          this.problem(`form ${item.id} is listed active after the restart, but its expires_at ${item.expires_at} had passed`, [item.id])
+          this.problem(
+            `form ${item.id} is listed active after the restart, but its expires_at ${item.expires_at} had passed`,
+            [item.id],
+          )
         }
         const checked = seen.get(item.id)
         if (checked && checked.status !== item.status && !(checked.status === 'active' && item.status === 'expired')) {
@@ -1068,7 +1213,8 @@ class Crashloop {
       this.problem(`the list pages after the restart hold ${listed.size} forms, the database file held ${formsInFile}`)
     }
     for (const entry of entries) {
-      if (!listed.has(entry.id)) this.problem(`form ${entry.id} (acknowledged) is missing from the list pages after the restart`, [entry.id])
+      if (!listed.has(entry.id))
+        this.problem(`form ${entry.id} (acknowledged) is missing from the list pages after the restart`, [entry.id])
     }
 
     // Creates cut off by the kill: sent again with their Idempotency-Key.
@@ -1078,16 +1224,27 @@ class Crashloop {
     for (const create of pending) {
       const title = create.body.title as string
       const committed = byTitle.get(title) ?? []
-      if (committed.length > 1) this.problem(`create ${create.nonce} (cut off in round ${create.round}) made ${committed.length} forms: ${committed.join(', ')}`, committed)
+      if (committed.length > 1)
+        this.problem(
+          `create ${create.nonce} (cut off in round ${create.round}) made ${committed.length} forms: ${committed.join(', ')}`,
+          committed,
+        )
       let reply: Reply
       try {
-        reply = await this.call('POST', '/api/v1/forms', { json: create.body, headers: { 'idempotency-key': create.key } })
+        reply = await this.call('POST', '/api/v1/forms', {
+          json: create.body,
+          headers: { 'idempotency-key': create.key },
+        })
       } catch (error) {
-        this.problem(`create ${create.nonce} sent again after the restart: ${error instanceof Error ? error.message : String(error)}`)
+        this.problem(
+          `create ${create.nonce} sent again after the restart: ${error instanceof Error ? error.message : String(error)}`,
+        )
         continue
       }
       if (reply.status !== 201 || typeof reply.json?.id !== 'string') {
-        this.problem(`create ${create.nonce} sent again with its Idempotency-Key after the restart: ${reply.status} ${reply.text.slice(0, 300)}`)
+        this.problem(
+          `create ${create.nonce} sent again with its Idempotency-Key after the restart: ${reply.status} ${reply.text.slice(0, 300)}`,
+        )
         continue
       }
       const replayed = reply.headers.get('idempotent-replayed') === 'true'
@@ -1101,9 +1258,13 @@ class Crashloop {
         )
       }
       if (committed.length === 0 && replayed) {
-        this.problem(`create ${create.nonce}: no such form in the list pages, yet its Idempotency-Key replays form ${id}`, [id])
+        this.problem(
+          `create ${create.nonce}: no such form in the list pages, yet its Idempotency-Key replays form ${id}`,
+          [id],
+        )
       }
-      if (committed.length === 0 || id !== committed[0]) listed.set(id, { status: 'active', title, expiresAt: apiTime(reply.json.expires_at) })
+      if (committed.length === 0 || id !== committed[0])
+        listed.set(id, { status: 'active', title, expiresAt: apiTime(reply.json.expires_at) })
       this.addForm(reply.json, create.body)
       const entry = this.forms.get(id)!
       entry.round = create.round
@@ -1111,7 +1272,11 @@ class Crashloop {
       if (result) seen.set(id, result)
     }
     for (const [id, item] of listed) {
-      if (!this.forms.has(id)) this.problem(`form ${id} (${item.title}, ${item.status}) is in the list pages, but nothing this run sent made it`, [id])
+      if (!this.forms.has(id))
+        this.problem(
+          `form ${id} (${item.title}, ${item.status}) is in the list pages, but nothing this run sent made it`,
+          [id],
+        )
     }
 
     // What was in doubt is settled now: what the database holds after a restart is committed.
@@ -1140,22 +1305,35 @@ class Crashloop {
   }
 
   /** One form through the API, against the ledger; what was found, or undefined when the form could not be read. */
-  async checkForm(entry: FormEntry): Promise<{ status: FormStatus; responseId?: string; expiresAt: number | null } | undefined> {
+  async checkForm(
+    entry: FormEntry,
+  ): Promise<{ status: FormStatus; responseId?: string; expiresAt: number | null } | undefined> {
     const ids = [entry.id]
     const readStart = Date.now()
     const formReply = await this.read(`/api/v1/forms/${entry.id}`)
     const responsesReply = await this.read(`/api/v1/forms/${entry.id}/responses`)
     const readEnd = Date.now()
     if (formReply.status !== 200) {
-      this.problem(`form ${entry.id} (${entry.title}), created with a 201 in round ${entry.round}: GET after the restart is ${formReply.status} ${formReply.text.slice(0, 200)}`, ids)
+      this.problem(
+        `form ${entry.id} (${entry.title}), created with a 201 in round ${entry.round}: GET after the restart is ${formReply.status} ${formReply.text.slice(0, 200)}`,
+        ids,
+      )
       return undefined
     }
     if (responsesReply.status !== 200 || !Array.isArray(responsesReply.json)) {
-      this.problem(`GET responses of form ${entry.id} after the restart: ${responsesReply.status} ${responsesReply.text.slice(0, 200)}`, ids)
+      this.problem(
+        `GET responses of form ${entry.id} after the restart: ${responsesReply.status} ${responsesReply.text.slice(0, 200)}`,
+        ids,
+      )
       return undefined
     }
     const form = formReply.json as { status: FormStatus; expires_at: string | null; context: unknown }
-    const responses = responsesReply.json as Array<{ id: string; form_id: string; data: { note?: string; n?: number; ok?: boolean }; submitted_at: string }>
+    const responses = responsesReply.json as Array<{
+      id: string
+      form_id: string
+      data: { note?: string; n?: number; ok?: boolean }
+      submitted_at: string
+    }>
     const status = form.status
     const expiresAt = apiTime(form.expires_at)
     const where = `after the restart (round ${this.round})`
@@ -1165,54 +1343,96 @@ class Crashloop {
       const ack = entry.acked
       const got = responses[0]
       const expectedData = { note: ack.nonce, n: ack.n, ok: ack.ok }
-      if (responses.length !== 1 || !got || got.data?.note !== ack.nonce || (ack.responseId !== undefined && got.id !== ack.responseId)) {
+      if (
+        responses.length !== 1 ||
+        !got ||
+        got.data?.note !== ack.nonce ||
+        (ack.responseId !== undefined && got.id !== ack.responseId)
+      ) {
         this.problem(
           `form ${entry.id}: the ${ack.kind === 'json' ? `JSON answer acknowledged with 201 as response ${ack.responseId}` : 'form post acknowledged with 303'} ` +
             `(note ${ack.nonce}, round ${ack.round}) is missing ${where}: GET responses gave ${responsesReply.text.slice(0, 300)}; form status ${status}`,
           ids,
         )
       } else if (!Bun.deepEquals(got.data, expectedData, true) || got.form_id !== entry.id) {
-        this.problem(`form ${entry.id}: response ${got.id} holds ${JSON.stringify(got.data)} for form ${got.form_id}, sent ${JSON.stringify(expectedData)}`, ids)
+        this.problem(
+          `form ${entry.id}: response ${got.id} holds ${JSON.stringify(got.data)} for form ${got.form_id}, sent ${JSON.stringify(expectedData)}`,
+          ids,
+        )
       }
     }
     // (b) the state rules.
-    if (status === 'completed' && responses.length !== 1) this.problem(`form ${entry.id} is completed with ${responses.length} responses ${where}`, ids)
-    if (status !== 'completed' && responses.length !== 0) this.problem(`form ${entry.id} is ${status} with ${responses.length} response(s) ${where}`, ids)
-    if (entry.acked && status !== 'completed') this.problem(`form ${entry.id}: its answer ${entry.acked.nonce} was acknowledged, but it is ${status} ${where}`, ids)
-    if (entry.cancel === 'acked' && status !== 'cancelled') this.problem(`form ${entry.id}: its cancel was acknowledged (200), but it is ${status} ${where}`, ids)
+    if (status === 'completed' && responses.length !== 1)
+      this.problem(`form ${entry.id} is completed with ${responses.length} responses ${where}`, ids)
+    if (status !== 'completed' && responses.length !== 0)
+      this.problem(`form ${entry.id} is ${status} with ${responses.length} response(s) ${where}`, ids)
+    if (entry.acked && status !== 'completed')
+      this.problem(
+        `form ${entry.id}: its answer ${entry.acked.nonce} was acknowledged, but it is ${status} ${where}`,
+        ids,
+      )
+    if (entry.cancel === 'acked' && status !== 'cancelled')
+      this.problem(`form ${entry.id}: its cancel was acknowledged (200), but it is ${status} ${where}`, ids)
     if (entry.allowed && !entry.allowed.has(status)) {
-      this.problem(`form ${entry.id} is ${status} ${where}, but earlier refusals said it was already ${[...entry.allowed].join(' or ')}: ${entry.allowedWhy.join('; ')}`, ids)
+      this.problem(
+        `form ${entry.id} is ${status} ${where}, but earlier refusals said it was already ${[...entry.allowed].join(' or ')}: ${entry.allowedWhy.join('; ')}`,
+        ids,
+      )
     }
     if (entry.seenStatus && FINAL.has(entry.seenStatus) && status !== entry.seenStatus) {
-      this.problem(`form ${entry.id} read ${entry.seenStatus} after round ${entry.seenRound}, now ${status} ${where} (a final state never changes)`, ids)
+      this.problem(
+        `form ${entry.id} read ${entry.seenStatus} after round ${entry.seenRound}, now ${status} ${where} (a final state never changes)`,
+        ids,
+      )
     }
     if (entry.seenResponseId && responses[0]?.id !== entry.seenResponseId) {
-      this.problem(`form ${entry.id}: response ${entry.seenResponseId}, read after round ${entry.seenRound}, is now ${responses[0]?.id ?? 'missing'} ${where}`, ids)
+      this.problem(
+        `form ${entry.id}: response ${entry.seenResponseId}, read after round ${entry.seenRound}, is now ${responses[0]?.id ?? 'missing'} ${where}`,
+        ids,
+      )
     }
     const candidates = [entry.expiresAt, ...entry.expiryInDoubt]
     if (!candidates.includes(expiresAt)) {
-      this.problem(`form ${entry.id}: expires_at is ${form.expires_at} ${where}, expected ${candidates.map(showTime).join(' or ')} (the last acknowledged${entry.expiryInDoubt.length ? ', or a change cut off by the kill' : ''})`, ids)
+      this.problem(
+        `form ${entry.id}: expires_at is ${form.expires_at} ${where}, expected ${candidates.map(showTime).join(' or ')} (the last acknowledged${entry.expiryInDoubt.length ? ', or a change cut off by the kill' : ''})`,
+        ids,
+      )
     }
     if (status === 'active' && expiresAt !== null && expiresAt <= readStart) {
-      this.problem(`form ${entry.id} reads active ${where} although its expires_at ${form.expires_at} had passed when it was read`, ids)
+      this.problem(
+        `form ${entry.id} reads active ${where} although its expires_at ${form.expires_at} had passed when it was read`,
+        ids,
+      )
     }
     if (status === 'expired' && (expiresAt === null || expiresAt > readEnd)) {
       this.problem(`form ${entry.id} reads expired ${where} although its expires_at is ${form.expires_at}`, ids)
     }
     const expectedContext = status === 'expired' ? null : entry.context
     if (!Bun.deepEquals(form.context, expectedContext)) {
-      this.problem(`form ${entry.id} (${status}) has context ${JSON.stringify(form.context)} ${where}, expected ${JSON.stringify(expectedContext)}`, ids)
+      this.problem(
+        `form ${entry.id} (${status}) has context ${JSON.stringify(form.context)} ${where}, expected ${JSON.stringify(expectedContext)}`,
+        ids,
+      )
     }
     const response = responses[0]
     if (response) {
       const answer = response.data?.note === undefined ? undefined : entry.answers.get(response.data.note)
       if (!answer) {
-        this.problem(`form ${entry.id} holds response ${response.id} with ${JSON.stringify(response.data)}, which no answer sent to it carried`, ids)
+        this.problem(
+          `form ${entry.id} holds response ${response.id} with ${JSON.stringify(response.data)}, which no answer sent to it carried`,
+          ids,
+        )
       } else if (answer.outcome === 'refused') {
-        this.problem(`form ${entry.id} holds response ${response.id} from answer ${answer.nonce}, which was refused (409/410)`, ids)
+        this.problem(
+          `form ${entry.id} holds response ${response.id} from answer ${answer.nonce}, which was refused (409/410)`,
+          ids,
+        )
       } else {
         if (!Bun.deepEquals(response.data, { note: answer.nonce, n: answer.n, ok: answer.ok }, true)) {
-          this.problem(`form ${entry.id}: response ${response.id} holds ${JSON.stringify(response.data)}, answer ${answer.nonce} sent ${JSON.stringify({ note: answer.nonce, n: answer.n, ok: answer.ok })}`, ids)
+          this.problem(
+            `form ${entry.id}: response ${response.id} holds ${JSON.stringify(response.data)}, answer ${answer.nonce} sent ${JSON.stringify({ note: answer.nonce, n: answer.n, ok: answer.ok })}`,
+            ids,
+          )
         }
         if (answer.outcome === 'doubt' || answer.outcome === 'sent') {
           answer.outcome = 'committed'
@@ -1220,7 +1440,10 @@ class Crashloop {
         }
         const submittedAt = apiTime(response.submitted_at)!
         if (expiresAt !== null && submittedAt >= expiresAt) {
-          this.problem(`form ${entry.id}: response ${response.id} submitted at ${response.submitted_at}, not before the expiry ${form.expires_at}`, ids)
+          this.problem(
+            `form ${entry.id}: response ${response.id} submitted at ${response.submitted_at}, not before the expiry ${form.expires_at}`,
+            ids,
+          )
         }
       }
     }
@@ -1237,10 +1460,22 @@ class Crashloop {
     const healedAt = performance.now()
     const expected = [...this.forms.values()].filter((e) => e.callback && e.seenStatus === 'completed')
     config.print('')
-    config.print(`receiver healthy; waiting for the deliveries of ${fmt(expected.length)} answered forms with a callback (intake left running, pid ${this.child!.proc.pid})`)
+    config.print(
+      `receiver healthy; waiting for the deliveries of ${fmt(expected.length)} answered forms with a callback (intake left running, pid ${this.child!.proc.pid})`,
+    )
 
     const redelivered = new Map<string, number>()
-    const logs = new Map<string, Array<{ id: string; status: string; attempts: number; last_error: string | null; last_status_code: number | null; next_attempt_at: string | null }>>()
+    const logs = new Map<
+      string,
+      Array<{
+        id: string
+        status: string
+        attempts: number
+        last_error: string | null
+        last_status_code: number | null
+        next_attempt_at: string | null
+      }>
+    >()
     let deadline = performance.now() + config.deliveryGraceMs
     let lastPrint = performance.now()
     for (;;) {
@@ -1253,7 +1488,14 @@ class Crashloop {
           return
         }
         logs.set(entry.id, reply.json)
-        for (const d of reply.json as Array<{ id: string; status: string; attempts: number; last_status_code: number | null; last_error: string | null; next_attempt_at: string | null }>) {
+        for (const d of reply.json as Array<{
+          id: string
+          status: string
+          attempts: number
+          last_status_code: number | null
+          last_error: string | null
+          next_attempt_at: string | null
+        }>) {
           if (d.status === 'pending' && d.next_attempt_at) latestDue = Math.max(latestDue, apiTime(d.next_attempt_at)!)
           if (d.status !== 'failed') continue
           const times = redelivered.get(d.id) ?? 0
@@ -1267,7 +1509,11 @@ class Crashloop {
           }
           redelivered.set(d.id, times + 1)
           const again = await this.call('POST', `/api/v1/forms/${entry.id}/deliveries/${d.id}/redeliver`)
-          if (again.status !== 202 && again.status !== 409) this.problem(`redeliver ${d.id} of form ${entry.id}: ${again.status} ${again.text.slice(0, 200)}`, [entry.id, d.id])
+          if (again.status !== 202 && again.status !== 409)
+            this.problem(`redeliver ${d.id} of form ${entry.id}: ${again.status} ${again.text.slice(0, 200)}`, [
+              entry.id,
+              d.id,
+            ])
         }
       })
       const missing = expected.filter((entry) => {
@@ -1296,7 +1542,9 @@ class Crashloop {
       }
       if (performance.now() - lastPrint > 5000) {
         lastPrint = performance.now()
-        config.print(`  ${fmt(missing.length)} still on their way after ${fmt(waited / 1000, 0)} s (the latest is due at ${new Date(latestDue).toISOString()})`)
+        config.print(
+          `  ${fmt(missing.length)} still on their way after ${fmt(waited / 1000, 0)} s (the latest is due at ${new Date(latestDue).toISOString()})`,
+        )
       }
       await sleep(500)
     }
@@ -1311,18 +1559,31 @@ class Crashloop {
       expectedIds.set(d.id, entry)
       const got = this.receiver.seen.get(d.id)
       if (!got) continue
-      if (got.bodies.size !== 1) this.problem(`delivery ${d.id} of form ${entry.id} arrived with ${got.bodies.size} different bodies`, [entry.id, d.id])
+      if (got.bodies.size !== 1)
+        this.problem(`delivery ${d.id} of form ${entry.id} arrived with ${got.bodies.size} different bodies`, [
+          entry.id,
+          d.id,
+        ])
       if (got.formId !== entry.id || got.responseId !== entry.seenResponseId) {
-        this.problem(`delivery ${d.id} of form ${entry.id}: the body names form ${got.formId} and response ${got.responseId}, the form's response is ${entry.seenResponseId}`, [entry.id, d.id])
+        this.problem(
+          `delivery ${d.id} of form ${entry.id}: the body names form ${got.formId} and response ${got.responseId}, the form's response is ${entry.seenResponseId}`,
+          [entry.id, d.id],
+        )
       }
       if (got.count > d.attempts) {
-        this.problem(`delivery ${d.id} of form ${entry.id} reached the receiver ${got.count} times, but the log counts ${d.attempts} attempts (an attempt counts from its start)`, [entry.id, d.id])
+        this.problem(
+          `delivery ${d.id} of form ${entry.id} reached the receiver ${got.count} times, but the log counts ${d.attempts} attempts (an attempt counts from its start)`,
+          [entry.id, d.id],
+        )
       }
       duplicates += Math.max(0, got.okCount - 1)
     }
     for (const [id, got] of this.receiver.seen) {
       if (!expectedIds.has(id)) {
-        this.problem(`the receiver got delivery ${id} (form ${got.formId}, response ${got.responseId}), which belongs to no answered form's log`, [id, got.formId])
+        this.problem(
+          `the receiver got delivery ${id} (form ${got.formId}, response ${got.responseId}), which belongs to no answered form's log`,
+          [id, got.formId],
+        )
       }
     }
     const arrived = expected.filter((entry) => {
@@ -1332,7 +1593,8 @@ class Crashloop {
 
     // A last clean stop: exit 0 and a sound file.
     const stopped = await stopIntake(this.child!, 20_000)
-    if (stopped.code !== 0) this.problem(`intake stopped with SIGTERM exited with code ${stopped.code}: ${this.child!.err.tail.slice(-2000)}`)
+    if (stopped.code !== 0)
+      this.problem(`intake stopped with SIGTERM exited with code ${stopped.code}: ${this.child!.err.tail.slice(-2000)}`)
     const file = this.checkDatabaseFile()
     config.print(
       `intake stopped with SIGTERM in ${fmt(stopped.ms)} ms (exit ${stopped.code}); database file: ${file.ok ? 'integrity ok' : 'INTEGRITY FAILED'}, ` +
@@ -1357,7 +1619,7 @@ class Crashloop {
     try {
       logs = readdirSync(this.dir)
         .filter((name) => /^intake\.\d+b?\.log$/.test(name))
-        .sort((a, b) => parseInt(a.slice(7)) - parseInt(b.slice(7)))
+        .sort((a, b) => parseInt(a.slice(7), 10) - parseInt(b.slice(7), 10))
         .map((name) => ({ name, lines: readFileSync(join(this.dir, name), 'utf8').split('\n') }))
     } catch {
       // no logs to quote

@@ -32,12 +32,12 @@
 import { connect } from 'node:net'
 import {
   BenchError,
+  type BenchState,
   binaryPresent,
   exitCodeFor,
   fmt,
   log,
   logFigures,
-
   makeTempDir,
   peakRssKiB,
   percentile,
@@ -49,7 +49,6 @@ import {
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
 } from './lib.ts'
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100)
@@ -69,7 +68,12 @@ const FIELD_CHARS = 100_000
 
 const FORM = {
   title: 'A big answer',
-  fields: Array.from({ length: FIELDS }, (_, i) => ({ key: `t${i}`, type: 'textarea', label: `Part ${i}`, config: { max_length: FIELD_CHARS } })),
+  fields: Array.from({ length: FIELDS }, (_, i) => ({
+    key: `t${i}`,
+    type: 'textarea',
+    label: `Part ${i}`,
+    config: { max_length: FIELD_CHARS },
+  })),
   expires_in: '1h',
 }
 
@@ -103,8 +107,18 @@ async function fill(url: string, key: string, signal: AbortSignal): Promise<numb
 }
 
 /** One page over HTTP; undefined when refused with 503 and Retry-After (counted). */
-async function readPage(url: string, key: string, after: string | undefined, counts: Counts, problems: string[], signal: AbortSignal) {
-  const res = await fetch(`${url}/api/v1/events?limit=100${after ? `&after=${after}` : ''}`, { headers: { authorization: `Bearer ${key}` }, signal })
+async function readPage(
+  url: string,
+  key: string,
+  after: string | undefined,
+  counts: Counts,
+  problems: string[],
+  signal: AbortSignal,
+) {
+  const res = await fetch(`${url}/api/v1/events?limit=100${after ? `&after=${after}` : ''}`, {
+    headers: { authorization: `Bearer ${key}` },
+    signal,
+  })
   const text = await res.text()
   if (res.status === 503 && res.headers.get('retry-after')) {
     counts.busy++
@@ -116,7 +130,8 @@ async function readPage(url: string, key: string, after: string | undefined, cou
   }
   const page = JSON.parse(text) as { events: Array<{ id: string }>; next: string }
   const bytes = Buffer.byteLength(text)
-  if (bytes > MiB && page.events.length > 1) problems.push(`a page of ${page.events.length} events holds ${bytes} bytes of JSON`)
+  if (bytes > MiB && page.events.length > 1)
+    problems.push(`a page of ${page.events.length} events holds ${bytes} bytes of JSON`)
   counts.pages++
   counts.bytes += bytes
   counts.largestPage = Math.max(counts.largestPage, bytes)
@@ -124,7 +139,14 @@ async function readPage(url: string, key: string, after: string | undefined, cou
 }
 
 /** Follows the whole feed, again and again, until `until`; checks each pass saw every event once, in order. */
-async function fastReader(url: string, key: string, until: number, counts: Counts, problems: string[], signal: AbortSignal) {
+async function fastReader(
+  url: string,
+  key: string,
+  until: number,
+  counts: Counts,
+  problems: string[],
+  signal: AbortSignal,
+) {
   while (performance.now() < until && !signal.aborted) {
     const ids: string[] = []
     let after: string | undefined
@@ -139,7 +161,8 @@ async function fastReader(url: string, key: string, until: number, counts: Count
       ids.push(...page.events.map((event) => event.id))
       after = page.next
     }
-    if (ids.length !== EVENTS || new Set(ids).size !== EVENTS) problems.push(`a reader following next saw ${ids.length} events (${new Set(ids).size} distinct) of ${EVENTS}`)
+    if (ids.length !== EVENTS || new Set(ids).size !== EVENTS)
+      problems.push(`a reader following next saw ${ids.length} events (${new Set(ids).size} distinct) of ${EVENTS}`)
   }
 }
 
@@ -170,11 +193,27 @@ async function stalledReaders(port: number, key: string, until: number, signal: 
 }
 
 /** One wait_for_events call (limit 100, wait 5): its page, 'busy' when refused for memory (counted), undefined when it failed. */
-async function mcpCall(url: string, key: string, after: string | undefined, counts: Counts, problems: string[], signal: AbortSignal) {
+async function mcpCall(
+  url: string,
+  key: string,
+  after: string | undefined,
+  counts: Counts,
+  problems: string[],
+  signal: AbortSignal,
+) {
   const res = await fetch(`${url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait_for_events', arguments: { limit: 100, wait: 5, ...(after ? { after } : {}) } } }),
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'wait_for_events', arguments: { limit: 100, wait: 5, ...(after ? { after } : {}) } },
+    }),
     signal,
   })
   const text = await res.text()
@@ -182,9 +221,18 @@ async function mcpCall(url: string, key: string, after: string | undefined, coun
     problems.push(`wait_for_events answered HTTP ${res.status} ${text.slice(0, 200)}`)
     return undefined
   }
-  const result = (JSON.parse(text) as { result?: { isError?: boolean; structuredContent?: { events: unknown[]; next: string }; content?: Array<{ text: string }> } }).result
+  const result = (
+    JSON.parse(text) as {
+      result?: {
+        isError?: boolean
+        structuredContent?: { events: unknown[]; next: string }
+        content?: Array<{ text: string }>
+      }
+    }
+  ).result
   if (result?.isError) {
-    if (!result.content?.[0]?.text.includes('try again')) problems.push(`wait_for_events failed: ${result.content?.[0]?.text}`)
+    if (!result.content?.[0]?.text.includes('try again'))
+      problems.push(`wait_for_events failed: ${result.content?.[0]?.text}`)
     counts.busy++
     return 'busy' as const
   }
@@ -194,14 +242,22 @@ async function mcpCall(url: string, key: string, after: string | undefined, coun
     return undefined
   }
   const bytes = Buffer.byteLength(JSON.stringify(page))
-  if (bytes > MiB && page.events.length > 1) problems.push(`a wait_for_events page of ${page.events.length} events holds ${bytes} bytes of JSON`)
+  if (bytes > MiB && page.events.length > 1)
+    problems.push(`a wait_for_events page of ${page.events.length} events holds ${bytes} bytes of JSON`)
   counts.pages++
   counts.bytes += bytes
   counts.largestPage = Math.max(counts.largestPage, bytes)
   return page
 }
 
-async function mcpWaiter(url: string, key: string, until: number, counts: Counts, problems: string[], signal: AbortSignal) {
+async function mcpWaiter(
+  url: string,
+  key: string,
+  until: number,
+  counts: Counts,
+  problems: string[],
+  signal: AbortSignal,
+) {
   let after: string | undefined
   while (performance.now() < until && !signal.aborted) {
     const page = await mcpCall(url, key, after, counts, problems, signal)
@@ -237,11 +293,15 @@ async function run(state: BenchState): Promise<number> {
   const pid = child.proc.pid
   const { url, port, key, version } = await whenReady(child)
   const signal = state.abort.signal
-  log(`intake ${version} (pid ${pid}) on ${url}; filling the feed with ${EVENTS} events of about ${fmt((FIELDS * FIELD_CHARS) / 1e6, 1)} MB...`)
+  log(
+    `intake ${version} (pid ${pid}) on ${url}; filling the feed with ${EVENTS} events of about ${fmt((FIELDS * FIELD_CHARS) / 1e6, 1)} MB...`,
+  )
   const filled = await fill(url, key, signal)
   await sleep(1000)
   const idleRss = rssKiB(pid)
-  log(`filled (${fmt(filled / MiB, 1)} MiB of answers); RSS ${fmt(idleRss / 1024, 1)} MiB. ${LOAD_S} s of ${FAST_READERS} readers following the feed, ${STALLED_READERS} reads left unread, ${MCP_WAITERS} MCP waiters...`)
+  log(
+    `filled (${fmt(filled / MiB, 1)} MiB of answers); RSS ${fmt(idleRss / 1024, 1)} MiB. ${LOAD_S} s of ${FAST_READERS} readers following the feed, ${STALLED_READERS} reads left unread, ${MCP_WAITERS} MCP waiters...`,
+  )
 
   // Each read alone, /healthz probed meanwhile: how long one read holds the event loop.
   const alone: number[] = []
@@ -280,14 +340,26 @@ async function run(state: BenchState): Promise<number> {
   healthz.sort((a, b) => a - b)
   const mib = (kib: number) => `${fmt(kib / 1024, 1)} MiB`
   logFigures(`Event feed of ${EVENTS} events of about 1 MB under concurrent reads, intake ${version}`, [
-    ['/healthz latency while one read at a time is answered (HTTP, then MCP), p50 / worst', `${fmt(percentile(alone, 50), 1)} / ${fmt(alone.at(-1) ?? NaN, 1)} ms (${fmt(alone.length)} probes)`],
+    [
+      '/healthz latency while one read at a time is answered (HTTP, then MCP), p50 / worst',
+      `${fmt(percentile(alone, 50), 1)} / ${fmt(alone.at(-1) ?? NaN, 1)} ms (${fmt(alone.length)} probes)`,
+    ],
     ['RSS, filled and idle', mib(idleRss)],
     ['RSS, highest sampled under load / VmHWM (peak since start)', `${mib(rssMax)} / ${mib(peak)}`],
     ['RSS after the load', mib(after)],
-    ['/healthz latency under load, p50 / p99 / worst', `${fmt(percentile(healthz, 50), 1)} / ${fmt(percentile(healthz, 99), 1)} / ${fmt(healthz.at(-1) ?? NaN, 1)} ms (${fmt(healthz.length)} probes)`],
-    ['HTTP pages read (fast readers) / MiB / largest page', `${fmt(http.pages)} / ${fmt(http.bytes / MiB)} / ${fmt(http.largestPage)} bytes`],
+    [
+      '/healthz latency under load, p50 / p99 / worst',
+      `${fmt(percentile(healthz, 50), 1)} / ${fmt(percentile(healthz, 99), 1)} / ${fmt(healthz.at(-1) ?? NaN, 1)} ms (${fmt(healthz.length)} probes)`,
+    ],
+    [
+      'HTTP pages read (fast readers) / MiB / largest page',
+      `${fmt(http.pages)} / ${fmt(http.bytes / MiB)} / ${fmt(http.largestPage)} bytes`,
+    ],
     ['HTTP reads refused (503, Retry-After)', fmt(http.busy)],
-    ['MCP wait_for_events answered / MiB / refused (busy)', `${fmt(mcp.pages)} / ${fmt(mcp.bytes / MiB)} / ${fmt(mcp.busy)}`],
+    [
+      'MCP wait_for_events answered / MiB / refused (busy)',
+      `${fmt(mcp.pages)} / ${fmt(mcp.bytes / MiB)} / ${fmt(mcp.busy)}`,
+    ],
   ])
   log('')
   log(

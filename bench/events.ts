@@ -35,14 +35,17 @@
  */
 import {
   BenchError,
+  type BenchState,
   binaryPresent,
+  type Child,
   clockTicksPerSecond,
   cpuTicks,
   createForms,
   describeIdleCpu,
-  idleWindow,
   exitCodeFor,
   fmt,
+  type IdleWindow,
+  idleWindow,
   log,
   logFigures,
   makeTempDir,
@@ -56,9 +59,6 @@ import {
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
-  type IdleWindow,
-  type Child,
 } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 
@@ -143,7 +143,12 @@ function wrongAnswer(a: FeedAnswer, formId: string, answer: string): string | un
 }
 
 /** Answers form `formId` with `answer` (JSON POST /f/<id>); the error, if it failed. */
-async function answerForm(url: string, formId: string, answer: string, signal: AbortSignal): Promise<string | undefined> {
+async function answerForm(
+  url: string,
+  formId: string,
+  answer: string,
+  signal: AbortSignal,
+): Promise<string | undefined> {
   try {
     const res = await fetch(`${url}/f/${formId}`, {
       method: 'POST',
@@ -157,7 +162,6 @@ async function answerForm(url: string, formId: string, answer: string, signal: A
     return error instanceof Error ? error.message : String(error)
   }
 }
-
 
 // ---------------------------------------------------------------------------
 // The figures
@@ -253,7 +257,9 @@ async function measureWake(
     const got = await polled
     const wrong = wrongAnswer(got, formId, answer)
     if (got.at < sentAt) {
-      problems.push(`${where}: the feed request was answered before the change was sent: ${got.status} ${got.text.slice(0, 200)}`)
+      problems.push(
+        `${where}: the feed request was answered before the change was sent: ${got.status} ${got.text.slice(0, 200)}`,
+      )
       failures++
     } else if (wrong) {
       problems.push(`${where}: wrong feed answer: ${wrong}`)
@@ -276,7 +282,15 @@ async function measureWake(
 }
 
 /** Step 2: the idle window without and with WAITERS feed requests, then one answer waking them all. */
-async function measureCrowd(state: BenchState, child: Child, url: string, key: string, formId: string, tickMs: number, problems: string[]): Promise<CrowdFigures> {
+async function measureCrowd(
+  state: BenchState,
+  child: Child,
+  url: string,
+  key: string,
+  formId: string,
+  tickMs: number,
+  problems: string[],
+): Promise<CrowdFigures> {
   const pid = child.proc.pid
   const signal = state.abort.signal
   await sleep(2000)
@@ -302,16 +316,24 @@ async function measureCrowd(state: BenchState, child: Child, url: string, key: s
     await sleep(100)
     sockets = socketCount(pid)
   }
-  log(`intake holds ${fmt(sockets)} sockets (${fmt(baseSockets)} before) ${fmt(performance.now() - openStart)} ms after opening ${fmt(WAITERS)} feed requests`)
+  log(
+    `intake holds ${fmt(sockets)} sockets (${fmt(baseSockets)} before) ${fmt(performance.now() - openStart)} ms after opening ${fmt(WAITERS)} feed requests`,
+  )
   if (sockets < WAITERS + 1) log('warning: intake holds fewer sockets than waiters after 30 s; measuring anyway')
   await sleep(SETTLE_MS)
   const pendingBefore = pending
-  log(`measuring ${IDLE_WINDOW_MS / 1000} s idle with ${fmt(pendingBefore)} feed requests waiting (after=latest&wait=${CROWD_WAIT_S})...`)
+  log(
+    `measuring ${IDLE_WINDOW_MS / 1000} s idle with ${fmt(pendingBefore)} feed requests waiting (after=latest&wait=${CROWD_WAIT_S})...`,
+  )
   const loaded = await idleWindow(pid, tickMs, IDLE_WINDOW_MS)
   const pendingAfter = pending
   const early = answers.filter((a) => a !== undefined)
-  if (early.length > 0) problems.push(`${early.length} feed request(s) answered before any change: ${early[0]!.status} ${early[0]!.text.slice(0, 200)}`)
-  if (pendingBefore < WAITERS) problems.push(`only ${pendingBefore} of ${WAITERS} feed requests were waiting when the idle window started`)
+  if (early.length > 0)
+    problems.push(
+      `${early.length} feed request(s) answered before any change: ${early[0]!.status} ${early[0]!.text.slice(0, 200)}`,
+    )
+  if (pendingBefore < WAITERS)
+    problems.push(`only ${pendingBefore} of ${WAITERS} feed requests were waiting when the idle window started`)
 
   log(`one answer to wake all ${fmt(WAITERS)}...`)
   const answer = 'crowd'
@@ -335,7 +357,9 @@ async function measureCrowd(state: BenchState, child: Child, url: string, key: s
   latencies.sort((a, b) => a - b)
   problems.push(...wrong.slice(0, 5).map((w) => `crowd: wrong feed answer: ${w}`))
   if (wrong.length > 5) problems.push(`... ${wrong.length - 5} more wrong feed answers in the crowd`)
-  log(`  all woken: first ${fmt(latencies[0] ?? NaN, 1)} ms, last ${fmt(latencies.at(-1) ?? NaN, 1)} ms after the answer was sent (${fmt(latencies.length)} of ${fmt(WAITERS)} correct)`)
+  log(
+    `  all woken: first ${fmt(latencies[0] ?? NaN, 1)} ms, last ${fmt(latencies.at(-1) ?? NaN, 1)} ms after the answer was sent (${fmt(latencies.length)} of ${fmt(WAITERS)} correct)`,
+  )
   return {
     waiters: WAITERS,
     baseline,
@@ -352,7 +376,12 @@ async function measureCrowd(state: BenchState, child: Child, url: string, key: s
 }
 
 /** Step 4: two instances on a fresh PostgreSQL database; the feed request on one, the answer through the other. */
-async function measurePostgresWake(state: BenchState, server: string, binary: string | undefined, problems: string[]): Promise<NonNullable<EventFigures['postgres']>> {
+async function measurePostgresWake(
+  state: BenchState,
+  server: string,
+  binary: string | undefined,
+  problems: string[],
+): Promise<NonNullable<EventFigures['postgres']>> {
   const dbs = await createBenchDatabases(state, server, ['events'])
   const dbUrl = dbs.urls.events!
   log(`PostgreSQL on ${redactUrl(server)}: fresh database ${dbs.name}, two instances`)
@@ -368,10 +397,23 @@ async function measurePostgresWake(state: BenchState, server: string, binary: st
     }
     const a = await start(0)
     const b = await start(1, a.key)
-    const { ids } = await createForms({ url: a.url, key: a.key, signal: state.abort.signal }, WAKE_SAMPLES, CREATE_CONCURRENCY, FORM)
+    const { ids } = await createForms(
+      { url: a.url, key: a.key, signal: state.abort.signal },
+      WAKE_SAMPLES,
+      CREATE_CONCURRENCY,
+      FORM,
+    )
     const urls = [a.url, b.url]
     // Even samples wait on A and answer through B; odd ones the other way round.
-    const wake = await measureWake(state, a.key, ids, (n) => urls[n % 2]!, (n) => urls[(n + 1) % 2]!, 'PostgreSQL, across two instances', problems)
+    const wake = await measureWake(
+      state,
+      a.key,
+      ids,
+      (n) => urls[n % 2]!,
+      (n) => urls[(n + 1) % 2]!,
+      'PostgreSQL, across two instances',
+      problems,
+    )
     for (const child of children) {
       const stopped = await stopIntake(child)
       if (stopped.code !== 0) problems.push(`an intake on PostgreSQL exited with code ${stopped.code} on SIGTERM`)
@@ -403,14 +445,27 @@ export async function measureEvents(state: BenchState, options: EventOptions = {
   if (crowd) requireRoomForWaiters(HTTP_REQUESTS_NEEDED, OPEN_FILES_NEEDED, pid)
 
   // 1. The forms: one for the crowd, one per wake sample.
-  const { ids } = await createForms({ url, key, signal: state.abort.signal }, WAKE_SAMPLES + 1, CREATE_CONCURRENCY, FORM)
+  const { ids } = await createForms(
+    { url, key, signal: state.abort.signal },
+    WAKE_SAMPLES + 1,
+    CREATE_CONCURRENCY,
+    FORM,
+  )
 
   // 2. The crowd.
   const crowdFigures = crowd ? await measureCrowd(state, child, url, key, ids[0]!, tickMs, problems) : undefined
 
   // 3. One waiter at a time.
   log(`wake: ${fmt(WAKE_SAMPLES)} samples, one feed request waiting at a time...`)
-  const wake = await measureWake(state, key, ids.slice(1), () => url, () => url, 'SQLite, one instance', problems)
+  const wake = await measureWake(
+    state,
+    key,
+    ids.slice(1),
+    () => url,
+    () => url,
+    'SQLite, one instance',
+    problems,
+  )
 
   // 5. Stop (before PostgreSQL, so that the two do not share the cores).
   const stopped = await stopIntake(child)
@@ -418,7 +473,10 @@ export async function measureEvents(state: BenchState, options: EventOptions = {
   if (stopped.code !== 0) problems.push(`intake exited with code ${stopped.code} on SIGTERM`)
 
   // 4. Across instances on PostgreSQL.
-  const postgres = options.databaseUrl !== undefined ? await measurePostgresWake(state, options.databaseUrl, options.binary, problems) : undefined
+  const postgres =
+    options.databaseUrl !== undefined
+      ? await measurePostgresWake(state, options.databaseUrl, options.binary, problems)
+      : undefined
 
   return { version, tickMs, crowd: crowdFigures, wake, postgres, stopped, problems }
 }
@@ -437,8 +495,14 @@ export function eventRows(f: EventFigures): [string, string][] {
     [`change sent → feed request answered, p50${what}`, ms(percentile(w.latencies, 50))],
     [`change sent → feed request answered, p99${what}`, ms(percentile(w.latencies, 99))],
     [`change sent → feed request answered, max${what}`, ms(w.latencies.at(-1) ?? NaN)],
-    [`answer sent → its 201, p50 / p99${what}`, `${ms(percentile(w.receipts, 50))} / ${ms(percentile(w.receipts, 99))}`],
-    [`feed answers holding exactly that form's form.completed${what}`, `${fmt(w.latencies.length)} of ${fmt(w.samples)}`],
+    [
+      `answer sent → its 201, p50 / p99${what}`,
+      `${ms(percentile(w.receipts, 50))} / ${ms(percentile(w.receipts, 99))}`,
+    ],
+    [
+      `feed answers holding exactly that form's form.completed${what}`,
+      `${fmt(w.latencies.length)} of ${fmt(w.samples)}`,
+    ],
   ]
   rows.push(...wakeRows(f.wake, ''))
   if (f.postgres) rows.push(...wakeRows(f.postgres, ', PostgreSQL, across two instances'))
@@ -449,9 +513,15 @@ export function eventRows(f: EventFigures): [string, string][] {
       [`idle CPU, ${fmt(c.pendingBefore)} feed requests waiting`, cpu(c.loaded)],
       ['CPU added by the waiters', `${fmt(c.loaded.cpuMs - c.baseline.cpuMs)} ms per ${fmt(IDLE_WINDOW_MS / 1000)} s`],
       ['RSS, no waiter', mib(c.baseline.rssKiB)],
-      [`RSS, ${fmt(c.pendingBefore)} waiting`, `${mib(c.loaded.rssKiB)} (${fmt((c.loaded.rssKiB - c.baseline.rssKiB) / Math.max(1, c.pendingBefore), 1)} KiB more per waiter)`],
+      [
+        `RSS, ${fmt(c.pendingBefore)} waiting`,
+        `${mib(c.loaded.rssKiB)} (${fmt((c.loaded.rssKiB - c.baseline.rssKiB) / Math.max(1, c.pendingBefore), 1)} KiB more per waiter)`,
+      ],
       ['feed requests still waiting after the idle window', `${fmt(c.pendingAfter)} of ${fmt(c.waiters)}`],
-      [`one answer waking all ${fmt(c.waiters)}: first / p50 / last answered`, `${ms(c.firstMs)} / ${ms(percentile(c.latencies, 50))} / ${ms(c.lastMs)} (its 201: ${ms(c.receiptMs)})`],
+      [
+        `one answer waking all ${fmt(c.waiters)}: first / p50 / last answered`,
+        `${ms(c.firstMs)} / ${ms(percentile(c.latencies, 50))} / ${ms(c.lastMs)} (its 201: ${ms(c.receiptMs)})`,
+      ],
       [`intake CPU for that wake`, `${fmt(c.wakeCpuMs)} ms`],
       [`waiters answered with exactly that form's form.completed`, `${fmt(c.correct)} of ${fmt(c.waiters)}`],
     )

@@ -7,6 +7,12 @@
 export const FORM_SIZED_BODY = JSON.stringify({
   title: 'Book the team dinner',
   description: 'Pick what suits you; we book on Friday.',
-  fields: Array.from({ length: 5 }, (_, i) => ({ key: `field_${i}`, type: 'text', label: `Field ${i}`, required: i === 0, config: {} })),
+  fields: Array.from({ length: 5 }, (_, i) => ({
+    key: `field_${i}`,
+    type: 'text',
+    label: `Field ${i}`,
+    required: i === 0,
+    config: {},
+  })),
   context: { thread: 'T-1234' },
 })

@@ -34,8 +34,21 @@ import { randomBytes } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { killAllChildren } from '../test/e2e/binary.ts'
-import { describeRound, rollingRestart, type RoundReport } from '../test/e2e/instances.ts'
-import { BINARY, BenchError, PROJECT_ROOT, binaryPresent, exitCodeFor, fmt, log, logFigures, makeTempDir, percentile, runBench, type BenchState } from './lib.ts'
+import { describeRound, type RoundReport, rollingRestart } from '../test/e2e/instances.ts'
+import {
+  BenchError,
+  type BenchState,
+  BINARY,
+  binaryPresent,
+  exitCodeFor,
+  fmt,
+  log,
+  logFigures,
+  makeTempDir,
+  PROJECT_ROOT,
+  percentile,
+  runBench,
+} from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20)
@@ -52,7 +65,8 @@ function throwawayCluster(state: BenchState): string {
   // initdb's many lines are shown only when the start fails.
   const started = spawnSync('bash', [script, 'start'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
   const url = started.stdout.trim()
-  if (started.status !== 0 || !/^postgres:\/\//.test(url)) throw new BenchError(`scripts/postgres-cluster.sh start failed (exit ${started.status}):\n${started.stderr}`)
+  if (started.status !== 0 || !/^postgres:\/\//.test(url))
+    throw new BenchError(`scripts/postgres-cluster.sh start failed (exit ${started.status}):\n${started.stderr}`)
   state.exitHooks.add(() => {
     spawnSync('bash', [script, 'stop', url], { env, stdio: ['ignore', 'ignore', 'inherit'] })
     // The state file stays, empty, as the script's lock: nothing else will use this one.
@@ -64,11 +78,14 @@ function throwawayCluster(state: BenchState): string {
 
 async function run(state: BenchState): Promise<number> {
   if (!binaryPresent()) return 1
-  if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new BenchError(`BENCH_ROUNDS must be a whole number from 1, got "${process.env.BENCH_ROUNDS}"`)
+  if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
+    throw new BenchError(`BENCH_ROUNDS must be a whole number from 1, got "${process.env.BENCH_ROUNDS}"`)
   const given = process.env.BENCH_DATABASE_URL?.trim()
   const server = given || throwawayCluster(state)
   const databases = await createBenchDatabases(state, server, ['instances'])
-  log(`Rolling restarts: ${ROUNDS} round(s), 3 instances, ${WORKERS} clients, on ${redactUrl(databases.urls.instances!)}${given ? '' : ' (a throwaway cluster)'}`)
+  log(
+    `Rolling restarts: ${ROUNDS} round(s), 3 instances, ${WORKERS} clients, on ${redactUrl(databases.urls.instances!)}${given ? '' : ' (a throwaway cluster)'}`,
+  )
   const started = performance.now()
   try {
     const report = await rollingRestart({
@@ -92,7 +109,10 @@ async function run(state: BenchState): Promise<number> {
       ['answers acknowledged', fmt(t.submissions)],
       ['acknowledged, not found when read back (must be 0)', fmt(t.lost.length)],
       ['webhooks expected / arrived', `${fmt(t.deliveries.expected)} / ${fmt(t.deliveries.arrived)}`],
-      ['deliveries that arrived more than once', `${fmt(t.deliveries.duplicates)} (${fmt(t.deliveries.duplicateRequests)} extra requests)`],
+      [
+        'deliveries that arrived more than once',
+        `${fmt(t.deliveries.duplicates)} (${fmt(t.deliveries.duplicateRequests)} extra requests)`,
+      ],
       ['requests without an answer / of them done (must be 0)', `${fmt(t.unknown)} / ${fmt(t.doneUnanswered.length)}`],
       ['answers other than 201', JSON.stringify(t.refused)],
       ['requests sent elsewhere after a refused connect', fmt(t.connectRetries)],
@@ -105,15 +125,20 @@ async function run(state: BenchState): Promise<number> {
 
     const problems: string[] = []
     for (const r of rounds) {
-      for (const s of r.restarts) if (s.exitCode !== 0) problems.push(`round ${r.round}: instance ${s.instance} exited ${s.exitCode} after SIGTERM`)
+      for (const s of r.restarts)
+        if (s.exitCode !== 0)
+          problems.push(`round ${r.round}: instance ${s.instance} exited ${s.exitCode} after SIGTERM`)
       for (const line of r.lost) problems.push(`round ${r.round}: ${line}`)
-      for (const id of r.deliveries.missing) problems.push(`round ${r.round}: the webhook of answer ${id} never arrived`)
+      for (const id of r.deliveries.missing)
+        problems.push(`round ${r.round}: the webhook of answer ${id} never arrived`)
       for (const line of r.doneUnanswered) problems.push(`round ${r.round}: ${line}`)
     }
     for (const line of t.lost) problems.push(`after the run: ${line}`)
     for (const id of t.deliveries.missing) problems.push(`after the run: the webhook of answer ${id} never arrived`)
     if (Object.keys(t.refused).length) problems.push(`answers other than 201: ${JSON.stringify(t.refused)}`)
-    report.finalExitCodes.forEach((code, i) => code !== 0 && problems.push(`instance ${i + 1} exited ${code} after the final SIGTERM`))
+    report.finalExitCodes.forEach(
+      (code, i) => code !== 0 && problems.push(`instance ${i + 1} exited ${code} after the final SIGTERM`),
+    )
     // The ledger's own lines say which, once each.
     return exitCodeFor([...new Set(problems)])
   } finally {

@@ -46,13 +46,16 @@
  * Settings (env): BENCH_DATABASE_URL; BENCH_INSTANCES_SECONDS (seconds
  * measured per route and count, default 5).
  */
-import { SQL } from 'bun'
+
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import {
-  BenchError,
   alive,
+  BenchError,
+  type BenchState,
   binaryPresent,
+  type Child,
   clockTicksPerSecond,
   cpuTicks,
   createForms,
@@ -70,11 +73,17 @@ import {
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
-  type Child,
 } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
-import { combineRounds, runWrk, wrkPresent, writePerFormScript, writeStaticScript, type WrkResult, type WrkRun } from './wrk.ts'
+import {
+  combineRounds,
+  runWrk,
+  type WrkResult,
+  type WrkRun,
+  writePerFormScript,
+  writeStaticScript,
+  wrkPresent,
+} from './wrk.ts'
 
 /** The instance counts measured on one database, in this order, and the control: as many on a database each. */
 export const INSTANCE_COUNTS = [1, 2, 3]
@@ -119,7 +128,8 @@ function measureSeconds(): number {
   const raw = process.env.BENCH_INSTANCES_SECONDS?.trim()
   if (!raw) return 5
   const n = Number(raw.replace(/s$/, ''))
-  if (!Number.isInteger(n) || n < 1) throw new BenchError(`BENCH_INSTANCES_SECONDS=${raw}: expected a whole number of seconds >= 1`)
+  if (!Number.isInteger(n) || n < 1)
+    throw new BenchError(`BENCH_INSTANCES_SECONDS=${raw}: expected a whole number of seconds >= 1`)
   return n
 }
 
@@ -146,13 +156,19 @@ function wakePairs(count: number): [number, number][] {
 
 /** Busy and total clock ticks of every core since boot (/proc/stat's first line; idle and iowait are not busy). */
 function machineTicks(): { busy: number; total: number } {
-  const [user, nice, system, idle, iowait, ...rest] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number)
+  const [user, nice, system, idle, iowait, ...rest] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number)
   const busy = user! + nice! + system! + rest.reduce((a, b) => a + b, 0)
   return { busy, total: busy + idle! + iowait! }
 }
 
 /** Status > 399 (a submission that found no unanswered form left gets a 404, so it is one of them) and socket errors. */
-const failures = (r: WrkResult) => r.badStatus + r.socketErrors.connect + r.socketErrors.read + r.socketErrors.write + r.socketErrors.timeout
+const failures = (r: WrkResult) =>
+  r.badStatus + r.socketErrors.connect + r.socketErrors.read + r.socketErrors.write + r.socketErrors.timeout
 /** Requests wrk counted as answered with 2xx or 3xx. */
 const answeredWell = (r: WrkResult) => r.requests - r.badStatus
 
@@ -245,16 +261,30 @@ interface Group {
 const usersOf = (g: Group, db: Database) => g.instances.filter((i) => i.db === db)
 
 /** The sum of `f` over the databases of `g`. */
-const sumOver = async (g: Group, f: (db: Database) => Promise<number>) => (await Promise.all(g.databases.map(f))).reduce((a, b) => a + b, 0)
+const sumOver = async (g: Group, f: (db: Database) => Promise<number>) =>
+  (await Promise.all(g.databases.map(f))).reduce((a, b) => a + b, 0)
 
 /**
  * `count` instances spread evenly over `databaseUrls`: on each, the first
  * alone (it makes the schema and prints the key), the others together with
  * that key.
  */
-async function startGroup(state: BenchState, count: number, databaseUrls: string[], binary: string | undefined): Promise<Group> {
+async function startGroup(
+  state: BenchState,
+  count: number,
+  databaseUrls: string[],
+  binary: string | undefined,
+): Promise<Group> {
   const apart = databaseUrls.length > 1
-  const g: Group = { count, apart, name: groupName(count, apart), instances: [], databases: [], version: '', responsesWritten: 0 }
+  const g: Group = {
+    count,
+    apart,
+    name: groupName(count, apart),
+    instances: [],
+    databases: [],
+    version: '',
+    responsesWritten: 0,
+  }
   const perDatabase = count / databaseUrls.length
   for (const [d, url] of databaseUrls.entries()) {
     const start = async (k: number, key?: string) => {
@@ -263,7 +293,9 @@ async function startGroup(state: BenchState, count: number, databaseUrls: string
       return { k, child, dir, ready: await whenReady(child, 60_000, key === undefined ? {} : { key }) }
     }
     const first = await start(d * perDatabase)
-    const others = await Promise.all(Array.from({ length: perDatabase - 1 }, (_, j) => start(d * perDatabase + j + 1, first.ready.key)))
+    const others = await Promise.all(
+      Array.from({ length: perDatabase - 1 }, (_, j) => start(d * perDatabase + j + 1, first.ready.key)),
+    )
     const key = first.ready.key
     const { ids } = await createForms({ url: first.ready.url, key, signal: state.abort.signal }, 1, 1, () => FORM)
     const db: Database = { look: databaseLook(url), key, readFormId: ids[0]! }
@@ -276,7 +308,13 @@ async function startGroup(state: BenchState, count: number, databaseUrls: string
         url: started.ready.url,
         label: `instance ${started.k + 1} of ${count}${apart ? ' (a database each)' : ''}`,
         db,
-        createScript: writeStaticScript(started.dir, 'create', 'POST', { Authorization: `Bearer ${key}`, 'Content-Type': JSON_TYPE }, CREATE_BODY),
+        createScript: writeStaticScript(
+          started.dir,
+          'create',
+          'POST',
+          { Authorization: `Bearer ${key}`, 'Content-Type': JSON_TYPE },
+          CREATE_BODY,
+        ),
       })
     }
   }
@@ -293,7 +331,9 @@ function ensureAlive(groups: Group[], during: string): void {
       .filter((line) => line.trim() && !line.includes('"msg":"request"'))
       .slice(-5)
       .join('\n')
-    throw new BenchError(`${instance.label} exited during ${during} (code ${instance.child.proc.exitCode}, signal ${instance.child.proc.signalCode}):\n${last}\n${instance.child.err.tail.trim()}`)
+    throw new BenchError(
+      `${instance.label} exited during ${during} (code ${instance.child.proc.exitCode}, signal ${instance.child.proc.signalCode}):\n${last}\n${instance.child.err.tail.trim()}`,
+    )
   }
 }
 
@@ -314,9 +354,13 @@ function readInstanceLog(instance: Instance): { summary: string; problems: strin
   const byStatus = [...statuses].sort(([a], [b]) => a - b)
   const requests = byStatus.reduce((sum, [, n]) => sum + n, 0)
   const problems = [
-    ...byStatus.filter(([status]) => status > 399).map(([status, n]) => `${instance.label} logged ${fmt(n)} responses with status ${status}`),
+    ...byStatus
+      .filter(([status]) => status > 399)
+      .map(([status, n]) => `${instance.label} logged ${fmt(n)} responses with status ${status}`),
     ...errors.slice(0, ERROR_LINES_QUOTED).map((line) => `${instance.label} logged an error: ${line.slice(0, 600)}`),
-    ...(errors.length > ERROR_LINES_QUOTED ? [`${instance.label} logged ${fmt(errors.length - ERROR_LINES_QUOTED)} more error lines`] : []),
+    ...(errors.length > ERROR_LINES_QUOTED
+      ? [`${instance.label} logged ${fmt(errors.length - ERROR_LINES_QUOTED)} more error lines`]
+      : []),
   ]
   const stderr = instance.child.err.tail.trim()
   if (stderr) problems.push(`${instance.label} wrote to stderr: ${stderr.slice(-300)}`)
@@ -333,7 +377,8 @@ function databaseLook(url: string) {
   return {
     responses: () => count('SELECT count(*)::int8 AS n FROM responses'),
     unansweredCount: () => count(`SELECT count(*)::int8 AS n FROM forms WHERE status = 'active'`),
-    unanswered: async () => ((await sql`SELECT id FROM forms WHERE status = 'active' ORDER BY id`) as { id: string }[]).map((r) => r.id),
+    unanswered: async () =>
+      ((await sql`SELECT id FROM forms WHERE status = 'active' ORDER BY id`) as { id: string }[]).map((r) => r.id),
     /** The next transaction id, read without taking one (txid_current would). */
     nextXid: () => count('SELECT pg_snapshot_xmax(pg_current_snapshot())::text::int8 AS n'),
     close: () => sql.close(),
@@ -347,12 +392,28 @@ type DatabaseLook = ReturnType<typeof databaseLook>
 type Request = (instance: Instance, k: number) => Omit<WrkRun, 'threads' | 'connections' | 'seconds'>
 
 /** One wrk process per instance, all started together, CONNECTIONS split over them; their requests summed. */
-async function together(state: BenchState, instances: Instance[], seconds: number, request: Request): Promise<{ all: WrkResult; each: number[] }> {
+async function together(
+  state: BenchState,
+  instances: Instance[],
+  seconds: number,
+  request: Request,
+): Promise<{ all: WrkResult; each: number[] }> {
   const connections = splitConnections(instances.length)
-  const runs = await Promise.all(instances.map((instance, k) => runWrk(state, { ...request(instance, k), threads: THREADS, connections: connections[k]!, seconds })))
+  const runs = await Promise.all(
+    instances.map((instance, k) =>
+      runWrk(state, { ...request(instance, k), threads: THREADS, connections: connections[k]!, seconds }),
+    ),
+  )
   // combineRounds adds the failures and takes the worst p99; the runs overlapped, so the rate is the sum of theirs.
   const each = runs.map((r) => r.requestsPerSecond)
-  return { all: { ...combineRounds(runs), requestsPerSecond: each.reduce((a, b) => a + b, 0), seconds: Math.max(...runs.map((r) => r.seconds)) }, each }
+  return {
+    all: {
+      ...combineRounds(runs),
+      requestsPerSecond: each.reduce((a, b) => a + b, 0),
+      seconds: Math.max(...runs.map((r) => r.seconds)),
+    },
+    each,
+  }
 }
 
 /** A route as the section runs it: what each run sends, made afresh for every run (a submission's forms are used once). */
@@ -373,11 +434,18 @@ interface Schedule {
  * A route on every group: a warm-up each, then `rounds` rounds, the groups
  * taking turns in each; the figures of each group's rounds as one.
  */
-async function inTurns(state: BenchState, groups: Group[], route: Route, schedule: Schedule, problems: string[]): Promise<Measured[]> {
+async function inTurns(
+  state: BenchState,
+  groups: Group[],
+  route: Route,
+  schedule: Schedule,
+  problems: string[],
+): Promise<Measured[]> {
   const check = (g: Group, what: string, r: WrkResult) => {
     const where = `${g.name}, ${what}`
     if (r.badStatus > 0) problems.push(`${where}: ${fmt(r.badStatus)} responses with a status > 399`)
-    if (r.exhausted > 0) problems.push(`${where}: ${fmt(r.exhausted)} requests found no unanswered form left (too few forms made)`)
+    if (r.exhausted > 0)
+      problems.push(`${where}: ${fmt(r.exhausted)} requests found no unanswered form left (too few forms made)`)
     const sockets = failures(r) - r.badStatus
     if (sockets > 0) problems.push(`${where}: socket errors ${JSON.stringify(r.socketErrors)}`)
   }
@@ -390,7 +458,14 @@ async function inTurns(state: BenchState, groups: Group[], route: Route, schedul
   }
   const ticksPerSecond = clockTicksPerSecond()
   const intakeTicks = (g: Group) => g.instances.reduce((sum, i) => sum + cpuTicks(i.child.proc.pid), 0)
-  const sums = groups.map(() => ({ runs: [] as { all: WrkResult; each: number[] }[], machineBusy: 0, machineTotal: 0, intakeTicks: 0, ms: 0, xids: 0 }))
+  const sums = groups.map(() => ({
+    runs: [] as { all: WrkResult; each: number[] }[],
+    machineBusy: 0,
+    machineTotal: 0,
+    intakeTicks: 0,
+    ms: 0,
+    xids: 0,
+  }))
   for (let round = 0; round < schedule.rounds; round++) {
     for (const k of turn(groups.length, round)) {
       const g = groups[k]!
@@ -434,7 +509,12 @@ async function inTurns(state: BenchState, groups: Group[], route: Route, schedul
 }
 
 /** Submissions: each run answers forms never answered, each wrk its own; before the rounds, forms enough for them all. */
-function submissionRoute(state: BenchState, schedule: Schedule, createRates: Map<Group, number>, problems: string[]): Route {
+function submissionRoute(
+  state: BenchState,
+  schedule: Schedule,
+  createRates: Map<Group, number>,
+  problems: string[],
+): Route {
   return {
     name: 'POST /f/<id> (JSON)',
     async prepare(g, run) {
@@ -443,11 +523,22 @@ function submissionRoute(state: BenchState, schedule: Schedule, createRates: Map
         const users = usersOf(g, db)
         let ids = await db.look.unanswered()
         // The warm-up answers no more than it can (about three times the create rate's worth): the rest are for the rounds.
-        if (run === 'warm-up') ids = ids.slice(0, Math.ceil((Math.max(createRates.get(g)!, 1000) * WARMUP_S * 3 * users.length) / g.count))
+        if (run === 'warm-up')
+          ids = ids.slice(0, Math.ceil((Math.max(createRates.get(g)!, 1000) * WARMUP_S * 3 * users.length) / g.count))
         users.forEach((instance, k) => {
           const idsFile = join(instance.dir, `submit-${run}.ids`)
-          writeFileSync(idsFile, ids.filter((_, n) => n % users.length === k).join('\n') + '\n')
-          scripts.set(instance, writePerFormScript(instance.dir, `submit-${run}`, idsFile, THREADS, { 'Content-Type': JSON_TYPE }, ANSWER_BODY))
+          writeFileSync(idsFile, `${ids.filter((_, n) => n % users.length === k).join('\n')}\n`)
+          scripts.set(
+            instance,
+            writePerFormScript(
+              instance.dir,
+              `submit-${run}`,
+              idsFile,
+              THREADS,
+              { 'Content-Type': JSON_TYPE },
+              ANSWER_BODY,
+            ),
+          )
         })
       }
       const responsesBefore = await sumOver(g, (db) => db.look.responses())
@@ -456,27 +547,41 @@ function submissionRoute(state: BenchState, schedule: Schedule, createRates: Map
         async done(answered) {
           const written = (await sumOver(g, (db) => db.look.responses())) - responsesBefore
           if (run !== 'warm-up') g.responsesWritten += written
-          if (written < answered) problems.push(`${g.name}, POST /f/<id> (${run === 'warm-up' ? 'warm-up' : `round ${run + 1}`}): wrk counted ${fmt(answered)} good answers, ${fmt(written)} responses were written`)
+          if (written < answered)
+            problems.push(
+              `${g.name}, POST /f/<id> (${run === 'warm-up' ? 'warm-up' : `round ${run + 1}`}): wrk counted ${fmt(answered)} good answers, ${fmt(written)} responses were written`,
+            )
         },
       }
     },
     async afterWarmUp(g, warmUpRate) {
       // Half as much again as the faster of creates and the warm-up would answer, and 100 per connection; each database its share.
-      const needed = Math.ceil(Math.max(warmUpRate, createRates.get(g)!) * schedule.rounds * schedule.roundSeconds * 1.5) + 100 * CONNECTIONS
+      const needed =
+        Math.ceil(Math.max(warmUpRate, createRates.get(g)!) * schedule.rounds * schedule.roundSeconds * 1.5) +
+        100 * CONNECTIONS
       await Promise.all(
         g.databases.map(async (db) => {
           const users = usersOf(g, db)
           const share = Math.ceil((needed * users.length) / g.count)
           const left = await db.look.unansweredCount()
           if (left >= share) return
-          log(`  ${g.name}: ${fmt(left)} unanswered forms on a database, creating ${fmt(share - left)} more for the submissions...`)
+          log(
+            `  ${g.name}: ${fmt(left)} unanswered forms on a database, creating ${fmt(share - left)} more for the submissions...`,
+          )
           const topUp = await runWrk(
             state,
-            { url: `${users[0]!.url}/api/v1/forms`, script: users[0]!.createScript, threads: THREADS, connections: CONNECTIONS, seconds: 120 },
+            {
+              url: `${users[0]!.url}/api/v1/forms`,
+              script: users[0]!.createScript,
+              threads: THREADS,
+              connections: CONNECTIONS,
+              seconds: 120,
+            },
             async () => (await db.look.unansweredCount()) >= share,
             250,
           )
-          if (failures(topUp) > 0) problems.push(`${g.name}, creates for the submissions: ${fmt(failures(topUp))} failed`)
+          if (failures(topUp) > 0)
+            problems.push(`${g.name}, creates for the submissions: ${fmt(failures(topUp))} failed`)
         }),
       )
     },
@@ -491,7 +596,12 @@ async function measureWake(state: BenchState, g: Group) {
   const { instances } = g
   const pairs = wakePairs(instances.length)
   const { key } = g.databases[0]!
-  const { ids: formIds } = await createForms({ url: instances[0]!.url, key, signal: state.abort.signal }, WAKE_SAMPLES, 8, () => FORM)
+  const { ids: formIds } = await createForms(
+    { url: instances[0]!.url, key, signal: state.abort.signal },
+    WAKE_SAMPLES,
+    8,
+    () => FORM,
+  )
   const wake: number[] = []
   const receipt: number[] = []
   const problems: string[] = []
@@ -500,14 +610,26 @@ async function measureWake(state: BenchState, g: Group) {
     const formId = formIds[n]!
     const [waitOn, answerVia] = pairs[n % pairs.length]!
     const where = `${g.name}, wake: form ${n + 1}, waiting on instance ${waitOn + 1}, answered through instance ${answerVia + 1}`
-    const polled = fetch(`${instances[waitOn]!.url}/api/v1/forms/${formId}/responses?wait=${WAIT_S}`, { headers: { Authorization: `Bearer ${key}` }, signal }).then(
+    const polled = fetch(`${instances[waitOn]!.url}/api/v1/forms/${formId}/responses?wait=${WAIT_S}`, {
+      headers: { Authorization: `Bearer ${key}` },
+      signal,
+    }).then(
       async (res) => ({ status: res.status, text: await res.text(), at: performance.now() }),
-      (error: unknown) => ({ status: 0, text: error instanceof Error ? error.message : String(error), at: performance.now() }),
+      (error: unknown) => ({
+        status: 0,
+        text: error instanceof Error ? error.message : String(error),
+        at: performance.now(),
+      }),
     )
     await sleep(WAKE_SETTLE_MS)
     const sentAt = performance.now()
     try {
-      const res = await fetch(`${instances[answerVia]!.url}/f/${formId}`, { method: 'POST', headers: { 'Content-Type': JSON_TYPE }, body: ANSWER_BODY, signal })
+      const res = await fetch(`${instances[answerVia]!.url}/f/${formId}`, {
+        method: 'POST',
+        headers: { 'Content-Type': JSON_TYPE },
+        body: ANSWER_BODY,
+        signal,
+      })
       const text = await res.text()
       receipt.push(performance.now() - sentAt)
       if (res.status !== 201) problems.push(`${where}: the answer got ${res.status} ${text.slice(0, 200)}`)
@@ -522,8 +644,12 @@ async function measureWake(state: BenchState, g: Group) {
     } catch {
       // not JSON: wrong below
     }
-    if (poll.at < sentAt) problems.push(`${where}: the long-poll returned before the answer was sent (${poll.status} ${poll.text.slice(0, 200)})`)
-    else if (poll.status !== 200 || one?.form_id !== formId) problems.push(`${where}: the long-poll returned ${poll.status} ${poll.text.slice(0, 200)}`)
+    if (poll.at < sentAt)
+      problems.push(
+        `${where}: the long-poll returned before the answer was sent (${poll.status} ${poll.text.slice(0, 200)})`,
+      )
+    else if (poll.status !== 200 || one?.form_id !== formId)
+      problems.push(`${where}: the long-poll returned ${poll.status} ${poll.text.slice(0, 200)}`)
     else wake.push(poll.at - sentAt)
   })
   wake.sort((a, b) => a - b)
@@ -543,7 +669,11 @@ async function measureWake(state: BenchState, g: Group) {
  * (BENCH_DATABASE_URL), and the control on a database per instance; the
  * databases are dropped before it returns.
  */
-export async function measureInstances(state: BenchState, server: string, options: { binary?: string } = {}): Promise<InstancesFigures> {
+export async function measureInstances(
+  state: BenchState,
+  server: string,
+  options: { binary?: string } = {},
+): Promise<InstancesFigures> {
   const t0 = performance.now()
   const seconds = measureSeconds()
   const rounds = Math.min(MAX_ROUNDS, seconds)
@@ -553,28 +683,63 @@ export async function measureInstances(state: BenchState, server: string, option
   const groups: Group[] = []
   try {
     const settings = new SQL({ url: databases.urls.n1!, max: 1 })
-    const [row] = (await settings`SELECT current_setting('server_version') AS version, current_setting('synchronous_commit') AS sync`) as { version: string; sync: string }[]
+    const [row] =
+      (await settings`SELECT current_setting('server_version') AS version, current_setting('synchronous_commit') AS sync`) as {
+        version: string
+        sync: string
+      }[]
     await settings.close()
     log(
       `Several instances on one PostgreSQL database: ${INSTANCE_COUNTS.join(', ')} instances, and ${CONTROL_COUNT} on a database each, taking turns; ` +
         `per route a ${WARMUP_S} s warm-up and ${rounds} rounds of ${schedule.roundSeconds} s; wrk -t${THREADS}, ${CONNECTIONS} connections in all; ` +
         `PostgreSQL ${row!.version} at ${redactUrl(server)} (synchronous_commit ${row!.sync})`,
     )
-    for (const count of INSTANCE_COUNTS) groups.push(await startGroup(state, count, [databases.urls[`n${count}`]!], options.binary))
-    groups.push(await startGroup(state, CONTROL_COUNT, controlRoles.map((role) => databases.urls[role]!), options.binary))
+    for (const count of INSTANCE_COUNTS)
+      groups.push(await startGroup(state, count, [databases.urls[`n${count}`]!], options.binary))
+    groups.push(
+      await startGroup(
+        state,
+        CONTROL_COUNT,
+        controlRoles.map((role) => databases.urls[role]!),
+        options.binary,
+      ),
+    )
 
     const problems: string[] = []
     const reads = await inTurns(
       state,
       groups,
-      { name: 'GET /api/v1/forms/<id>', prepare: async () => ({ request: (i) => ({ url: `${i.url}/api/v1/forms/${i.db.readFormId}`, headers: { Authorization: `Bearer ${i.db.key}` } }) }) },
+      {
+        name: 'GET /api/v1/forms/<id>',
+        prepare: async () => ({
+          request: (i) => ({
+            url: `${i.url}/api/v1/forms/${i.db.readFormId}`,
+            headers: { Authorization: `Bearer ${i.db.key}` },
+          }),
+        }),
+      },
       schedule,
       problems,
     )
     // Creates: the same body every time; the forms they make are the ones the submissions answer.
-    const creates = await inTurns(state, groups, { name: 'POST /api/v1/forms', prepare: async () => ({ request: (i) => ({ url: `${i.url}/api/v1/forms`, script: i.createScript }) }) }, schedule, problems)
+    const creates = await inTurns(
+      state,
+      groups,
+      {
+        name: 'POST /api/v1/forms',
+        prepare: async () => ({ request: (i) => ({ url: `${i.url}/api/v1/forms`, script: i.createScript }) }),
+      },
+      schedule,
+      problems,
+    )
     const createRates = new Map(groups.map((g, k) => [g, creates[k]!.all.requestsPerSecond]))
-    const submissions = await inTurns(state, groups, submissionRoute(state, schedule, createRates, problems), schedule, problems)
+    const submissions = await inTurns(
+      state,
+      groups,
+      submissionRoute(state, schedule, createRates, problems),
+      schedule,
+      problems,
+    )
 
     const runs: InstancesRun[] = []
     for (const [k, g] of groups.entries()) {
@@ -635,14 +800,23 @@ export function renderInstances(f: InstancesFigures): string[] {
   ]
   /** Each route's rate of `r` over that of `base`. */
   const ratios = (r: InstancesRun, base: InstancesRun) =>
-    routes.map(([name, pick]) => `${name} ${fmt(pick(r).all.requestsPerSecond / pick(base).all.requestsPerSecond, 2)} ×`).join(', ')
-  const name = (r: InstancesRun) => (r.apart ? `${r.count}, a database each (control)` : `${r.count}${r.count === 1 ? ' (wake on the same instance)' : ''}`)
+    routes
+      .map(([name, pick]) => `${name} ${fmt(pick(r).all.requestsPerSecond / pick(base).all.requestsPerSecond, 2)} ×`)
+      .join(', ')
+  const name = (r: InstancesRun) =>
+    r.apart
+      ? `${r.count}, a database each (control)`
+      : `${r.count}${r.count === 1 ? ' (wake on the same instance)' : ''}`
   const rows = f.runs.map((r) => {
     const p99 = percentile(r.wake, 99)
-    const failed = routes.reduce((sum, [, pick]) => sum + failures(pick(r).all), 0) + (r.apart ? 0 : WAKE_SAMPLES - r.wake.length)
+    const failed =
+      routes.reduce((sum, [, pick]) => sum + failures(pick(r).all), 0) + (r.apart ? 0 : WAKE_SAMPLES - r.wake.length)
     return [
       name(r),
-      ...routes.map(([, pick]) => `${fmt(pick(r).all.requestsPerSecond)} (${fmt(pick(r).all.requestsPerSecond / pick(one).all.requestsPerSecond, 2)} ×)`),
+      ...routes.map(
+        ([, pick]) =>
+          `${fmt(pick(r).all.requestsPerSecond)} (${fmt(pick(r).all.requestsPerSecond / pick(one).all.requestsPerSecond, 2)} ×)`,
+      ),
       r.apart ? 'n/a: nothing shared' : `${ms(percentile(r.wake, 50))} / ${ms(p99)} / ${ms(r.wake.at(-1) ?? NaN)}`,
       r.apart ? '' : p99 <= WAKE_BOUND_MS ? '✓ pass' : '✗ miss',
       fmt(failed),
@@ -696,7 +870,15 @@ export function renderInstances(f: InstancesFigures): string[] {
       'No throughput target; the wake has the bound of CONTRACT 10: within a second.',
     '',
     ...markdownTable(
-      ['instances', 'route', 'req/s (per instance)', 'p50 / p99', `machine: cores busy of ${cores}`, 'instances: cores', 'PostgreSQL xids per request'],
+      [
+        'instances',
+        'route',
+        'req/s (per instance)',
+        'p50 / p99',
+        `machine: cores busy of ${cores}`,
+        'instances: cores',
+        'PostgreSQL xids per request',
+      ],
       usageRows,
     ),
     '',

@@ -8,11 +8,23 @@
  *
  * Nothing here builds: the scripts run dist/intake as `bun run build` left it.
  */
-import type { Subprocess } from 'bun'
+
 import { createHmac } from 'node:crypto'
-import { closeSync, existsSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  rmSync,
+} from 'node:fs'
 import { cpus, release, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import type { Subprocess } from 'bun'
 
 export const PROJECT_ROOT = resolve(import.meta.dir, '..')
 export const BINARY = join(PROJECT_ROOT, 'dist', 'intake')
@@ -47,7 +59,11 @@ export async function pool(count: number, concurrency: number, task: (i: number)
  * passed (a limit script's timed loop). `commit` says how many units its
  * transaction wrote; the total, and the time from the start to the last commit.
  */
-export async function commitFor<W>(writers: W[], seconds: number, commit: (writer: W) => Promise<number>): Promise<{ units: number; ms: number }> {
+export async function commitFor<W>(
+  writers: W[],
+  seconds: number,
+  commit: (writer: W) => Promise<number>,
+): Promise<{ units: number; ms: number }> {
   let units = 0
   const started = performance.now()
   const until = started + seconds * 1000
@@ -67,7 +83,11 @@ export async function commitFor<W>(writers: W[], seconds: number, commit: (write
 
 /** A Markdown table: the header row, the separator, a row per entry. */
 export function markdownTable(header: string[], rows: string[][]): string[] {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)]
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ]
 }
 
 /** What a bench prints at the end of its run: `## heading`, a table of measures and values, the machine line. */
@@ -169,7 +189,8 @@ export async function idleWindow(pid: number, tickMs: number, ms: number): Promi
 }
 
 /** An idle window's CPU as a reader takes it: "50 ms in 10.00 s (0.50 % of one core)". */
-export const describeIdleCpu = (w: IdleWindow) => `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt((100 * w.cpuMs) / w.wallMs, 2)} % of one core)`
+export const describeIdleCpu = (w: IdleWindow) =>
+  `${fmt(w.cpuMs)} ms in ${fmt(w.wallMs / 1000, 2)} s (${fmt((100 * w.cpuMs) / w.wallMs, 2)} % of one core)`
 
 /**
  * Bun's fetch sends at most 256 requests at once unless told otherwise when it
@@ -193,14 +214,22 @@ export async function rerunWithHttpRequests(needed: number): Promise<void> {
  * fetch's limit on requests in flight, and the open-file limits of this
  * process and of intake (`pid`, when started).
  */
-export function requireRoomForWaiters(httpRequestsNeeded: number, openFilesNeeded: number, pid: number | 'self' = 'self'): void {
+export function requireRoomForWaiters(
+  httpRequestsNeeded: number,
+  openFilesNeeded: number,
+  pid: number | 'self' = 'self',
+): void {
   if (pid === 'self' && Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 0) < httpRequestsNeeded) {
-    throw new BenchError(`start the bench with BUN_CONFIG_MAX_HTTP_REQUESTS=${httpRequestsNeeded}: Bun's fetch would queue the waiters past the 256th`)
+    throw new BenchError(
+      `start the bench with BUN_CONFIG_MAX_HTTP_REQUESTS=${httpRequestsNeeded}: Bun's fetch would queue the waiters past the 256th`,
+    )
   }
   const limit = openFileLimit(pid)
   if (limit !== undefined && limit < openFilesNeeded) {
-    const whose = pid === 'self' ? 'The bench' : "intake"
-    throw new BenchError(`${whose}'s open-file limit is ${limit}; it needs about ${openFilesNeeded} (one socket per waiter on each side). Raise it in this shell and run again: ulimit -n 4096`)
+    const whose = pid === 'self' ? 'The bench' : 'intake'
+    throw new BenchError(
+      `${whose}'s open-file limit is ${limit}; it needs about ${openFilesNeeded} (one socket per waiter on each side). Raise it in this shell and run again: ulimit -n 4096`,
+    )
   }
 }
 
@@ -227,8 +256,8 @@ function cpuModel(): string {
 }
 
 /** CPU model, cores, kernel and Bun version, for the "Machine:" line under a table. */
-export const machineLine = () => `${cpuModel()}, ${navigator.hardwareConcurrency} cores, Linux ${release()}, Bun ${Bun.version}`
-
+export const machineLine = () =>
+  `${cpuModel()}, ${navigator.hardwareConcurrency} cores, Linux ${release()}, Bun ${Bun.version}`
 
 /** VmHWM (peak resident set since the process started) in KiB. */
 export function peakRssKiB(pid: number): number {
@@ -336,7 +365,8 @@ export type Child = ReturnType<typeof spawnIntake>
 export function intakeEnv(env: Record<string, string> = {}): Record<string, string> {
   const childEnv: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !name.startsWith('SERVICE_') && name !== 'BUN_CONFIG_MAX_HTTP_REQUESTS') childEnv[name] = value
+    if (value !== undefined && !name.startsWith('SERVICE_') && name !== 'BUN_CONFIG_MAX_HTTP_REQUESTS')
+      childEnv[name] = value
   }
   childEnv.SERVICE_RATE_LIMIT = '0'
   childEnv.SERVICE_PUBLIC_RATE_LIMIT = '0'
@@ -349,7 +379,9 @@ export function intakeEnv(env: Record<string, string> = {}): Record<string, stri
  * setting inherited from this shell, both rate limits off, then `env` on top.
  */
 export function spawnIntake(dir: string, env: Record<string, string> = {}, options: IntakeOptions = {}) {
-  const childEnv = intakeEnv(options.databaseUrl === undefined ? env : { ...env, SERVICE_DATABASE_URL: options.databaseUrl })
+  const childEnv = intakeEnv(
+    options.databaseUrl === undefined ? env : { ...env, SERVICE_DATABASE_URL: options.databaseUrl },
+  )
   const logFile = options.logToFile ? join(dir, options.logName ?? 'intake.stdout.log') : undefined
   const store = options.databaseUrl === undefined ? ['--db', join(dir, 'intake.db')] : []
   const args = [options.binary ?? BINARY, 'serve', '--host', '127.0.0.1', '--port', String(options.port ?? 0), ...store]
@@ -391,7 +423,10 @@ export async function whenReady(child: Child, timeoutMs = 15_000, options: { key
       if (error) reject(error)
       else resolvePromise(ready!)
     }
-    const timer = setTimeout(() => finish(new BenchError(`intake printed no listening line within ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(
+      () => finish(new BenchError(`intake printed no listening line within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
     const check = () => {
       const head = child.out.head
       const listening = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))(?: \(.*\))?\s*$/m.exec(head)
@@ -407,7 +442,11 @@ export async function whenReady(child: Child, timeoutMs = 15_000, options: { key
     poll = setInterval(check, 5)
     void child.proc.exited.then(() => {
       check()
-      finish(new BenchError(`intake exited (code ${child.proc.exitCode}, signal ${child.proc.signalCode}) before it was ready`))
+      finish(
+        new BenchError(
+          `intake exited (code ${child.proc.exitCode}, signal ${child.proc.signalCode}) before it was ready`,
+        ),
+      )
     })
     check()
   })
@@ -456,7 +495,8 @@ export async function createForms(
       signal: api.signal,
     })
     const created = (await res.json()) as { id?: string; detail?: string }
-    if (res.status !== 201 || typeof created.id !== 'string') throw new BenchError(`creating form ${i + 1}: ${res.status} ${JSON.stringify(created)}`)
+    if (res.status !== 201 || typeof created.id !== 'string')
+      throw new BenchError(`creating form ${i + 1}: ${res.status} ${JSON.stringify(created)}`)
     ids[i] = created.id
   })
   return { ids, ms: performance.now() - started }
@@ -495,7 +535,12 @@ export function removeTempDir(state: BenchState, dir: string): void {
 }
 
 /** `spawnIntake`, remembered so that it is stopped on the way out. */
-export function startIntake(state: BenchState, dir: string, env: Record<string, string> = {}, options: IntakeOptions = {}): Child {
+export function startIntake(
+  state: BenchState,
+  dir: string,
+  env: Record<string, string> = {},
+  options: IntakeOptions = {},
+): Child {
   const child = spawnIntake(dir, env, options)
   state.children.add(child)
   return child
@@ -510,7 +555,13 @@ export function track<T extends Subprocess>(state: BenchState, proc: T): T {
 
 /** A fresh BenchState, for code that cleans up itself (a test) instead of through `runBench`. */
 export function createBenchState(): BenchState {
-  return { children: new Set(), processes: new Set(), dirs: new Set(), abort: new AbortController(), exitHooks: new Set() }
+  return {
+    children: new Set(),
+    processes: new Set(),
+    dirs: new Set(),
+    abort: new AbortController(),
+    exitHooks: new Set(),
+  }
 }
 
 function runExitHooks(state: BenchState): void {
@@ -570,7 +621,8 @@ export async function runBench(run: (state: BenchState) => Promise<number>): Pro
     if (last) {
       const err = last.err.tail.trim()
       if (err) console.error(`--- intake stderr (end) ---\n${err}`)
-      if (!alive(last)) console.error(`(that intake exited: code ${last.proc.exitCode}, signal ${last.proc.signalCode})`)
+      if (!alive(last))
+        console.error(`(that intake exited: code ${last.proc.exitCode}, signal ${last.proc.signalCode})`)
     }
   } finally {
     state.abort.abort()

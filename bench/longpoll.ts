@@ -20,13 +20,15 @@
  * wrong (a request failed, a waiter returned early or with the wrong body).
  */
 import {
-  exitCodeFor,
+  type BenchState,
   binaryPresent,
   clockTicksPerSecond,
   createForms,
   describeIdleCpu,
-  idleWindow,
+  exitCodeFor,
   fmt,
+  type IdleWindow,
+  idleWindow,
   log,
   logFigures,
   makeTempDir,
@@ -42,8 +44,6 @@ import {
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
-  type IdleWindow,
 } from './lib.ts'
 
 const FORMS = 1000
@@ -117,12 +117,17 @@ export async function measureLongPoll(state: BenchState): Promise<LongPollFigure
   const auth = { authorization: `Bearer ${key}` }
 
   // 2. Forms, over keep-alive connections, CREATE_CONCURRENCY at a time.
-  const { ids: formIds, ms: createMs } = await createForms({ url, key, signal: state.abort.signal }, FORMS, CREATE_CONCURRENCY, (i) => ({
-    title: `Bench form ${i + 1}`,
-    fields: [{ key: 'answer', type: 'text', label: 'Answer', required: true }],
-    context: { n: i },
-    expires_in: '1h',
-  }))
+  const { ids: formIds, ms: createMs } = await createForms(
+    { url, key, signal: state.abort.signal },
+    FORMS,
+    CREATE_CONCURRENCY,
+    (i) => ({
+      title: `Bench form ${i + 1}`,
+      fields: [{ key: 'answer', type: 'text', label: 'Answer', required: true }],
+      context: { n: i },
+      expires_in: '1h',
+    }),
+  )
   log(`created ${fmt(FORMS)} forms in ${fmt(createMs)} ms (${fmt((FORMS * 1000) / createMs)} forms/s)`)
 
   // 3. Baseline: the same idle window with no waiter.
@@ -138,7 +143,10 @@ export async function measureLongPoll(state: BenchState): Promise<LongPollFigure
   const polls = waiters.map(async (w) => {
     pending++
     try {
-      const res = await fetch(`${url}/api/v1/forms/${w.formId}/responses?wait=${WAIT_SECONDS}`, { headers: auth, signal: state.abort.signal })
+      const res = await fetch(`${url}/api/v1/forms/${w.formId}/responses?wait=${WAIT_SECONDS}`, {
+        headers: auth,
+        signal: state.abort.signal,
+      })
       const text = await res.text()
       w.returnedAt = performance.now()
       w.status = res.status
@@ -163,7 +171,9 @@ export async function measureLongPoll(state: BenchState): Promise<LongPollFigure
     sockets = socketCount(pid)
   }
   const connectMs = performance.now() - openStart
-  log(`intake holds ${fmt(sockets)} sockets (${fmt(baseSockets)} before) ${fmt(connectMs)} ms after opening ${fmt(FORMS)} long-polls`)
+  log(
+    `intake holds ${fmt(sockets)} sockets (${fmt(baseSockets)} before) ${fmt(connectMs)} ms after opening ${fmt(FORMS)} long-polls`,
+  )
   if (sockets < FORMS + 1) log(`warning: intake holds fewer sockets than waiters after 30 s; measuring anyway`)
   await sleep(SETTLE_MS)
   const pendingBefore = pending
@@ -196,11 +206,15 @@ export async function measureLongPoll(state: BenchState): Promise<LongPollFigure
   const badBodies: string[] = []
   const latencies: number[] = []
   waiters.forEach((w, i) => {
-    const one = Array.isArray(w.body) && w.body.length === 1 ? (w.body[0] as { form_id?: unknown; data?: { answer?: unknown } }) : undefined
+    const one =
+      Array.isArray(w.body) && w.body.length === 1
+        ? (w.body[0] as { form_id?: unknown; data?: { answer?: unknown } })
+        : undefined
     if (w.error || w.status !== 200 || one?.form_id !== w.formId || one?.data?.answer !== `answer ${i + 1}`) {
       badBodies.push(`form ${i + 1}: ${w.error ?? `${w.status} ${JSON.stringify(w.body)?.slice(0, 200)}`}`)
     }
-    if (w.answeredAt !== undefined && w.returnedAt !== undefined && w.returnedAt >= w.answeredAt) latencies.push(w.returnedAt - w.answeredAt)
+    if (w.answeredAt !== undefined && w.returnedAt !== undefined && w.returnedAt >= w.answeredAt)
+      latencies.push(w.returnedAt - w.answeredAt)
   })
   latencies.sort((a, b) => a - b)
 
@@ -210,7 +224,9 @@ export async function measureLongPoll(state: BenchState): Promise<LongPollFigure
 
   const problems = [
     ...(returnedEarly > 0 ? [`${returnedEarly} waiter(s) returned before any answer was sent`] : []),
-    ...(pendingBefore < FORMS ? [`only ${pendingBefore} of ${FORMS} waiters were pending when the idle window started`] : []),
+    ...(pendingBefore < FORMS
+      ? [`only ${pendingBefore} of ${FORMS} waiters were pending when the idle window started`]
+      : []),
     ...submitFailures.slice(0, 5).map((s) => `answer failed: ${s}`),
     ...badBodies.slice(0, 5).map((s) => `wrong long-poll result: ${s}`),
     ...(stopped.code !== 0 ? [`intake exited with code ${stopped.code} on SIGTERM`] : []),
@@ -246,7 +262,10 @@ async function run(state: BenchState): Promise<number> {
     [`idle CPU, ${fmt(f.pendingBefore)} waiters`, cpu(f.loaded)],
     ['CPU added by the waiters', `${fmt(f.loaded.cpuMs - f.baseline.cpuMs)} ms per ${fmt(IDLE_WINDOW_MS / 1000)} s`],
     ['RSS, no waiter', kib(f.baseline.rssKiB)],
-    [`RSS, ${fmt(f.pendingBefore)} waiters`, `${kib(f.loaded.rssKiB)} (${fmt((f.loaded.rssKiB - f.baseline.rssKiB) / Math.max(1, f.pendingBefore), 1)} KiB more per waiter)`],
+    [
+      `RSS, ${fmt(f.pendingBefore)} waiters`,
+      `${kib(f.loaded.rssKiB)} (${fmt((f.loaded.rssKiB - f.baseline.rssKiB) / Math.max(1, f.pendingBefore), 1)} KiB more per waiter)`,
+    ],
     ['waiters pending after the idle window', `${fmt(f.pendingAfter)} of ${fmt(f.forms)}`],
     ['answers sent', `${fmt(f.forms)} in ${fmt(f.submitMs)} ms (${ANSWER_CONCURRENCY} in flight)`],
     ['answer sent → waiter returned, p50', `${fmt(percentile(f.latencies, 50), 1)} ms`],
@@ -256,7 +275,9 @@ async function run(state: BenchState): Promise<number> {
     ['waiters with exactly their one response', `${fmt(f.correct)} of ${fmt(f.forms)}`],
   ]
   logFigures(`Long-poll: ${fmt(f.forms)} concurrent waiters (\`?wait=${WAIT_SECONDS}\`), intake ${f.version}`, rows)
-  log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks (one tick either way is noise).`)
+  log(
+    `CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks (one tick either way is noise).`,
+  )
   log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
 
   return exitCodeFor(f.problems)

@@ -62,14 +62,10 @@ const answerSome = (w: SQL) => {
         [formId, at],
       )
       if (moved.count !== 1) throw new Error(`form ${formId} was not active`)
-      await tx.unsafe('INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-        newId(at),
-        formId,
-        ANSWER,
-        '127.0.0.1',
-        'bench',
-        at,
-      ])
+      await tx.unsafe(
+        'INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [newId(at), formId, ANSWER, '127.0.0.1', 'bench', at],
+      )
     }
     return ids.length
   })
@@ -84,7 +80,18 @@ const { units: answers, ms } = await commitFor(writers, seconds, (w) => {
   if (next + perTransaction > FORMS) throw new Error(`all ${FORMS} forms answered before the time was up`)
   return answerSome(w)
 })
-const [{ bytes }] = (await admin`SELECT pg_wal_lsn_diff(${await walAt()}, ${walBefore})::int8 AS bytes`) as [{ bytes: string }]
+const [{ bytes }] = (await admin`SELECT pg_wal_lsn_diff(${await walAt()}, ${walBefore})::int8 AS bytes`) as [
+  { bytes: string },
+]
 await Promise.all(writers.map((w) => w.close()))
 await admin.close()
-console.log(JSON.stringify({ answers, ms, answersPerSecond: (answers * 1000) / ms, walBytesPerAnswer: Number(bytes) / answers, connections, perTransaction }))
+console.log(
+  JSON.stringify({
+    answers,
+    ms,
+    answersPerSecond: (answers * 1000) / ms,
+    walBytesPerAnswer: Number(bytes) / answers,
+    connections,
+    perTransaction,
+  }),
+)

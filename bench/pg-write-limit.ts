@@ -51,7 +51,10 @@ const commitOne = (w: SQL) =>
 // Warm: every connection open, the statement prepared, the table's first pages written.
 for (let i = 0; i < 5; i++) await Promise.all(writers.map(commitOne))
 
-const { units: rows, ms } = await commitFor(writers, seconds, async (w) => (await commitOne(w), 1))
+const { units: rows, ms } = await commitFor(writers, seconds, async (w) => {
+  await commitOne(w)
+  return 1
+})
 await Promise.all(writers.map((w) => w.close()))
 await admin.unsafe(`DROP TABLE ${TABLE}`)
 await admin.close()

@@ -6,8 +6,9 @@
  * whatever happens (an exit hook of the bench's state drops them
  * synchronously, by running this file: `bun bench/pg.ts drop URL NAME...`).
  */
-import { SQL } from 'bun'
+
 import { randomBytes } from 'node:crypto'
+import { SQL } from 'bun'
 import { BenchError, type BenchState } from './lib.ts'
 
 /** `url` with its password hidden, for printing. */
@@ -51,21 +52,33 @@ async function dropNow(server: string, names: string[]): Promise<void> {
 }
 
 /** A fresh database per role on the server of `server`: intake_bench_<random> for the first, intake_bench_<random>_<role> for the others. */
-export async function createBenchDatabases(state: BenchState, server: string, roles: string[]): Promise<BenchDatabases> {
-  if (!/^postgres(ql)?:\/\//.test(server)) throw new BenchError(`BENCH_DATABASE_URL must be a postgres:// URL, not ${redactUrl(server)}`)
+export async function createBenchDatabases(
+  state: BenchState,
+  server: string,
+  roles: string[],
+): Promise<BenchDatabases> {
+  if (!/^postgres(ql)?:\/\//.test(server))
+    throw new BenchError(`BENCH_DATABASE_URL must be a postgres:// URL, not ${redactUrl(server)}`)
   const name = `intake_bench_${randomBytes(5).toString('hex')}`
   const names = roles.map((role, i) => (i === 0 ? name : `${name}_${role}`))
   // Should the run end in any other way than through drop() below, drop them on the way out.
   const hook = () => {
-    const out = Bun.spawnSync([process.execPath, import.meta.path, 'drop', server, ...names], { stdout: 'pipe', stderr: 'pipe', env: process.env })
-    if (out.exitCode !== 0) console.error(`could not drop ${names.join(', ')} on ${redactUrl(server)}: ${out.stderr.toString().trim()}`)
+    const out = Bun.spawnSync([process.execPath, import.meta.path, 'drop', server, ...names], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+      env: process.env,
+    })
+    if (out.exitCode !== 0)
+      console.error(`could not drop ${names.join(', ')} on ${redactUrl(server)}: ${out.stderr.toString().trim()}`)
   }
   state.exitHooks.add(hook)
   const admin = new SQL({ url: server, max: 1, connectionTimeout: 10 })
   try {
     for (const n of names) await admin.unsafe(`CREATE DATABASE "${n}"`)
   } catch (error) {
-    throw new BenchError(`CREATE DATABASE on ${redactUrl(server)} failed: ${error instanceof Error ? error.message : String(error)}`)
+    throw new BenchError(
+      `CREATE DATABASE on ${redactUrl(server)} failed: ${error instanceof Error ? error.message : String(error)}`,
+    )
   } finally {
     await admin.close()
   }

@@ -74,29 +74,34 @@
  *     and a long-poll woken by an answer through another instance. Without
  *     BENCH_DATABASE_URL that section is one line saying it was skipped.
  */
-import { SQL } from 'bun'
+
 import { Database } from 'bun:sqlite'
 import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { SQL } from 'bun'
 import { monotonicFactory } from 'ulidx'
 import type { CapturedResponse, CapturedResponses } from './bare-server.ts'
+import { WAKE_SAMPLES as EVENT_SAMPLES, type EventFigures, eventNotes, eventRows, measureEvents } from './events.ts'
+import { INSTANCES_SKIPPED, type InstancesFigures, measureInstances, renderInstances } from './instances.ts'
 import {
-  BINARY,
-  BenchError,
-  PROJECT_ROOT,
   alive,
+  BenchError,
+  type BenchState,
+  BINARY,
   binaryPresent,
+  type Child,
   fmt,
   intakeEnv,
   log,
   machineLine,
   makeTempDir,
   markdownTable,
+  PROJECT_ROOT,
   peakRssKiB,
   percentile,
   printedKey,
-  removeTempDir,
   privateRssKiB,
+  removeTempDir,
   rssKiB,
   runBench,
   sleep,
@@ -104,14 +109,17 @@ import {
   stopIntake,
   track,
   whenReady,
-  type BenchState,
-  type Child,
 } from './lib.ts'
-import { eventNotes, eventRows, measureEvents, WAKE_SAMPLES as EVENT_SAMPLES, type EventFigures } from './events.ts'
-import { INSTANCES_SKIPPED, measureInstances, renderInstances, type InstancesFigures } from './instances.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
-import { FORMS as WEBHOOK_FORMS, SUBMIT_CONCURRENCY as WEBHOOK_CONCURRENCY, TARGET_P50_MS, TARGET_P99_MS, measureWebhooks, type WebhookFigures } from './webhooks.ts'
-import { combineRounds, runWrk, wrkPresent, writePerFormScript, writeStaticScript, type WrkResult } from './wrk.ts'
+import {
+  measureWebhooks,
+  TARGET_P50_MS,
+  TARGET_P99_MS,
+  SUBMIT_CONCURRENCY as WEBHOOK_CONCURRENCY,
+  FORMS as WEBHOOK_FORMS,
+  type WebhookFigures,
+} from './webhooks.ts'
+import { combineRounds, runWrk, type WrkResult, writePerFormScript, writeStaticScript, wrkPresent } from './wrk.ts'
 
 // ---------------------------------------------------------------------------
 // Settings
@@ -120,7 +128,10 @@ function envNumber(name: string, fallback: number, unit = ''): number {
   const raw = process.env[name]
   if (raw === undefined || raw.trim() === '') return fallback
   const n = Number(unit ? raw.trim().replace(new RegExp(`${unit}$`), '') : raw.trim())
-  if (!Number.isInteger(n) || n < 1) throw new BenchError(`${name}=${raw}: expected a whole number${unit ? ` (of seconds, "${unit}" optional)` : ''} >= 1`)
+  if (!Number.isInteger(n) || n < 1)
+    throw new BenchError(
+      `${name}=${raw}: expected a whole number${unit ? ` (of seconds, "${unit}" optional)` : ''} >= 1`,
+    )
   return n
 }
 
@@ -199,7 +210,12 @@ const FORM = {
     { key: 'name', type: 'text', label: 'Your name', required: true },
     { key: 'email', type: 'email', label: 'Email' },
     { key: 'guests', type: 'number', label: 'Guests', config: { min: 1, max: 8 } },
-    { key: 'menu', type: 'select', label: 'Menu', config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }] } },
+    {
+      key: 'menu',
+      type: 'select',
+      label: 'Menu',
+      config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }] },
+    },
     { key: 'agree', type: 'checkbox', label: 'I can come on Friday', required: true },
   ],
   context: { thread: 'T-1234' },
@@ -207,8 +223,20 @@ const FORM = {
 }
 const CREATE_BODY = JSON.stringify(FORM)
 /** The answer as a custom front end sends it (JSON, 201) and as the page's form posts it (303). */
-const ANSWER_JSON = JSON.stringify({ name: 'Ada Lovelace', email: 'ada@example.com', guests: 2, menu: 'veg', agree: true })
-const ANSWER_FORM = new URLSearchParams({ name: 'Ada Lovelace', email: 'ada@example.com', guests: '2', menu: 'veg', agree: 'true' }).toString()
+const ANSWER_JSON = JSON.stringify({
+  name: 'Ada Lovelace',
+  email: 'ada@example.com',
+  guests: 2,
+  menu: 'veg',
+  agree: true,
+})
+const ANSWER_FORM = new URLSearchParams({
+  name: 'Ada Lovelace',
+  email: 'ada@example.com',
+  guests: '2',
+  menu: 'veg',
+  agree: 'true',
+}).toString()
 const JSON_TYPE = 'application/json'
 const FORM_TYPE = 'application/x-www-form-urlencoded'
 
@@ -218,7 +246,11 @@ const FORM_TYPE = 'application/x-www-form-urlencoded'
 const mib = (kib: number) => kib / 1024
 const ms = (n: number) => (Number.isFinite(n) ? `${fmt(n, n < 10 ? 2 : 1)} ms` : 'n/a')
 const mark = (pass: boolean) => (pass ? '✓ pass' : '✗ miss')
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50)
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  )
 
 /** Everything that makes the run's figures untrustworthy; reported at the end (exit 1 if any). */
 const problems: string[] = []
@@ -321,11 +353,14 @@ const countRows = (dbPath: string, table: 'forms' | 'responses') =>
   lookAt(dbPath, (db) => (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n)
 
 /** Forms ever inserted (nothing is deleted in this run): the last rowid, found without counting. */
-const formsInserted = (dbPath: string) => lookAt(dbPath, (db) => (db.query('SELECT max(rowid) AS n FROM forms').get() as { n: number | null }).n ?? 0)
+const formsInserted = (dbPath: string) =>
+  lookAt(dbPath, (db) => (db.query('SELECT max(rowid) AS n FROM forms').get() as { n: number | null }).n ?? 0)
 
 /** Active forms (so not yet answered), oldest first. */
 const unansweredForms = (dbPath: string) =>
-  lookAt(dbPath, (db) => (db.query(`SELECT id FROM forms WHERE status = 'active' ORDER BY id`).all() as { id: string }[]).map((r) => r.id))
+  lookAt(dbPath, (db) =>
+    (db.query(`SELECT id FROM forms WHERE status = 'active' ORDER BY id`).all() as { id: string }[]).map((r) => r.id),
+  )
 
 /** A port free right now on 127.0.0.1. */
 function freePort(): number {
@@ -343,7 +378,10 @@ function fileSystemOf(path: string): string {
 
 /** The commit checked out, and whether src/ or views/ differ from it (dist/intake is built from the working tree). */
 function sourceLine(): string {
-  const git = (...args: string[]) => Bun.spawnSync(['git', '-C', PROJECT_ROOT, ...args], { stdout: 'pipe', stderr: 'ignore' }).stdout.toString().trim()
+  const git = (...args: string[]) =>
+    Bun.spawnSync(['git', '-C', PROJECT_ROOT, ...args], { stdout: 'pipe', stderr: 'ignore' })
+      .stdout.toString()
+      .trim()
   const head = git('log', '-1', '--format=%h %s')
   if (!head) return 'no git commit found'
   const subject = head.length > 90 ? `${head.slice(0, 87)}...` : head
@@ -364,8 +402,19 @@ const loadAverage = () => {
 
 /** Runs a limit script of bench/ (write-limit.ts and the like) in a process of its own; its last line of output, as JSON. */
 async function runLimitScript<T>(state: BenchState, script: string, args: string[]): Promise<T> {
-  const proc = track(state, Bun.spawn([process.execPath, join(import.meta.dir, script), ...args], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }))
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  const proc = track(
+    state,
+    Bun.spawn([process.execPath, join(import.meta.dir, script), ...args], {
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    }),
+  )
+  const [out, err] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ])
   if (proc.exitCode !== 0) throw new BenchError(`bench/${script} failed (${proc.exitCode}): ${err.trim()}`)
   return JSON.parse(out.trim().split('\n').at(-1)!) as T
 }
@@ -378,7 +427,10 @@ interface WriteLimit {
 
 async function measureWriteLimit(state: BenchState, dir: string, when: string): Promise<WriteLimit> {
   log(`write limit (${when}): one row per transaction, WAL, synchronous=FULL, ${WRITE_LIMIT_S} s...`)
-  const result = await runLimitScript<WriteLimit>(state, 'write-limit.ts', [join(dir, 'write-limit.db'), String(WRITE_LIMIT_S)])
+  const result = await runLimitScript<WriteLimit>(state, 'write-limit.ts', [
+    join(dir, 'write-limit.db'),
+    String(WRITE_LIMIT_S),
+  ])
   log(`  ${fmt(result.rowsPerSecond)} rows/s (${fmt(result.rows)} rows in ${fmt(result.ms)} ms)`)
   return result
 }
@@ -397,7 +449,9 @@ async function healthStatus(port: number): Promise<number | undefined> {
 
 /** START_REPEATS starts of each binary, taking turns (A, B, B, A, A, B...); the times per binary, in the order given. */
 async function measureStartTimes(state: BenchState, flavors: Flavor[]): Promise<number[][]> {
-  log(`start to first 200: ${START_REPEATS} starts on fresh temp dirs${flavors.length > 1 ? ` for each of ${flavors.map((f) => f.label).join(' and ')}, taking turns` : ''}...`)
+  log(
+    `start to first 200: ${START_REPEATS} starts on fresh temp dirs${flavors.length > 1 ? ` for each of ${flavors.map((f) => f.label).join(' and ')}, taking turns` : ''}...`,
+  )
   const times = flavors.map((): number[] => [])
   for (let i = 0; i < START_REPEATS; i++) {
     for (const k of turn(flavors.length, i)) {
@@ -408,16 +462,25 @@ async function measureStartTimes(state: BenchState, flavors: Flavor[]): Promise<
       const child = startIntake(state, dir, {}, { port, logToFile: true, binary: flavor.binary })
       for (;;) {
         if ((await healthStatus(port)) === 200) break
-        if (!alive(child)) throw new BenchError(`${flavor.label} exited (code ${child.proc.exitCode}) before answering /healthz: ${child.err.tail.trim()}`)
-        if (performance.now() - t0 > 15_000) throw new BenchError(`${flavor.label} did not answer /healthz with 200 within 15 s of its start`)
+        if (!alive(child))
+          throw new BenchError(
+            `${flavor.label} exited (code ${child.proc.exitCode}) before answering /healthz: ${child.err.tail.trim()}`,
+          )
+        if (performance.now() - t0 > 15_000)
+          throw new BenchError(`${flavor.label} did not answer /healthz with 200 within 15 s of its start`)
       }
       times[k]!.push(performance.now() - t0)
       const stopped = await stopIntake(child)
-      if (stopped.code !== 0) problems.push(`start ${i + 1}${k > 0 ? ` (${flavor.label})` : ''}: intake exited with code ${stopped.code} on SIGTERM`)
+      if (stopped.code !== 0)
+        problems.push(
+          `start ${i + 1}${k > 0 ? ` (${flavor.label})` : ''}: intake exited with code ${stopped.code} on SIGTERM`,
+        )
       removeTempDir(state, dir)
     }
   }
-  flavors.forEach((flavor, k) => log(`  ${k > 0 || flavors.length > 1 ? `${flavor.label}: ` : ''}${times[k]!.map((t) => fmt(t)).join(', ')} ms`))
+  flavors.forEach((flavor, k) =>
+    log(`  ${k > 0 || flavors.length > 1 ? `${flavor.label}: ` : ''}${times[k]!.map((t) => fmt(t)).join(', ')} ms`),
+  )
   return times
 }
 
@@ -474,11 +537,13 @@ function sqliteView(dbPath: string): DbView {
 
 function postgresView(url: string): DbView {
   const sql = new SQL({ url, max: 1 })
-  const count = async (table: 'forms' | 'responses') => Number(((await sql.unsafe(`SELECT count(*)::int8 AS n FROM ${table}`)) as { n: string | number }[])[0]!.n)
+  const count = async (table: 'forms' | 'responses') =>
+    Number(((await sql.unsafe(`SELECT count(*)::int8 AS n FROM ${table}`)) as { n: string | number }[])[0]!.n)
   return {
     count,
     inserted: () => count('forms'),
-    unanswered: async () => ((await sql`SELECT id FROM forms WHERE status = 'active' ORDER BY id`) as { id: string }[]).map((r) => r.id),
+    unanswered: async () =>
+      ((await sql`SELECT id FROM forms WHERE status = 'active' ORDER BY id`) as { id: string }[]).map((r) => r.id),
     pollMs: 250,
     close: () => sql.close(),
   }
@@ -523,13 +588,25 @@ interface MainFigures {
 
 /** The first intake's runs next to the bare server's. */
 const pairsOf = (main: MainFigures, k = 0): Pair[] =>
-  main.routes.map((route) => ({ route, intake: main.intakes[k]!.results.get(route)!, bare: main.bare.get(route)!, note: main.intakes[k]!.notes.get(route) }))
+  main.routes.map((route) => ({
+    route,
+    intake: main.intakes[k]!.results.get(route)!,
+    bare: main.bare.get(route)!,
+    note: main.intakes[k]!.notes.get(route),
+  }))
 
 /** Reads the bare server's listening line. */
-async function startBare(state: BenchState, responsesFile: string): Promise<{ url: string; port: number; stop: () => Promise<unknown> }> {
+async function startBare(
+  state: BenchState,
+  responsesFile: string,
+): Promise<{ url: string; port: number; stop: () => Promise<unknown> }> {
   const proc = track(
     state,
-    Bun.spawn([process.execPath, join(import.meta.dir, 'bare-server.ts'), responsesFile], { stdin: 'ignore', stdout: 'pipe', stderr: 'inherit' }),
+    Bun.spawn([process.execPath, join(import.meta.dir, 'bare-server.ts'), responsesFile], {
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'inherit',
+    }),
   )
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
   const decoder = new TextDecoder()
@@ -591,24 +668,36 @@ interface Live {
 async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFigures> {
   // One real answer per route, as wrk will get it.
   const expect = (what: string, res: CapturedResponse, status: number) => {
-    if (res.status !== status) throw new BenchError(`${what}: expected ${status}, intake answered ${res.status} ${res.body.slice(0, 300)}`)
+    if (res.status !== status)
+      throw new BenchError(`${what}: expected ${status}, intake answered ${res.status} ${res.body.slice(0, 300)}`)
     return res
   }
   const lives: Live[] = []
   for (const flavor of flavors) {
     const dir = makeTempDir(state, flavor.tag)
-    const child = startIntake(state, dir, {}, { logToFile: true, binary: flavor.binary, databaseUrl: flavor.databaseUrl })
+    const child = startIntake(
+      state,
+      dir,
+      {},
+      { logToFile: true, binary: flavor.binary, databaseUrl: flavor.databaseUrl },
+    )
     const pid = child.proc.pid
     const { url, port, key, version } = await whenReady(child, flavor.databaseUrl ? 60_000 : 15_000)
     await sleep(IDLE_AFTER_MS)
     const rssIdleKiB = rssKiB(pid)
     const rssIdlePrivateKiB = privateRssKiB(pid)
     const where = flavor.databaseUrl ? `database ${redactUrl(flavor.databaseUrl)}, log in ${dir}` : `database in ${dir}`
-    log(`${flavor.label === 'intake' ? '' : `${flavor.label}: `}intake ${version} (pid ${pid}) on ${url}, ${where}; RSS idle ${fmt(mib(rssIdleKiB), 1)} MiB`)
+    log(
+      `${flavor.label === 'intake' ? '' : `${flavor.label}: `}intake ${version} (pid ${pid}) on ${url}, ${where}; RSS idle ${fmt(mib(rssIdleKiB), 1)} MiB`,
+    )
     const auth = { Authorization: `Bearer ${key}` }
     const view = flavor.databaseUrl ? postgresView(flavor.databaseUrl) : sqliteView(join(dir, 'intake.db'))
     const createOne = async () => {
-      const res = expect(`${flavor.label}: POST /api/v1/forms`, await rawRequest(port, 'POST', '/api/v1/forms', { ...auth, 'Content-Type': JSON_TYPE }, CREATE_BODY), 201)
+      const res = expect(
+        `${flavor.label}: POST /api/v1/forms`,
+        await rawRequest(port, 'POST', '/api/v1/forms', { ...auth, 'Content-Type': JSON_TYPE }, CREATE_BODY),
+        201,
+      )
       return { res, id: (JSON.parse(res.body) as { id: string }).id }
     }
     const created = await createOne()
@@ -617,10 +706,22 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
     const formTarget = (await createOne()).id
     const captured: CapturedResponses = {
       create: created.res,
-      apiForm: expect(`${flavor.label}: GET /api/v1/forms/<id>`, await rawRequest(port, 'GET', `/api/v1/forms/${formId}`, auth), 200),
+      apiForm: expect(
+        `${flavor.label}: GET /api/v1/forms/<id>`,
+        await rawRequest(port, 'GET', `/api/v1/forms/${formId}`, auth),
+        200,
+      ),
       page: expect(`${flavor.label}: GET /f/<id>`, await rawRequest(port, 'GET', `/f/${formId}`), 200),
-      submitJson: expect(`${flavor.label}: POST /f/<id> (JSON)`, await rawRequest(port, 'POST', `/f/${jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON), 201),
-      submitForm: expect(`${flavor.label}: POST /f/<id> (form post)`, await rawRequest(port, 'POST', `/f/${formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM), 303),
+      submitJson: expect(
+        `${flavor.label}: POST /f/<id> (JSON)`,
+        await rawRequest(port, 'POST', `/f/${jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON),
+        201,
+      ),
+      submitForm: expect(
+        `${flavor.label}: POST /f/<id> (form post)`,
+        await rawRequest(port, 'POST', `/f/${formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM),
+        303,
+      ),
     }
     lives.push({
       flavor,
@@ -664,15 +765,26 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
   const responsesFile = join(first.dir, 'responses.json')
   writeFileSync(responsesFile, JSON.stringify(first.captured))
   const bare = await startBare(state, responsesFile)
-  log(`bare server on ${bare.url}, answering the captured bytes of each route${lives.length > 1 ? ` (${first.flavor.label}'s)` : ''}`)
+  log(
+    `bare server on ${bare.url}, answering the captured bytes of each route${lives.length > 1 ? ` (${first.flavor.label}'s)` : ''}`,
+  )
 
   // The bare server must answer what intake answered.
   const checks: [keyof CapturedResponses, CapturedResponse][] = [
-    ['create', await rawRequest(bare.port, 'POST', '/api/v1/forms', { ...first.auth, 'Content-Type': JSON_TYPE }, CREATE_BODY)],
+    [
+      'create',
+      await rawRequest(bare.port, 'POST', '/api/v1/forms', { ...first.auth, 'Content-Type': JSON_TYPE }, CREATE_BODY),
+    ],
     ['apiForm', await rawRequest(bare.port, 'GET', `/api/v1/forms/${first.formId}`, first.auth)],
     ['page', await rawRequest(bare.port, 'GET', `/f/${first.formId}`)],
-    ['submitJson', await rawRequest(bare.port, 'POST', `/f/${first.jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON)],
-    ['submitForm', await rawRequest(bare.port, 'POST', `/f/${first.formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM)],
+    [
+      'submitJson',
+      await rawRequest(bare.port, 'POST', `/f/${first.jsonTarget}`, { 'Content-Type': JSON_TYPE }, ANSWER_JSON),
+    ],
+    [
+      'submitForm',
+      await rawRequest(bare.port, 'POST', `/f/${first.formTarget}`, { 'Content-Type': FORM_TYPE }, ANSWER_FORM),
+    ],
   ]
   const headerNames = (r: CapturedResponse) =>
     r.headers
@@ -683,7 +795,9 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
   for (const [name, got] of checks) {
     const want = first.captured[name]
     if (got.status !== want.status || got.body !== want.body || headerNames(got) !== headerNames(want)) {
-      throw new BenchError(`the bare server's ${name} answer differs from intake's: ${got.status} [${headerNames(got)}] vs ${want.status} [${headerNames(want)}]`)
+      throw new BenchError(
+        `the bare server's ${name} answer differs from intake's: ${got.status} [${headerNames(got)}] vs ${want.status} [${headerNames(want)}]`,
+      )
     }
   }
 
@@ -695,14 +809,17 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
   const check = (route: string, server: string, r: WrkResult) => {
     const sockets = r.socketErrors.connect + r.socketErrors.read + r.socketErrors.write + r.socketErrors.timeout
     if (r.badStatus > 0) problems.push(`${route} (${server}): ${fmt(r.badStatus)} responses with a status > 399`)
-    if (r.exhausted > 0) problems.push(`${route} (${server}): ${fmt(r.exhausted)} requests found no unanswered form left (too few forms made)`)
+    if (r.exhausted > 0)
+      problems.push(
+        `${route} (${server}): ${fmt(r.exhausted)} requests found no unanswered form left (too few forms made)`,
+      )
     if (sockets > 0) problems.push(`${route} (${server}): socket errors ${JSON.stringify(r.socketErrors)}`)
   }
   const routes: string[] = []
   const bareResults = new Map<string, WrkResult>()
   /** The intakes in this route's turn. */
   const inTurn = () => turn(lives.length, routes.length).map((k) => lives[k]!)
-  const who = lives.length > 1 ? lives.map((l) => l.flavor.label).join(' and ') + ' taking turns' : 'intake'
+  const who = lives.length > 1 ? `${lives.map((l) => l.flavor.label).join(' and ')} taking turns` : 'intake'
 
   /** Warm-up then a measured run on each intake in turn, then the same on the bare server. */
   async function pair(
@@ -718,7 +835,12 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
     const rounds = targets.map((): WrkResult[] => [])
     for (let round = 0; round < ROUNDS; round++) {
       for (const [k, [, origin, like, l]] of targets.entries()) {
-        const run = { ...base, url: `${origin}${path(like)}`, script: options.script?.(like), headers: options.headers?.(like) }
+        const run = {
+          ...base,
+          url: `${origin}${path(like)}`,
+          script: options.script?.(like),
+          headers: options.headers?.(like),
+        }
         if (round === 0 && options.warmupS > 0) await runWrk(state, { ...run, seconds: options.warmupS })
         rounds[k]!.push(await runWrk(state, { ...run, seconds: DURATION_S / ROUNDS }))
         if (l) ensureAlive(l, route)
@@ -727,7 +849,9 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
     for (const [k, [server, , , l]] of targets.entries()) {
       const r = combineRounds(rounds[k]!)
       check(route, server, r)
-      log(`  ${route}, ${server}: ${short(r)} (rounds: ${rounds[k]!.map((one) => fmt(one.requestsPerSecond)).join(', ')} req/s)`)
+      log(
+        `  ${route}, ${server}: ${short(r)} (rounds: ${rounds[k]!.map((one) => fmt(one.requestsPerSecond)).join(', ')} req/s)`,
+      )
       if (l) l.results.set(route, r)
       else bareResults.set(route, r)
     }
@@ -736,7 +860,10 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
 
   // GETs.
   log(`GET /api/v1/forms/<id> (${runLabel}, ${who} then bare)...`)
-  await pair('GET /api/v1/forms/<id>', (l) => `/api/v1/forms/${l.formId}`, { headers: (l) => l.auth, warmupS: WARMUP_S })
+  await pair('GET /api/v1/forms/<id>', (l) => `/api/v1/forms/${l.formId}`, {
+    headers: (l) => l.auth,
+    warmupS: WARMUP_S,
+  })
   log(`GET /f/<id> (${runLabel})...`)
   await pair('GET /f/<id>', (l) => `/f/${l.formId}`, { warmupS: WARMUP_S })
 
@@ -756,8 +883,15 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
       const have = await l.view.count('forms')
       if (have >= total) return
       const seconds = Math.min(300, Math.max(2, Math.ceil(((total - have) / l.createRate) * 2)))
-      log(`  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}${fmt(have)} forms: creating ${fmt(total - have)} more over the API (${why})...`)
-      const r = await runWrk(state, { ...base, url: `${l.url}/api/v1/forms`, script: l.createScript, seconds }, async () => (await l.view.inserted()) >= total, l.view.pollMs)
+      log(
+        `  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}${fmt(have)} forms: creating ${fmt(total - have)} more over the API (${why})...`,
+      )
+      const r = await runWrk(
+        state,
+        { ...base, url: `${l.url}/api/v1/forms`, script: l.createScript, seconds },
+        async () => (await l.view.inserted()) >= total,
+        l.view.pollMs,
+      )
       ensureAlive(l, 'the top-up of forms')
       check('POST /api/v1/forms (top-up)', l.flavor.label, r)
       log(`  top-up: ${short(r)} for ${fmt(r.seconds, 1)} s`)
@@ -765,14 +899,18 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
   }
   for (const l of lives) {
     if (l.flavor.noRssTopUp) {
-      log(`  ${l.flavor.label}: ${fmt(await l.view.count('forms'))} forms, no top-up to ${fmt(FORMS_FOR_RSS)} (RSS after ${fmt(FORMS_FOR_RSS)} forms is measured on SQLite)`)
+      log(
+        `  ${l.flavor.label}: ${fmt(await l.view.count('forms'))} forms, no top-up to ${fmt(FORMS_FOR_RSS)} (RSS after ${fmt(FORMS_FOR_RSS)} forms is measured on SQLite)`,
+      )
       continue
     }
     await topUp(l, FORMS_FOR_RSS, `to ${fmt(FORMS_FOR_RSS)}`)
     await sleep(IDLE_AFTER_MS)
     l.formsAtRss = await l.view.count('forms')
     l.rssAfterFormsKiB = rssKiB(l.pid)
-    log(`  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}${fmt(l.formsAtRss)} forms created over the API; intake RSS ${fmt(mib(l.rssAfterFormsKiB), 1)} MiB`)
+    log(
+      `  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}${fmt(l.formsAtRss)} forms created over the API; intake RSS ${fmt(mib(l.rssAfterFormsKiB), 1)} MiB`,
+    )
   }
 
   // Submissions: every request answers another form, never answered before.
@@ -781,13 +919,15 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
     /** The per-form script for intake, and the same ids going round for the bare server (which answers no form). */
     const script = (l: Live, ids: string[], tag: string) => {
       const idsFile = join(l.dir, `${name}-${tag}.ids`)
-      writeFileSync(idsFile, ids.join('\n') + '\n')
+      writeFileSync(idsFile, `${ids.join('\n')}\n`)
       return {
         intake: writePerFormScript(l.dir, `${name}-${tag}`, idsFile, THREADS, headers, body),
         bare: writePerFormScript(l.dir, `${name}-${tag}-bare`, idsFile, THREADS, headers, body, true),
       }
     }
-    log(`${route} (wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s after a ${SUBMIT_WARMUP_S} s warm-up, each form answered once${lives.length > 1 ? `, ${who}` : ''})...`)
+    log(
+      `${route} (wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s after a ${SUBMIT_WARMUP_S} s warm-up, each form answered once${lives.length > 1 ? `, ${who}` : ''})...`,
+    )
     const order = inTurn()
     routes.push(route)
     let bareScript = ''
@@ -795,7 +935,10 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
       const label = l.flavor.label
       // Warm-up; its rate tells how many forms the measured run may answer.
       // Enough for three times the create rate (wrk counts what is left over, should that be too few).
-      const warmIds = (await l.view.unanswered()).slice(0, Math.ceil(Math.max(l.createRate, 5000) * SUBMIT_WARMUP_S * 3))
+      const warmIds = (await l.view.unanswered()).slice(
+        0,
+        Math.ceil(Math.max(l.createRate, 5000) * SUBMIT_WARMUP_S * 3),
+      )
       const warmScript = script(l, warmIds, 'warmup')
       const warm = await runWrk(state, { ...base, url: l.url, script: warmScript.intake, seconds: SUBMIT_WARMUP_S })
       ensureAlive(l, `${route} warm-up`)
@@ -813,9 +956,14 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
       ensureAlive(l, route)
       const written = (await l.view.count('responses')) - responsesBefore
       check(route, label, intakeRun)
-      log(`  ${route}, ${label}: ${short(intakeRun)} (${fmt(ids.length)} forms were ready, ${fmt(written)} responses written)`)
+      log(
+        `  ${route}, ${label}: ${short(intakeRun)} (${fmt(ids.length)} forms were ready, ${fmt(written)} responses written)`,
+      )
       const answered = intakeRun.requests - intakeRun.badStatus
-      if (written < answered) problems.push(`${route}${lives.length > 1 ? ` (${label})` : ''}: wrk counted ${fmt(answered)} good answers but only ${fmt(written)} responses were written`)
+      if (written < answered)
+        problems.push(
+          `${route}${lives.length > 1 ? ` (${label})` : ''}: wrk counted ${fmt(answered)} good answers but only ${fmt(written)} responses were written`,
+        )
       l.results.set(route, intakeRun)
       l.notes.set(route, `${fmt(written)} responses written`)
     }
@@ -836,9 +984,18 @@ async function measureMain(state: BenchState, flavors: Flavor[]): Promise<MainFi
     const formsCreated = await l.view.count('forms')
     await l.view.close()
     const stopped = await stopIntake(l.child)
-    if (stopped.code !== 0) problems.push(`${l === first && l.flavor.label === 'intake' ? 'main intake' : l.flavor.label} exited with code ${stopped.code} on SIGTERM`)
-    const { summary: logSummary, lines: logLines } = summarizeLog(join(l.dir, 'intake.stdout.log'), l.child, l.flavor.label)
-    log(`  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}intake stopped in ${fmt(stopped.ms)} ms; its log: ${logSummary}`)
+    if (stopped.code !== 0)
+      problems.push(
+        `${l === first && l.flavor.label === 'intake' ? 'main intake' : l.flavor.label} exited with code ${stopped.code} on SIGTERM`,
+      )
+    const { summary: logSummary, lines: logLines } = summarizeLog(
+      join(l.dir, 'intake.stdout.log'),
+      l.child,
+      l.flavor.label,
+    )
+    log(
+      `  ${lives.length > 1 ? `${l.flavor.label}: ` : ''}intake stopped in ${fmt(stopped.ms)} ms; its log: ${logSummary}`,
+    )
     for (const line of logLines) log(`    ${line}`)
     removeTempDir(state, l.dir)
     intakes.push({
@@ -866,7 +1023,12 @@ const QUOTED_LOG_LINES = 5
 
 /** Statuses intake logged (one JSON line per request), error and warning lines counted with grep, the first few quoted. */
 function summarizeLog(file: string, child: Child, label: string): { summary: string; lines: string[] } {
-  const sh = (command: string) => Bun.spawnSync(['sh', '-c', command], { stdout: 'pipe', stderr: 'ignore', env: { ...process.env, LC_ALL: 'C', FILE: file } }).stdout.toString()
+  const sh = (command: string) =>
+    Bun.spawnSync(['sh', '-c', command], {
+      stdout: 'pipe',
+      stderr: 'ignore',
+      env: { ...process.env, LC_ALL: 'C', FILE: file },
+    }).stdout.toString()
   const statuses = sh(`grep -o '"status":[0-9]*' "$FILE" | sort | uniq -c`)
     .trim()
     .split('\n')
@@ -885,7 +1047,10 @@ function summarizeLog(file: string, child: Child, label: string): { summary: str
   for (const { status, count } of statuses) {
     if (status >= 400) problems.push(`${label} logged ${fmt(count)} responses with status ${status}`)
   }
-  if (errors > 0) problems.push(`${label} logged ${fmt(errors)} error lines, the first: ${lines.find((l) => l.includes('"level":"error"'))}`)
+  if (errors > 0)
+    problems.push(
+      `${label} logged ${fmt(errors)} error lines, the first: ${lines.find((l) => l.includes('"level":"error"'))}`,
+    )
   if (stderrLines) problems.push(`${label} wrote to stderr: ${stderrLines.slice(-300)}`)
   const total = statuses.reduce((sum, s) => sum + s.count, 0)
   const summary =
@@ -908,9 +1073,16 @@ interface ListFigures {
 function createKey(dbPath: string, databaseUrl?: string): string {
   const store = databaseUrl === undefined ? ['--db', dbPath] : []
   const env = intakeEnv(databaseUrl === undefined ? {} : { SERVICE_DATABASE_URL: databaseUrl })
-  const out = Bun.spawnSync([intakeBinary, 'keys', 'create', '--account', 'bench', ...store], { stdout: 'pipe', stderr: 'pipe', env })
+  const out = Bun.spawnSync([intakeBinary, 'keys', 'create', '--account', 'bench', ...store], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env,
+  })
   const key = printedKey(out.stdout.toString())
-  if (out.exitCode !== 0 || !key) throw new BenchError(`intake keys create failed (${out.exitCode}): ${out.stderr.toString().trim() || out.stdout.toString().trim()}`)
+  if (out.exitCode !== 0 || !key)
+    throw new BenchError(
+      `intake keys create failed (${out.exitCode}): ${out.stderr.toString().trim() || out.stdout.toString().trim()}`,
+    )
   return key
 }
 
@@ -945,7 +1117,18 @@ async function seedForms(dbPath: string, count: number): Promise<string> {
         const createdAt = now - (count - i) * 10
         const id = newId(createdAt)
         if (i === Math.floor(count / 2)) middle = id
-        insert.run(id, account.id, `${FORM.title} ${i + 1}`, FORM.description, fields, FORM.fields.length, context, createdAt + 24 * 3_600_000, createdAt, createdAt)
+        insert.run(
+          id,
+          account.id,
+          `${FORM.title} ${i + 1}`,
+          FORM.description,
+          fields,
+          FORM.fields.length,
+          context,
+          createdAt + 24 * 3_600_000,
+          createdAt,
+          createdAt,
+        )
         if ((i + 1) % CHUNK === 0 && i + 1 < count) {
           log(`  seeded ${fmt(i + 1)} of ${fmt(count)} forms...`)
           await sleep(0) // let Ctrl-C through
@@ -993,9 +1176,21 @@ async function seedFormsPostgres(url: string, count: number): Promise<string> {
            SELECT u.id, $1, $2 || ' ' || ($3::int8 + u.n)::text, $4, $5, $6, NULL, '{}', NULL, $7, '{}', 'active', c.at + 86400000, c.at, c.at
            FROM unnest(string_to_array($8, ',')) WITH ORDINALITY AS u(id, n)
            CROSS JOIN LATERAL (SELECT $9::int8 - ($10::int8 - ($3::int8 + u.n - 1)) * 10 AS at) c`,
-          [account.id, FORM.title, offset, FORM.description, JSON.stringify(FORM.fields), FORM.fields.length, JSON.stringify(FORM.context), ids.join(','), now, count],
+          [
+            account.id,
+            FORM.title,
+            offset,
+            FORM.description,
+            JSON.stringify(FORM.fields),
+            FORM.fields.length,
+            JSON.stringify(FORM.context),
+            ids.join(','),
+            now,
+            count,
+          ],
         )
-        if (offset + CHUNK < count && (offset + CHUNK) % 100_000 === 0) log(`  seeded ${fmt(offset + CHUNK)} of ${fmt(count)} forms...`)
+        if (offset + CHUNK < count && (offset + CHUNK) % 100_000 === 0)
+          log(`  seeded ${fmt(offset + CHUNK)} of ${fmt(count)} forms...`)
       }
     })
     await sql.unsafe('ANALYZE forms')
@@ -1010,7 +1205,9 @@ async function measureList(state: BenchState, forms: number, databaseUrl?: strin
   const dir = makeTempDir(state, 'list')
   const dbPath = join(dir, 'intake.db')
   const key = createKey(dbPath, databaseUrl)
-  log(`list page, ${fmt(forms)} forms${databaseUrl ? ' on PostgreSQL' : ''}: seeding ${databaseUrl ? redactUrl(databaseUrl) : dbPath}...`)
+  log(
+    `list page, ${fmt(forms)} forms${databaseUrl ? ' on PostgreSQL' : ''}: seeding ${databaseUrl ? redactUrl(databaseUrl) : dbPath}...`,
+  )
   const seedStart = performance.now()
   const middle = databaseUrl ? await seedFormsPostgres(databaseUrl, forms) : await seedForms(dbPath, forms)
   const seedMs = performance.now() - seedStart
@@ -1029,8 +1226,16 @@ async function measureList(state: BenchState, forms: number, databaseUrl?: strin
   ] as const) {
     const res = await fetch(pageUrl, { headers, signal: state.abort.signal })
     const list = (await res.json()) as { title?: string }[]
-    if (res.status !== 200 || !Array.isArray(list) || list.length !== LIST_LIMIT || list[0]?.title !== `${FORM.title} ${firstIndex + 1}` || !res.headers.get('link')) {
-      throw new BenchError(`list ${name} of ${fmt(forms)} forms: ${res.status}, ${Array.isArray(list) ? list.length : '?'} forms, first "${list[0]?.title}", link ${res.headers.get('link')}`)
+    if (
+      res.status !== 200 ||
+      !Array.isArray(list) ||
+      list.length !== LIST_LIMIT ||
+      list[0]?.title !== `${FORM.title} ${firstIndex + 1}` ||
+      !res.headers.get('link')
+    ) {
+      throw new BenchError(
+        `list ${name} of ${fmt(forms)} forms: ${res.status}, ${Array.isArray(list) ? list.length : '?'} forms, first "${list[0]?.title}", link ${res.headers.get('link')}`,
+      )
     }
   }
 
@@ -1051,7 +1256,9 @@ async function measureList(state: BenchState, forms: number, databaseUrl?: strin
   await timed(deepUrl, LIST_WARMUP)
   const first = await timed(firstUrl, LIST_REQUESTS)
   const deep = await timed(deepUrl, LIST_REQUESTS)
-  log(`  first page p50 ${ms(percentile(first, 50))} p99 ${ms(percentile(first, 99))}; deep page p50 ${ms(percentile(deep, 50))} p99 ${ms(percentile(deep, 99))}`)
+  log(
+    `  first page p50 ${ms(percentile(first, 50))} p99 ${ms(percentile(first, 99))}; deep page p50 ${ms(percentile(deep, 50))} p99 ${ms(percentile(deep, 99))}`,
+  )
   if (!alive(child)) throw new BenchError(`intake exited during the list pages (code ${child.proc.exitCode})`)
   const stopped = await stopIntake(child)
   if (stopped.code !== 0) problems.push(`list intake (${fmt(forms)} forms) exited with code ${stopped.code} on SIGTERM`)
@@ -1069,8 +1276,14 @@ interface PgWriteLimit extends WriteLimit {
 }
 
 async function measurePgWriteLimit(state: BenchState, url: string, when: string): Promise<PgWriteLimit> {
-  log(`PostgreSQL write limit (${when}): one row per transaction on ${PG_WRITERS} connections at once, synchronous_commit on, ${WRITE_LIMIT_S} s...`)
-  const result = await runLimitScript<PgWriteLimit>(state, 'pg-write-limit.ts', [url, String(WRITE_LIMIT_S), String(PG_WRITERS)])
+  log(
+    `PostgreSQL write limit (${when}): one row per transaction on ${PG_WRITERS} connections at once, synchronous_commit on, ${WRITE_LIMIT_S} s...`,
+  )
+  const result = await runLimitScript<PgWriteLimit>(state, 'pg-write-limit.ts', [
+    url,
+    String(WRITE_LIMIT_S),
+    String(PG_WRITERS),
+  ])
   log(`  ${fmt(result.rowsPerSecond)} rows/s (${fmt(result.rows)} rows in ${fmt(result.ms)} ms)`)
   return result
 }
@@ -1086,9 +1299,18 @@ interface PgAnswerLimit {
 
 /** The answer limit: PostgreSQL alone committing what answers write (bench/pg-answer-limit.ts), a fresh database each. */
 async function measurePgAnswerLimit(state: BenchState, url: string, perTransaction: number): Promise<PgAnswerLimit> {
-  log(`PostgreSQL answer limit: the writes of ${perTransaction} answer${perTransaction === 1 ? '' : 's'} per transaction on ${PG_WRITERS} connections at once, ${WRITE_LIMIT_S} s...`)
-  const result = await runLimitScript<PgAnswerLimit>(state, 'pg-answer-limit.ts', [url, String(WRITE_LIMIT_S), String(PG_WRITERS), String(perTransaction)])
-  log(`  ${fmt(result.answersPerSecond)} answers/s (${fmt(result.answers)} in ${fmt(result.ms)} ms, ${fmt(result.walBytesPerAnswer)} WAL bytes each)`)
+  log(
+    `PostgreSQL answer limit: the writes of ${perTransaction} answer${perTransaction === 1 ? '' : 's'} per transaction on ${PG_WRITERS} connections at once, ${WRITE_LIMIT_S} s...`,
+  )
+  const result = await runLimitScript<PgAnswerLimit>(state, 'pg-answer-limit.ts', [
+    url,
+    String(WRITE_LIMIT_S),
+    String(PG_WRITERS),
+    String(perTransaction),
+  ])
+  log(
+    `  ${fmt(result.answersPerSecond)} answers/s (${fmt(result.answers)} in ${fmt(result.ms)} ms, ${fmt(result.walBytesPerAnswer)} WAL bytes each)`,
+  )
   return result
 }
 
@@ -1113,7 +1335,9 @@ async function checkDatabaseServer(url: string): Promise<string> {
     const [row] = (await sql`SELECT current_setting('server_version') AS v`) as { v: string }[]
     return row!.v
   } catch (error) {
-    throw new BenchError(`BENCH_DATABASE_URL (${redactUrl(url)}) does not answer: ${error instanceof Error ? error.message : String(error)}`)
+    throw new BenchError(
+      `BENCH_DATABASE_URL (${redactUrl(url)}) does not answer: ${error instanceof Error ? error.message : String(error)}`,
+    )
   } finally {
     await sql.close()
   }
@@ -1121,9 +1345,18 @@ async function checkDatabaseServer(url: string): Promise<string> {
 
 async function measurePostgres(state: BenchState, server: string): Promise<PostgresFigures> {
   const t0 = performance.now()
-  const dbs = await createBenchDatabases(state, server, ['intake', 'limit', 'answers_1', 'answers_n', 'list_small', 'list_large'])
+  const dbs = await createBenchDatabases(state, server, [
+    'intake',
+    'limit',
+    'answers_1',
+    'answers_n',
+    'list_small',
+    'list_large',
+  ])
   const { urls } = dbs
-  log(`PostgreSQL on ${redactUrl(server)}: fresh databases ${dbs.name} (intake's), ${dbs.name}_limit (the write limit's), ${dbs.name}_list_small and _list_large (the list pages')`)
+  log(
+    `PostgreSQL on ${redactUrl(server)}: fresh databases ${dbs.name} (intake's), ${dbs.name}_limit (the write limit's), ${dbs.name}_list_small and _list_large (the list pages')`,
+  )
   try {
     const before = await measurePgWriteLimit(state, urls.limit!, 'before the HTTP runs')
     // The write limit commits with synchronous_commit on; intake's sessions take the server's setting.
@@ -1133,14 +1366,27 @@ async function measurePostgres(state: BenchState, server: string): Promise<Postg
           'intake commits there without waiting for the disk, the write limit waits for it; the write figures are not comparable (use a cluster with both on)',
       )
     }
-    const main = await measureMain(state, [{ label: 'postgres', tag: 'pg', binary: intakeBinary, databaseUrl: urls.intake!, noRssTopUp: true }])
+    const main = await measureMain(state, [
+      { label: 'postgres', tag: 'pg', binary: intakeBinary, databaseUrl: urls.intake!, noRssTopUp: true },
+    ])
     const after = await measurePgWriteLimit(state, urls.limit!, 'after them')
     const answerLimits: [PgAnswerLimit, PgAnswerLimit] = [
       await measurePgAnswerLimit(state, urls.answers_1!, 1),
       await measurePgAnswerLimit(state, urls.answers_n!, ANSWERS_PER_BATCH),
     ]
-    const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL, urls.list_small!), await measureList(state, LIST_LARGE, urls.list_large!)]
-    return { server: redactUrl(server), database: dbs.name, writeLimits: [before, after], answerLimits, main, lists, seconds: (performance.now() - t0) / 1000 }
+    const lists: [ListFigures, ListFigures] = [
+      await measureList(state, LIST_SMALL, urls.list_small!),
+      await measureList(state, LIST_LARGE, urls.list_large!),
+    ]
+    return {
+      server: redactUrl(server),
+      database: dbs.name,
+      writeLimits: [before, after],
+      answerLimits,
+      main,
+      lists,
+      seconds: (performance.now() - t0) / 1000,
+    }
   } finally {
     await dbs.drop()
     log(`dropped ${dbs.name} and the others`)
@@ -1194,9 +1440,13 @@ function render(r: Report): string[] {
   const writeLimit = (r.writeLimits[0].rowsPerSecond + r.writeLimits[1].rowsPerSecond) / 2
   const out: string[] = []
   const minute = (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 16)} UTC`
-  out.push(`Run ${minute(r.startedAt)}, ${fmt(r.seconds)} s, intake ${main.version}: \`dist/intake\` built ${minute(r.binaryBuilt)}; ${r.source}.`)
+  out.push(
+    `Run ${minute(r.startedAt)}, ${fmt(r.seconds)} s, intake ${main.version}: \`dist/intake\` built ${minute(r.binaryBuilt)}; ${r.source}.`,
+  )
   out.push('')
-  out.push(`Machine: ${r.machine}. Temp dirs on ${r.fileSystem}. Load average before / after: ${r.loadBefore} / ${r.loadAfter}.`)
+  out.push(
+    `Machine: ${r.machine}. Temp dirs on ${r.fileSystem}. Load average before / after: ${r.loadBefore} / ${r.loadAfter}.`,
+  )
   out.push('')
 
   // HTTP.
@@ -1224,7 +1474,15 @@ function render(r: Report): string[] {
       target = writeTarget
       result = `${fmt(vsDisk, 2)} × ${mark(vsDisk >= TARGET.writeRatio)}`
     }
-    const errors = (w: WrkResult) => fmt(w.badStatus + w.exhausted + w.socketErrors.connect + w.socketErrors.read + w.socketErrors.write + w.socketErrors.timeout)
+    const errors = (w: WrkResult) =>
+      fmt(
+        w.badStatus +
+          w.exhausted +
+          w.socketErrors.connect +
+          w.socketErrors.read +
+          w.socketErrors.write +
+          w.socketErrors.timeout,
+      )
     return [
       `\`${p.route}\``,
       fmt(p.intake.requestsPerSecond),
@@ -1240,7 +1498,22 @@ function render(r: Report): string[] {
     ]
   })
   out.push(
-    ...markdownTable(['route', 'intake req/s', 'limit req/s', 'ratio', 'intake p50', 'intake p99', 'limit p50', 'limit p99', 'failed (intake / limit)', 'target', 'result'], rows),
+    ...markdownTable(
+      [
+        'route',
+        'intake req/s',
+        'limit req/s',
+        'ratio',
+        'intake p50',
+        'intake p99',
+        'limit p50',
+        'limit p99',
+        'failed (intake / limit)',
+        'target',
+        'result',
+      ],
+      rows,
+    ),
   )
   out.push('')
   out.push(
@@ -1256,7 +1529,10 @@ function render(r: Report): string[] {
   // Write limit.
   out.push('### Disk write limit')
   out.push('')
-  const writeRow = (when: string, w: WriteLimit) => [when, `${fmt(w.rowsPerSecond)} rows/s (${fmt(w.rows)} rows in ${fmt(w.ms)} ms)`]
+  const writeRow = (when: string, w: WriteLimit) => [
+    when,
+    `${fmt(w.rowsPerSecond)} rows/s (${fmt(w.rows)} rows in ${fmt(w.ms)} ms)`,
+  ]
   out.push(
     ...markdownTable(
       ['measure', 'value'],
@@ -1287,23 +1563,45 @@ function render(r: Report): string[] {
         ['answer sent → first attempt arrived, p50', ms(p50), `≤ ${TARGET_P50_MS} ms`, mark(p50 <= TARGET_P50_MS)],
         ['answer sent → first attempt arrived, p99', ms(p99), `≤ ${TARGET_P99_MS} ms`, mark(p99 <= TARGET_P99_MS)],
         ['answer sent → first attempt arrived, max', ms(lat.at(-1) ?? NaN), '', ''],
-        ['answer sent → 201 receipt, p50 / p99', `${ms(percentile(webhooks.submitLatencies, 50))} / ${ms(percentile(webhooks.submitLatencies, 99))}`, '', ''],
-        ['deliveries arrived exactly once, correctly signed', `${fmt(webhooks.exactlyOnce)} / ${fmt(lat.length)} of ${fmt(webhooks.forms)}`, '', ''],
-        ['delivered on the first attempt (delivery log)', `${fmt(webhooks.firstTry)} of ${fmt(webhooks.forms)}`, '', ''],
+        [
+          'answer sent → 201 receipt, p50 / p99',
+          `${ms(percentile(webhooks.submitLatencies, 50))} / ${ms(percentile(webhooks.submitLatencies, 99))}`,
+          '',
+          '',
+        ],
+        [
+          'deliveries arrived exactly once, correctly signed',
+          `${fmt(webhooks.exactlyOnce)} / ${fmt(lat.length)} of ${fmt(webhooks.forms)}`,
+          '',
+          '',
+        ],
+        [
+          'delivered on the first attempt (delivery log)',
+          `${fmt(webhooks.firstTry)} of ${fmt(webhooks.forms)}`,
+          '',
+          '',
+        ],
       ],
     ),
   )
   out.push('')
-  out.push('From bench/webhooks.ts (`bun run bench:webhooks` runs it alone): a receiver in the bench process, one clock for both ends.')
+  out.push(
+    'From bench/webhooks.ts (`bun run bench:webhooks` runs it alone): a receiver in the bench process, one clock for both ends.',
+  )
   out.push('')
 
   // Event feed.
-  out.push(`### Event feed: a waiting \`GET /api/v1/events\` woken by an answer, ${fmt(EVENT_SAMPLES)} samples one at a time`)
+  out.push(
+    `### Event feed: a waiting \`GET /api/v1/events\` woken by an answer, ${fmt(EVENT_SAMPLES)} samples one at a time`,
+  )
   out.push('')
   out.push(...markdownTable(['measure', 'value'], eventRows(r.events)))
   out.push('')
   out.push(
-    [...eventNotes(r.events), 'From bench/events.ts (`bun run bench:events` runs it alone, adding the idle cost of 1,000 waiting feed requests and one answer waking them all).'].join(' '),
+    [
+      ...eventNotes(r.events),
+      'From bench/events.ts (`bun run bench:events` runs it alone, adding the idle cost of 1,000 waiting feed requests and one answer waking them all).',
+    ].join(' '),
   )
   out.push('')
 
@@ -1319,14 +1617,39 @@ function render(r: Report): string[] {
     ...markdownTable(
       ['measure', 'value', 'target', 'result'],
       [
-        [`spawn → first 200 on /healthz, median of ${r.startTimes.length}`, ms(startMedian), `≤ ${TARGET.startMs} ms`, mark(startMedian <= TARGET.startMs)],
+        [
+          `spawn → first 200 on /healthz, median of ${r.startTimes.length}`,
+          ms(startMedian),
+          `≤ ${TARGET.startMs} ms`,
+          mark(startMedian <= TARGET.startMs),
+        ],
         [`spawn → first 200 on /healthz, max of ${r.startTimes.length}`, ms(startMax), '', ''],
-        [`RSS idle (${IDLE_AFTER_MS} ms after the first 200)`, `${fmt(idle, 1)} MiB`, `≤ ${TARGET.rssIdleMiB} MiB`, mark(idle <= TARGET.rssIdleMiB)],
+        [
+          `RSS idle (${IDLE_AFTER_MS} ms after the first 200)`,
+          `${fmt(idle, 1)} MiB`,
+          `≤ ${TARGET.rssIdleMiB} MiB`,
+          mark(idle <= TARGET.rssIdleMiB),
+        ],
         ['RSS idle, private part (RssAnon)', `${fmt(mib(main.rssIdlePrivateKiB), 1)} MiB`, '', ''],
-        [`RSS after ${fmt(main.formsAtRss)} forms created over the API`, `${fmt(afterForms, 1)} MiB`, `≤ ${TARGET.rssFormsMiB} MiB`, mark(afterForms <= TARGET.rssFormsMiB)],
-        [`RSS after the run (${fmt(main.formsCreated)} forms, every route above)`, `${fmt(afterRun, 1)} MiB`, `≤ ${TARGET.rssFormsMiB} MiB`, mark(afterRun <= TARGET.rssFormsMiB)],
+        [
+          `RSS after ${fmt(main.formsAtRss)} forms created over the API`,
+          `${fmt(afterForms, 1)} MiB`,
+          `≤ ${TARGET.rssFormsMiB} MiB`,
+          mark(afterForms <= TARGET.rssFormsMiB),
+        ],
+        [
+          `RSS after the run (${fmt(main.formsCreated)} forms, every route above)`,
+          `${fmt(afterRun, 1)} MiB`,
+          `≤ ${TARGET.rssFormsMiB} MiB`,
+          mark(afterRun <= TARGET.rssFormsMiB),
+        ],
         ['peak RSS (VmHWM)', `${fmt(mib(main.peakKiB), 1)} MiB`, '', ''],
-        ['binary size (dist/intake)', `${fmt(r.binaryBytes / 1e6, 1)} MB (${fmt(r.binaryBytes / 2 ** 20, 1)} MiB)`, '', ''],
+        [
+          'binary size (dist/intake)',
+          `${fmt(r.binaryBytes / 1e6, 1)} MB (${fmt(r.binaryBytes / 2 ** 20, 1)} MiB)`,
+          '',
+          '',
+        ],
       ],
     ),
   )
@@ -1373,7 +1696,14 @@ function listTable([small, large]: [ListFigures, ListFigures]): string[] {
   }
   return [
     ...markdownTable(
-      ['page', `${fmt(small.forms)} forms p50 / p99`, `${fmt(large.forms)} forms p50 / p99`, 'ratio of p50', 'target', 'result'],
+      [
+        'page',
+        `${fmt(small.forms)} forms p50 / p99`,
+        `${fmt(large.forms)} forms p50 / p99`,
+        'ratio of p50',
+        'target',
+        'result',
+      ],
       [listRow('first page', (l) => l.first), listRow('deep page (cursor: the middle form)', (l) => l.deep)],
     ),
     '',
@@ -1385,7 +1715,13 @@ function listTable([small, large]: [ListFigures, ListFigures]): string[] {
 /** An intake's first error and warning log lines, quoted as written (nothing when there are none). */
 function quotedLog(f: IntakeFigures): string[] {
   if (f.logLines.length === 0) return []
-  return [`First error and warning lines of ${f.label === 'intake' ? "intake's" : `${f.label}'s`} log, as written:`, '', '```', ...f.logLines, '```']
+  return [
+    `First error and warning lines of ${f.label === 'intake' ? "intake's" : `${f.label}'s`} log, as written:`,
+    '',
+    '```',
+    ...f.logLines,
+    '```',
+  ]
 }
 
 /** This build against BENCH_BASELINE, figure by figure. */
@@ -1402,7 +1738,14 @@ function renderBaseline(r: Report, b: BaselineFigures): string[] {
   )
   out.push('')
   /** A figure of both; `higher`: more is better (req/s), else less is (ms, MiB). */
-  const row = (name: string, baseline: number, mine: number, show: (n: number) => string, higher: boolean, judged = true) => {
+  const row = (
+    name: string,
+    baseline: number,
+    mine: number,
+    show: (n: number) => string,
+    higher: boolean,
+    judged = true,
+  ) => {
     const ratio = mine / baseline
     const worse = higher ? 1 - ratio : ratio - 1
     const verdict = !judged
@@ -1418,18 +1761,67 @@ function renderBaseline(r: Report, b: BaselineFigures): string[] {
   const hooksBase = pooled(b.webhooks)
   const hooksMine = pooled(b.thisWebhooks)
   const rows: string[][] = [
-    ...r.main.routes.map((route) => row(`\`${route}\``, base.results.get(route)!.requestsPerSecond, current.results.get(route)!.requestsPerSecond, rate, true)),
-    row(`webhooks: answer sent → first attempt arrived, p50 (${b.webhooks.length} runs each)`, percentile(hooksBase, 50), percentile(hooksMine, 50), ms, false),
-    row(`webhooks: answer sent → first attempt arrived, p99 (${b.webhooks.length} runs each)`, percentile(hooksBase, 99), percentile(hooksMine, 99), ms, false),
-    row(`spawn → first 200 on /healthz, median of ${b.startTimes.length}`, median(b.startTimes), median(r.startTimes), ms, false),
+    ...r.main.routes.map((route) =>
+      row(
+        `\`${route}\``,
+        base.results.get(route)!.requestsPerSecond,
+        current.results.get(route)!.requestsPerSecond,
+        rate,
+        true,
+      ),
+    ),
+    row(
+      `webhooks: answer sent → first attempt arrived, p50 (${b.webhooks.length} runs each)`,
+      percentile(hooksBase, 50),
+      percentile(hooksMine, 50),
+      ms,
+      false,
+    ),
+    row(
+      `webhooks: answer sent → first attempt arrived, p99 (${b.webhooks.length} runs each)`,
+      percentile(hooksBase, 99),
+      percentile(hooksMine, 99),
+      ms,
+      false,
+    ),
+    row(
+      `spawn → first 200 on /healthz, median of ${b.startTimes.length}`,
+      median(b.startTimes),
+      median(r.startTimes),
+      ms,
+      false,
+    ),
     row(`RSS idle (${IDLE_AFTER_MS} ms after the first 200)`, base.rssIdleKiB, current.rssIdleKiB, mb, false),
-    row('RSS idle, private part (RssAnon: heaps, not the executable\'s pages)', base.rssIdlePrivateKiB, current.rssIdlePrivateKiB, mb, false),
-    row(`RSS after ${fmt(FORMS_FOR_RSS)}+ forms created over the API (${fmt(base.formsAtRss)} / ${fmt(current.formsAtRss)})`, base.rssAfterFormsKiB, current.rssAfterFormsKiB, mb, false),
-    row(`RSS after the run (${fmt(base.formsCreated)} / ${fmt(current.formsCreated)} forms)`, base.rssAfterRunKiB, current.rssAfterRunKiB, mb, false),
+    row(
+      "RSS idle, private part (RssAnon: heaps, not the executable's pages)",
+      base.rssIdlePrivateKiB,
+      current.rssIdlePrivateKiB,
+      mb,
+      false,
+    ),
+    row(
+      `RSS after ${fmt(FORMS_FOR_RSS)}+ forms created over the API (${fmt(base.formsAtRss)} / ${fmt(current.formsAtRss)})`,
+      base.rssAfterFormsKiB,
+      current.rssAfterFormsKiB,
+      mb,
+      false,
+    ),
+    row(
+      `RSS after the run (${fmt(base.formsCreated)} / ${fmt(current.formsCreated)} forms)`,
+      base.rssAfterRunKiB,
+      current.rssAfterRunKiB,
+      mb,
+      false,
+    ),
     row('peak RSS (VmHWM)', base.peakKiB, current.peakKiB, mb, false, false),
     row('binary size', b.bytes / 2 ** 20, r.binaryBytes / 2 ** 20, (n) => `${fmt(n, 1)} MiB`, false, false),
   ]
-  out.push(...markdownTable(['figure', 'baseline', 'this build', 'ratio (this build / baseline)', `within ${fmt(BASELINE_TOLERANCE * 100)}%`], rows))
+  out.push(
+    ...markdownTable(
+      ['figure', 'baseline', 'this build', 'ratio (this build / baseline)', `within ${fmt(BASELINE_TOLERANCE * 100)}%`],
+      rows,
+    ),
+  )
   out.push('')
   const latency = (route: string) => {
     const x = base.results.get(route)!
@@ -1442,7 +1834,9 @@ function renderBaseline(r: Report, b: BaselineFigures): string[] {
       `Starts took turns (A B B A...), webhooks ran A B B A (latencies pooled). "within ${fmt(BASELINE_TOLERANCE * 100)}%": this build at most ${fmt(BASELINE_TOLERANCE * 100)}% worse (fewer req/s; more ms or MiB). ` +
       `wrk p50 / p99, baseline → this build: ${r.main.routes.map(latency).join('; ')}.`,
   )
-  out.push(`Baseline start times: ${b.startTimes.map((t) => fmt(t)).join(', ')} ms. Baseline's log: ${base.logSummary}.`)
+  out.push(
+    `Baseline start times: ${b.startTimes.map((t) => fmt(t)).join(', ')} ms. Baseline's log: ${base.logSummary}.`,
+  )
   out.push(...quotedLog(base))
   out.push('')
   return out
@@ -1464,7 +1858,15 @@ function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
   )
   out.push('')
   const writeTarget = `≥ ${fmt(TARGET.pgWriteRatio, 1)} × PostgreSQL write limit (${fmt(writeLimit)}/s)`
-  const errors = (w: WrkResult) => fmt(w.badStatus + w.exhausted + w.socketErrors.connect + w.socketErrors.read + w.socketErrors.write + w.socketErrors.timeout)
+  const errors = (w: WrkResult) =>
+    fmt(
+      w.badStatus +
+        w.exhausted +
+        w.socketErrors.connect +
+        w.socketErrors.read +
+        w.socketErrors.write +
+        w.socketErrors.timeout,
+    )
   const rows = pairsOf(pg.main).map((p) => {
     const onSqlite = sqlite.intakes[0]!.results.get(p.route)
     const write = p.route.startsWith('POST')
@@ -1486,7 +1888,18 @@ function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
   })
   out.push(
     ...markdownTable(
-      ['route', 'intake on PostgreSQL req/s', 'intake on SQLite req/s (above)', 'limit', 'ratio', 'p50', 'p99', 'failed (intake / bare)', 'target', 'result'],
+      [
+        'route',
+        'intake on PostgreSQL req/s',
+        'intake on SQLite req/s (above)',
+        'limit',
+        'ratio',
+        'p50',
+        'p99',
+        'failed (intake / bare)',
+        'target',
+        'result',
+      ],
       rows,
     ),
   )
@@ -1507,7 +1920,10 @@ function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
   out.push(`intake's log: ${intake.logSummary}.`)
   out.push(...quotedLog(intake))
   out.push('')
-  const writeRow = (when: string, w: PgWriteLimit) => [when, `${fmt(w.rowsPerSecond)} rows/s (${fmt(w.rows)} rows in ${fmt(w.ms)} ms, ${w.connections} connections)`]
+  const writeRow = (when: string, w: PgWriteLimit) => [
+    when,
+    `${fmt(w.rowsPerSecond)} rows/s (${fmt(w.rows)} rows in ${fmt(w.ms)} ms, ${w.connections} connections)`,
+  ]
   out.push(
     ...markdownTable(
       ['measure', 'value'],
@@ -1534,7 +1950,9 @@ function renderPostgres(pg: PostgresFigures, sqlite: MainFigures): string[] {
       `and the INSERT of its response, as intake's submission unit writes them, ${PG_WRITERS} connections; one answer per transaction, and ${ANSWERS_PER_BATCH} (what group commit makes of them).`,
   )
   out.push('')
-  out.push(`List page on PostgreSQL: \`GET /api/v1/forms?limit=${LIST_LIMIT}\`, ${fmt(LIST_REQUESTS)} sequential requests, as for SQLite, each list on a fresh database:`)
+  out.push(
+    `List page on PostgreSQL: \`GET /api/v1/forms?limit=${LIST_LIMIT}\`, ${fmt(LIST_REQUESTS)} sequential requests, as for SQLite, each list on a fresh database:`,
+  )
   out.push('')
   out.push(...listTable(pg.lists))
   out.push('')
@@ -1586,7 +2004,9 @@ async function run(state: BenchState): Promise<number> {
   const fileSystem = fileSystemOf(scratch)
   log(`intake bench: ${machine}; temp dirs on ${fileSystem}; load ${loadBefore}`)
   log(`dist/intake built ${binary.mtime.toISOString()} (the run uses a copy taken now); ${source}`)
-  log(`wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s; list pages at ${fmt(LIST_SMALL)} and ${fmt(LIST_LARGE)} forms`)
+  log(
+    `wrk -t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s; list pages at ${fmt(LIST_SMALL)} and ${fmt(LIST_LARGE)} forms`,
+  )
   // The copy the whole run uses (see intakeBinary).
   intakeBinary = join(makeTempDir(state, 'binary'), 'intake')
   copyFileSync(BINARY, intakeBinary)
@@ -1604,9 +2024,14 @@ async function run(state: BenchState): Promise<number> {
     copyFileSync(BASELINE, baselineBinary)
     chmodSync(baselineBinary, 0o755)
     flavors.push({ label: 'baseline', tag: 'baseline', binary: baselineBinary })
-    log(`baseline (BENCH_BASELINE): ${BASELINE}${commit ? `, commit ${commit}` : ''}, built ${stat.mtime.toISOString()} (the run uses a copy taken now)`)
+    log(
+      `baseline (BENCH_BASELINE): ${BASELINE}${commit ? `, commit ${commit}` : ''}, built ${stat.mtime.toISOString()} (the run uses a copy taken now)`,
+    )
   }
-  if (DATABASE_URL !== undefined) log(`PostgreSQL (BENCH_DATABASE_URL): ${redactUrl(DATABASE_URL)}, server ${await checkDatabaseServer(DATABASE_URL)}`)
+  if (DATABASE_URL !== undefined)
+    log(
+      `PostgreSQL (BENCH_DATABASE_URL): ${redactUrl(DATABASE_URL)}, server ${await checkDatabaseServer(DATABASE_URL)}`,
+    )
   log('')
 
   const writeBefore = await measureWriteLimit(state, scratch, 'before the HTTP runs')
@@ -1634,7 +2059,8 @@ async function run(state: BenchState): Promise<number> {
   problems.push(...events.problems.map((p) => `event feed: ${p}`))
   const lists: [ListFigures, ListFigures] = [await measureList(state, LIST_SMALL), await measureList(state, LIST_LARGE)]
   const postgres = DATABASE_URL !== undefined ? await measurePostgres(state, DATABASE_URL) : undefined
-  const instances = DATABASE_URL !== undefined ? await measureInstances(state, DATABASE_URL, { binary: intakeBinary }) : undefined
+  const instances =
+    DATABASE_URL !== undefined ? await measureInstances(state, DATABASE_URL, { binary: intakeBinary }) : undefined
   if (instances) problems.push(...instances.problems.map((p) => `several instances: ${p}`))
   else log(INSTANCES_SKIPPED)
 
@@ -1654,7 +2080,12 @@ async function run(state: BenchState): Promise<number> {
     webhooks,
     events,
     lists,
-    baseline: baselineFile && { ...baselineFile, startTimes: startTimes[1]!, webhooks: webhookRuns[1]!, thisWebhooks: webhookRuns[0]! },
+    baseline: baselineFile && {
+      ...baselineFile,
+      startTimes: startTimes[1]!,
+      webhooks: webhookRuns[1]!,
+      thisWebhooks: webhookRuns[0]!,
+    },
     postgres,
     instances,
   })

@@ -31,6 +31,7 @@
 import { readdirSync } from 'node:fs'
 import {
   BenchError,
+  type BenchState,
   binaryPresent,
   fmt,
   log,
@@ -42,7 +43,6 @@ import {
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
 } from './lib.ts'
 
 const envNumber = (name: string, fallback: number) => {
@@ -124,7 +124,9 @@ async function run(state: BenchState): Promise<number> {
   const pid = child.proc.pid
   const { url, key, version } = await whenReady(child)
   log(`intake ${version} (pid ${pid}) on ${url}, database in ${dir}; receiver on ${hookUrl}`)
-  log(`soak: ${fmt(SECONDS)} s, ${WORKERS} workers (think 0..${THINK_MAX_MS} ms) and ${POLLERS} long-poll loops, a line every ${INTERVAL_SECONDS} s`)
+  log(
+    `soak: ${fmt(SECONDS)} s, ${WORKERS} workers (think 0..${THINK_MAX_MS} ms) and ${POLLERS} long-poll loops, a line every ${INTERVAL_SECONDS} s`,
+  )
 
   // Counters of the current interval.
   let done: Record<Kind, number> = Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<Kind, number>
@@ -140,14 +142,20 @@ async function run(state: BenchState): Promise<number> {
   function unexpected(message: string) {
     unexpectedNow++
     unexpectedTotal++
-    if (unexpectedMessages.length < 50) unexpectedMessages.push(`t=${fmt((performance.now() - loadStart) / 1000, 1)} s: ${message}`)
+    if (unexpectedMessages.length < 50)
+      unexpectedMessages.push(`t=${fmt((performance.now() - loadStart) / 1000, 1)} s: ${message}`)
   }
 
   const auth = { authorization: `Bearer ${key}` }
   let stopping = false
 
   /** One request; its reply (4xx counted as expected), or undefined after a socket error or 5xx (counted as unexpected). */
-  async function call(kind: Kind, what: string, path: string, init: RequestInit = {}): Promise<{ status: number; json: any; headers: Headers } | undefined> {
+  async function call(
+    kind: Kind,
+    what: string,
+    path: string,
+    init: RequestInit = {},
+  ): Promise<{ status: number; json: any; headers: Headers } | undefined> {
     let res: Response
     let text: string
     try {
@@ -223,7 +231,12 @@ async function run(state: BenchState): Promise<number> {
       : await call(kind, 'answer', `/f/${id}`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ name: `Guest ${id.slice(-6)}`, guests: String(guests), menu: 'fish', agree: 'on' }).toString(),
+          body: new URLSearchParams({
+            name: `Guest ${id.slice(-6)}`,
+            guests: String(guests),
+            menu: 'fish',
+            agree: 'on',
+          }).toString(),
         })
     if (!reply) return false
     const ok = asJson ? reply.status === 201 : reply.status === 303
@@ -296,7 +309,9 @@ async function run(state: BenchState): Promise<number> {
       if (reply.status !== 200 || !Array.isArray(got)) {
         unexpected(`long-poll on ${id}: ${reply.status} ${JSON.stringify(reply.json).slice(0, 200)}`)
       } else if (got.length === 0 && answeredAt !== undefined && answeredAt < started + wait * 1000 - 300) {
-        unexpected(`long-poll wait=${wait} on ${id} came back empty, although its answer was acknowledged ${fmt((answeredAt - started) / 1000, 2)} s into the wait`)
+        unexpected(
+          `long-poll wait=${wait} on ${id} came back empty, although its answer was acknowledged ${fmt((answeredAt - started) / 1000, 2)} s into the wait`,
+        )
       } else if (got.length === 1 && answeredAt === undefined && !answerIt) {
         unexpected(`long-poll on ${id} returned a response nobody sent`)
       }
@@ -353,7 +368,10 @@ async function run(state: BenchState): Promise<number> {
   const deadline = performance.now() + DELIVERY_GRACE_MS
   while ([...expectDelivery].some((id) => !deliveredForms.has(id)) && performance.now() < deadline) await sleep(200)
   const undelivered = [...expectDelivery].filter((id) => !deliveredForms.has(id))
-  for (const id of undelivered.slice(0, 20)) unexpected(`form ${id} was answered (it has a callback) but no webhook arrived within ${DELIVERY_GRACE_MS / 1000} s of the load's end`)
+  for (const id of undelivered.slice(0, 20))
+    unexpected(
+      `form ${id} was answered (it has a callback) but no webhook arrived within ${DELIVERY_GRACE_MS / 1000} s of the load's end`,
+    )
   if (undelivered.length > 20) unexpected(`... and ${undelivered.length - 20} more forms without their webhook`)
 
   const end = { rssKiB: rssKiB(pid), fds: openFds(pid) }
@@ -383,7 +401,8 @@ async function run(state: BenchState): Promise<number> {
   const fdsFlat = fdsLast - fdsFirst <= FDS_FLAT
 
   const n = intervals.length
-  const thirdOf = (from: number, to: number) => intervals.slice(Math.floor(from), Math.max(Math.floor(from) + 1, Math.ceil(to)))
+  const thirdOf = (from: number, to: number) =>
+    intervals.slice(Math.floor(from), Math.max(Math.floor(from) + 1, Math.ceil(to)))
   const tpFirst = mean(thirdOf(0, n / 3).map((i) => i.total))
   const tpLast = mean(thirdOf((2 * n) / 3, n).map((i) => i.total))
   const tpChange = ((tpLast - tpFirst) / tpFirst) * 100
@@ -411,7 +430,8 @@ async function run(state: BenchState): Promise<number> {
   if (unexpectedMessages.length > 0) {
     console.error('\nUnexpected errors:')
     for (const message of unexpectedMessages) console.error(`- ${message}`)
-    if (unexpectedTotal > unexpectedMessages.length) console.error(`- ... and ${unexpectedTotal - unexpectedMessages.length} more`)
+    if (unexpectedTotal > unexpectedMessages.length)
+      console.error(`- ... and ${unexpectedTotal - unexpectedMessages.length} more`)
     return 1
   }
   return 0

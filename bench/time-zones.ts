@@ -24,9 +24,10 @@
  */
 import { SUPPORTED_LOCALES } from '../src/i18n/locales.ts'
 import {
-  binaryPresent,
-  BINARY,
   BenchError,
+  type BenchState,
+  BINARY,
+  binaryPresent,
   createForms,
   exitCodeFor,
   fmt,
@@ -40,19 +41,25 @@ import {
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
 } from './lib.ts'
 
 const FORMS = Number(process.env.BENCH_FORMS ?? 10_000)
 const LANGUAGES_PER_FORM = Number(process.env.BENCH_LANGUAGES ?? 3)
 const CONCURRENCY = 16
 /** Long names give many spellings; a link among them, as in the attack. */
-const ZONES = ['America/Argentina/ComodRivadavia', 'America/North_Dakota/New_Salem', 'America/Indiana/Indianapolis', 'Antarctica/DumontDUrville']
+const ZONES = [
+  'America/Argentina/ComodRivadavia',
+  'America/North_Dakota/New_Salem',
+  'America/Indiana/Indianapolis',
+  'Antarctica/DumontDUrville',
+]
 
 /** `zone` with each letter's case chosen by the bits of `n`: a spelling of its own for every n below 2^(letters). */
 const spelling = (zone: string, n: number) => {
   let bit = 0
-  return [...zone].map((c) => (/[a-z]/i.test(c) ? ((n >> bit++ % 30) & 1 ? c.toUpperCase() : c.toLowerCase()) : c)).join('')
+  return [...zone]
+    .map((c) => (/[a-z]/i.test(c) ? ((n >> (bit++ % 30)) & 1 ? c.toUpperCase() : c.toLowerCase()) : c))
+    .join('')
 }
 
 interface Figures {
@@ -87,14 +94,20 @@ async function measure(state: BenchState, binary: string): Promise<Figures> {
   const createdKiB = rssKiB(pid)
 
   const open = async (id: string, language: string) => {
-    const res = await fetch(`${ready.url}/f/${id}`, { headers: { 'accept-language': language }, signal: state.abort.signal })
+    const res = await fetch(`${ready.url}/f/${id}`, {
+      headers: { 'accept-language': language },
+      signal: state.abort.signal,
+    })
     await res.arrayBuffer()
     if (res.status !== 200) throw new BenchError(`GET /f/${id} (${language}): ${res.status}`)
   }
   const renderStarted = performance.now()
   await pool(FORMS * LANGUAGES_PER_FORM, CONCURRENCY, (n) => {
     const form = Math.floor(n / LANGUAGES_PER_FORM)
-    return open(created.ids[form]!, SUPPORTED_LOCALES[(form * LANGUAGES_PER_FORM + (n % LANGUAGES_PER_FORM)) % SUPPORTED_LOCALES.length]!)
+    return open(
+      created.ids[form]!,
+      SUPPORTED_LOCALES[(form * LANGUAGES_PER_FORM + (n % LANGUAGES_PER_FORM)) % SUPPORTED_LOCALES.length]!,
+    )
   })
   const renderMs = performance.now() - renderStarted
   const renderedKiB = rssKiB(pid)
@@ -134,9 +147,16 @@ async function measure(state: BenchState, binary: string): Promise<Figures> {
 
 async function run(state: BenchState): Promise<number> {
   if (!binaryPresent()) return 1
-  if (!Number.isInteger(FORMS) || FORMS < 1) throw new BenchError(`BENCH_FORMS must be a whole number from 1, got "${process.env.BENCH_FORMS}"`)
-  if (!Number.isInteger(LANGUAGES_PER_FORM) || LANGUAGES_PER_FORM < 1 || LANGUAGES_PER_FORM > SUPPORTED_LOCALES.length) {
-    throw new BenchError(`BENCH_LANGUAGES must be a whole number from 1 to ${SUPPORTED_LOCALES.length}, got "${process.env.BENCH_LANGUAGES}"`)
+  if (!Number.isInteger(FORMS) || FORMS < 1)
+    throw new BenchError(`BENCH_FORMS must be a whole number from 1, got "${process.env.BENCH_FORMS}"`)
+  if (
+    !Number.isInteger(LANGUAGES_PER_FORM) ||
+    LANGUAGES_PER_FORM < 1 ||
+    LANGUAGES_PER_FORM > SUPPORTED_LOCALES.length
+  ) {
+    throw new BenchError(
+      `BENCH_LANGUAGES must be a whole number from 1 to ${SUPPORTED_LOCALES.length}, got "${process.env.BENCH_LANGUAGES}"`,
+    )
   }
   const binaries = [BINARY, process.env.BENCH_BASELINE?.trim()].filter((path): path is string => Boolean(path))
   for (const binary of binaries) {
@@ -145,7 +165,10 @@ async function run(state: BenchState): Promise<number> {
     logFigures(`Time zones: ${fmt(FORMS)} forms, each its own spelling of a zone, intake ${f.version} (${f.binary})`, [
       ['RSS idle', mib(f.idleKiB)],
       [`RSS after ${fmt(FORMS)} forms created (${fmt(f.createMs)} ms)`, mib(f.createdKiB)],
-      [`RSS after their pages were read, ${fmt(LANGUAGES_PER_FORM)} languages each (${fmt(f.pages)} pages, ${fmt(f.renderMs)} ms)`, mib(f.renderedKiB)],
+      [
+        `RSS after their pages were read, ${fmt(LANGUAGES_PER_FORM)} languages each (${fmt(f.pages)} pages, ${fmt(f.renderMs)} ms)`,
+        mib(f.renderedKiB),
+      ],
       [`RSS after every zone in every language (${fmt(f.everyZonePages)} more pages)`, mib(f.everyZoneKiB)],
       ['RSS 5 s later', mib(f.settledKiB)],
       ['peak RSS (VmHWM)', mib(f.peakKiB)],

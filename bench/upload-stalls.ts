@@ -16,9 +16,14 @@ import { BASE_URL, createTestContext, longestStall, readResponse, type TestConte
 const MiB = 1024 * 1024
 
 async function fileForm(t: TestContext, size: number, maxSize: number) {
-  const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: maxSize } }] })
+  const form = await t.api.createForm({
+    fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: maxSize } }],
+  })
   const upload = new FormData()
-  upload.append('doc', new File([crypto.getRandomValues(new Uint8Array(size))], 'big.bin', { type: 'application/octet-stream' }))
+  upload.append(
+    'doc',
+    new File([crypto.getRandomValues(new Uint8Array(size))], 'big.bin', { type: 'application/octet-stream' }),
+  )
   return { form, upload }
 }
 
@@ -44,16 +49,26 @@ try {
     return res
   })
   expectStatus('3.5 MiB download', download.result.status, 200)
-  console.log(`3.5 MiB file: longest event-loop stall ${upload.stallMs.toFixed(1)} ms uploading, ${download.stallMs.toFixed(1)} ms downloading`)
+  console.log(
+    `3.5 MiB file: longest event-loop stall ${upload.stallMs.toFixed(1)} ms uploading, ${download.stallMs.toFixed(1)} ms downloading`,
+  )
 
   // 2. 24 MiB in one chunk.
   const large = await fileForm(t, 24 * MiB, 25 * MiB)
   const encoded = new Response(large.upload)
   const type = encoded.headers.get('content-type')!
   const body = new Uint8Array(await encoded.arrayBuffer())
-  const stream = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(body), controller.close()) })
+  const stream = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      controller.enqueue(body)
+      controller.close()
+    },
+  })
   const headers = { 'content-type': type, 'content-length': String(body.length) }
-  const oneChunk = await posted(t, new Request(`${BASE_URL}/f/${large.form.id}`, { method: 'POST', body: stream, headers }))
+  const oneChunk = await posted(
+    t,
+    new Request(`${BASE_URL}/f/${large.form.id}`, { method: 'POST', body: stream, headers }),
+  )
   expectStatus('24 MiB post in one chunk', oneChunk.result.status, 303)
   console.log(`24 MiB file in one chunk: longest event-loop stall ${oneChunk.stallMs.toFixed(1)} ms`)
 } finally {

@@ -30,11 +30,12 @@ import { timingSafeEqual } from 'node:crypto'
 import { retryDelayMs } from '../src/modules/webhooks/store/index.ts'
 import {
   BenchError,
-  exitCodeFor,
+  type BenchState,
   binaryPresent,
   clockTicksPerSecond,
   cpuTicks,
   createForms,
+  exitCodeFor,
   expectedSignature,
   fmt,
   log,
@@ -49,7 +50,6 @@ import {
   startIntake,
   stopIntake,
   whenReady,
-  type BenchState,
 } from './lib.ts'
 
 export const FORMS = 500
@@ -162,7 +162,9 @@ async function run(state: BenchState): Promise<number> {
   const ms = (n: number) => `${fmt(n, 1)} ms`
   const { latencies, submitLatencies, forms } = f
   log('')
-  log(`submitted ${fmt(forms)} answers in ${fmt(f.submitMs)} ms: ${fmt((forms * 1000) / f.submitMs)} submissions/s, ${SUBMIT_CONCURRENCY} in flight`)
+  log(
+    `submitted ${fmt(forms)} answers in ${fmt(f.submitMs)} ms: ${fmt((forms * 1000) / f.submitMs)} submissions/s, ${SUBMIT_CONCURRENCY} in flight`,
+  )
   log(
     `answer sent → first attempt arrived (${fmt(latencies.length)} correct deliveries): p50 ${ms(percentile(latencies, 50))}, ` +
       `p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1) ?? NaN)}`,
@@ -172,27 +174,44 @@ async function run(state: BenchState): Promise<number> {
     ['forms created (with callback_url)', `${fmt(forms)} in ${fmt(f.createMs)} ms (${CREATE_CONCURRENCY} in flight)`],
     ['answers sent', `${fmt(forms)} in ${fmt(f.submitMs)} ms (${SUBMIT_CONCURRENCY} in flight)`],
     ['submissions per second', fmt((forms * 1000) / f.submitMs)],
-    ['answer sent → 201 receipt, p50 / p99', `${ms(percentile(submitLatencies, 50))} / ${ms(percentile(submitLatencies, 99))}`],
+    [
+      'answer sent → 201 receipt, p50 / p99',
+      `${ms(percentile(submitLatencies, 50))} / ${ms(percentile(submitLatencies, 99))}`,
+    ],
     ['answer sent → first attempt arrived, p50', ms(percentile(latencies, 50))],
     ['answer sent → first attempt arrived, p90', ms(percentile(latencies, 90))],
     ['answer sent → first attempt arrived, p99', ms(percentile(latencies, 99))],
     ['answer sent → first attempt arrived, max', ms(latencies.at(-1) ?? NaN)],
     ['first answer sent → last delivery arrived', `${fmt(f.lastArrivalMs)} ms`],
-    ['intake CPU, first answer → last delivery', `${fmt(f.cpuMs)} ms in ${fmt(f.wallMs / 1000, 2)} s (${fmt(f.cpuMs / forms, 2)} ms per answer)`],
+    [
+      'intake CPU, first answer → last delivery',
+      `${fmt(f.cpuMs)} ms in ${fmt(f.wallMs / 1000, 2)} s (${fmt(f.cpuMs / forms, 2)} ms per answer)`,
+    ],
     ['intake RSS after the run', `${fmt(f.rssAfterKiB / 1024, 1)} MiB`],
     ['deliveries arrived exactly once', `${fmt(f.exactlyOnce)} of ${fmt(forms)}`],
     ['correctly signed and with the right body', `${fmt(latencies.length)} of ${fmt(forms)}`],
-    ['delivery log: delivered, id as received', `${fmt(f.logAgrees)} of ${fmt(forms)} (${fmt(f.firstTry)} on the first attempt)`],
+    [
+      'delivery log: delivered, id as received',
+      `${fmt(f.logAgrees)} of ${fmt(forms)} (${fmt(f.firstTry)} on the first attempt)`,
+    ],
   ]
   logFigures(`Webhooks: ${fmt(forms)} answers, ${SUBMIT_CONCURRENCY} in flight, intake ${f.version}`, rows)
-  log(`Target (not asserted): first attempt p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms. Bench, receiver and intake share this machine; both times are performance.now() in the bench process.`)
-  log(`CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks.`)
+  log(
+    `Target (not asserted): first attempt p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms. Bench, receiver and intake share this machine; both times are performance.now() in the bench process.`,
+  )
+  log(
+    `CPU time is utime+stime of the intake process from /proc/<pid>/stat, counted in ${fmt(f.tickMs, 0)} ms clock ticks.`,
+  )
   log(`intake stopped by SIGTERM in ${fmt(f.stopped.ms)} ms, exit code ${f.stopped.code}`)
 
   return exitCodeFor(f.problems)
 }
 
-async function measure(state: BenchState, receiver: ReturnType<typeof startReceiver>, binary?: string): Promise<WebhookFigures> {
+async function measure(
+  state: BenchState,
+  receiver: ReturnType<typeof startReceiver>,
+  binary?: string,
+): Promise<WebhookFigures> {
   const tickMs = 1000 / clockTicksPerSecond()
   const { arrivals } = receiver
 
@@ -205,15 +224,23 @@ async function measure(state: BenchState, receiver: ReturnType<typeof startRecei
   log(`receiver on ${receiver.url}`)
 
   // 3. Forms with a callback to the receiver.
-  const { ids: formIds, ms: createMs } = await createForms({ url, key, signal: state.abort.signal }, FORMS, CREATE_CONCURRENCY, (i) => ({
-    title: `Webhook bench form ${i + 1}`,
-    fields: [{ key: 'answer', type: 'text', label: 'Answer', required: true }],
-    callback_url: receiver.url,
-    callback_metadata: { n: i },
-    expires_in: '1h',
-  }))
-  log(`created ${fmt(FORMS)} forms with a callback_url in ${fmt(createMs)} ms (${fmt((FORMS * 1000) / createMs)} forms/s)`)
-  if (arrivals.length > 0) throw new BenchError(`the receiver got ${arrivals.length} request(s) before any answer was sent`)
+  const { ids: formIds, ms: createMs } = await createForms(
+    { url, key, signal: state.abort.signal },
+    FORMS,
+    CREATE_CONCURRENCY,
+    (i) => ({
+      title: `Webhook bench form ${i + 1}`,
+      fields: [{ key: 'answer', type: 'text', label: 'Answer', required: true }],
+      callback_url: receiver.url,
+      callback_metadata: { n: i },
+      expires_in: '1h',
+    }),
+  )
+  log(
+    `created ${fmt(FORMS)} forms with a callback_url in ${fmt(createMs)} ms (${fmt((FORMS * 1000) / createMs)} forms/s)`,
+  )
+  if (arrivals.length > 0)
+    throw new BenchError(`the receiver got ${arrivals.length} request(s) before any answer was sent`)
   await sleep(500)
 
   // 4. Answer every form, SUBMIT_CONCURRENCY at a time.
@@ -282,7 +309,10 @@ async function measure(state: BenchState, receiver: ReturnType<typeof startRecei
       missing.push(`form ${i + 1} (${s.formId})`)
       return
     }
-    if (got.length > 1) duplicated.push(`form ${i + 1} (${s.formId}): ${got.length} arrivals, deliveries ${got.map((a) => a.delivery).join(', ')}`)
+    if (got.length > 1)
+      duplicated.push(
+        `form ${i + 1} (${s.formId}): ${got.length} arrivals, deliveries ${got.map((a) => a.delivery).join(', ')}`,
+      )
     const first = got[0]!
     let correct = true
     for (const a of got) {
@@ -305,11 +335,22 @@ async function measure(state: BenchState, receiver: ReturnType<typeof startRecei
   let firstTry = 0
   await pool(FORMS, CHECK_CONCURRENCY, async (i) => {
     const formId = formIds[i]!
-    const res = await fetch(`${url}/api/v1/forms/${formId}/deliveries`, { headers: { authorization: `Bearer ${key}` }, signal: state.abort.signal })
+    const res = await fetch(`${url}/api/v1/forms/${formId}/deliveries`, {
+      headers: { authorization: `Bearer ${key}` },
+      signal: state.abort.signal,
+    })
     const list = (await res.json()) as { id?: string; status?: string; attempts?: number }[]
     const seen = perForm[i]![0]?.delivery
-    if (res.status !== 200 || !Array.isArray(list) || list.length !== 1 || list[0]!.status !== 'delivered' || list[0]!.id !== seen) {
-      logMismatch.push(`form ${i + 1} (${formId}): ${res.status} ${JSON.stringify(list).slice(0, 200)}, receiver saw ${seen ?? 'nothing'}`)
+    if (
+      res.status !== 200 ||
+      !Array.isArray(list) ||
+      list.length !== 1 ||
+      list[0]!.status !== 'delivered' ||
+      list[0]!.id !== seen
+    ) {
+      logMismatch.push(
+        `form ${i + 1} (${formId}): ${res.status} ${JSON.stringify(list).slice(0, 200)}, receiver saw ${seen ?? 'nothing'}`,
+      )
     } else if (list[0]!.attempts === 1) firstTry++
   })
 

@@ -4,7 +4,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BenchError, track, type BenchState } from './lib.ts'
+import { BenchError, type BenchState, track } from './lib.ts'
 
 export const WRK = '/usr/bin/wrk'
 
@@ -50,7 +50,12 @@ export interface WrkRun {
  * once it says true, wrk gets SIGINT, on which it stops early and reports as
  * usual.
  */
-export async function runWrk(state: BenchState, run: WrkRun, stopWhen?: () => boolean | Promise<boolean>, pollMs = 100): Promise<WrkResult> {
+export async function runWrk(
+  state: BenchState,
+  run: WrkRun,
+  stopWhen?: () => boolean | Promise<boolean>,
+  pollMs = 100,
+): Promise<WrkResult> {
   const args = [WRK, `-t${run.threads}`, `-c${run.connections}`, `-d${run.seconds}s`, '--latency']
   for (const [name, value] of Object.entries(run.headers ?? {})) args.push('-H', `${name}: ${value}`)
   if (run.script) args.push('-s', run.script)
@@ -78,8 +83,15 @@ export async function runWrk(state: BenchState, run: WrkRun, stopWhen?: () => bo
       }, pollMs)
     : undefined
   try {
-    const [text, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-    if (proc.exitCode !== 0) throw new BenchError(`wrk ${run.url} exited with ${proc.exitCode ?? proc.signalCode}: ${(err + text).trim().slice(0, 500)}`)
+    const [text, err] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
+    if (proc.exitCode !== 0)
+      throw new BenchError(
+        `wrk ${run.url} exited with ${proc.exitCode ?? proc.signalCode}: ${(err + text).trim().slice(0, 500)}`,
+      )
     return parseWrk(text)
   } finally {
     clearInterval(watch)
@@ -152,7 +164,8 @@ export function combineRounds(rounds: WrkResult[]): WrkResult {
 
 /** A Lua string literal (printable ASCII only: then the escapes JSON uses, \" and \\, are the same in Lua). */
 function lua(s: string): string {
-  if (/[^\x20-\x7e]/.test(s)) throw new BenchError(`not printable ASCII, cannot go into a wrk script as is: ${s.slice(0, 80)}`)
+  if (/[^\x20-\x7e]/.test(s))
+    throw new BenchError(`not printable ASCII, cannot go into a wrk script as is: ${s.slice(0, 80)}`)
   return JSON.stringify(s)
 }
 
@@ -162,7 +175,13 @@ const luaHeaders = (headers: Record<string, string>) =>
     .join(', ')} }`
 
 /** The same request every time (wrk builds it once): writes the script to `dir/name.lua`, returns its path. */
-export function writeStaticScript(dir: string, name: string, method: string, headers: Record<string, string>, body: string): string {
+export function writeStaticScript(
+  dir: string,
+  name: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string,
+): string {
   const path = join(dir, `${name}.lua`)
   writeFileSync(
     path,

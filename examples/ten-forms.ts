@@ -57,7 +57,8 @@ while (waitingFor.size > 0) {
     if (person === undefined) continue // another form of this account
     waitingFor.delete(event.form_id)
     if (event.type === 'form.completed') console.log(`${person} answered: ${JSON.stringify(event.payload.data)}`)
-    else if (event.type === 'form.expired') console.log(`${person} did not answer in time (context: ${JSON.stringify(event.payload.context)})`)
+    else if (event.type === 'form.expired')
+      console.log(`${person} did not answer in time (context: ${JSON.stringify(event.payload.context)})`)
     else if (event.type === 'form.cancelled') console.log(`${person}'s form was cancelled`)
     else console.log(`${person}'s form was deleted`)
   }

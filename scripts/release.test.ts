@@ -18,7 +18,17 @@
  * never pick it up: they do not cross-compile.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -81,11 +91,12 @@ interface Header {
   detail: string
 }
 
-const hex = (n: number | undefined, width = 4) => (n === undefined ? 'none' : `0x${n.toString(16).padStart(width, '0')}`)
+const hex = (n: number | undefined, width = 4) =>
+  n === undefined ? 'none' : `0x${n.toString(16).padStart(width, '0')}`
 
-const ELF_MACHINES: Record<number, Arch> = { 0x3e: 'x86-64', 0xb7: 'arm64' }
-const MACHO_CPUS: Record<number, Arch> = { 0x01000007: 'x86-64', 0x0100000c: 'arm64' }
-const PE_MACHINES: Record<number, Arch> = { 0x8664: 'x86-64', 0xaa64: 'arm64' }
+const ELF_MACHINES: Record<number, Arch> = { 62: 'x86-64', 183: 'arm64' }
+const MACHO_CPUS: Record<number, Arch> = { 16777223: 'x86-64', 16777228: 'arm64' }
+const PE_MACHINES: Record<number, Arch> = { 34404: 'x86-64', 43620: 'arm64' }
 
 /** The executable format and architecture `path` declares in its first bytes. */
 function readHeader(path: string): Header {
@@ -119,7 +130,8 @@ function readHeader(path: string): Header {
     const pe = readBytes(path, lfanew, 26)
     const signature = pe.subarray(0, 4)
     const [machine, characteristics, magic] = [u16(pe, 4), u16(pe, 22), u16(pe, 24)]
-    const executableImage = characteristics !== undefined && (characteristics & 0x0002) !== 0 && (characteristics & 0x2000) === 0
+    const executableImage =
+      characteristics !== undefined && (characteristics & 0x0002) !== 0 && (characteristics & 0x2000) === 0
     const ok = signature.equals(Buffer.from('PE\0\0', 'latin1')) && magic === 0x20b && executableImage
     return {
       format: ok ? 'PE' : 'unknown',
@@ -143,17 +155,25 @@ describe('dist/release', () => {
     if (!existsSync(RELEASE_DIR)) throw new Error(`${RELEASE_DIR} does not exist: ${RUN_FIRST}`)
     const missing = ARTIFACTS.filter((artifact) => !existsSync(pathOf(artifact))).map((artifact) => artifact.name)
     if (missing.length > 0) {
-      throw new Error(`missing from dist/release/: ${missing.join(', ')} (it holds: ${readdirSync(RELEASE_DIR).join(', ') || 'nothing'}); ${RUN_FIRST}`)
+      throw new Error(
+        `missing from dist/release/: ${missing.join(', ')} (it holds: ${readdirSync(RELEASE_DIR).join(', ') || 'nothing'}); ${RUN_FIRST}`,
+      )
     }
     for (const artifact of ARTIFACTS) {
       const stat = statSync(pathOf(artifact))
-      expect({ name: artifact.name, file: stat.isFile(), overOneMiB: stat.size > 1024 * 1024 }).toEqual({ name: artifact.name, file: true, overOneMiB: true })
+      expect({ name: artifact.name, file: stat.isFile(), overOneMiB: stat.size > 1024 * 1024 }).toEqual({
+        name: artifact.name,
+        file: true,
+        overOneMiB: true,
+      })
     }
   })
 
   test('holds nothing else but SHA256SUMS (no stale files of an earlier release)', () => {
     if (!existsSync(RELEASE_DIR)) throw new Error(`${RELEASE_DIR} does not exist: ${RUN_FIRST}`)
-    expect(readdirSync(RELEASE_DIR).sort()).toEqual([...ARTIFACTS.map((artifact) => artifact.name), 'SHA256SUMS'].sort())
+    expect(readdirSync(RELEASE_DIR).sort()).toEqual(
+      [...ARTIFACTS.map((artifact) => artifact.name), 'SHA256SUMS'].sort(),
+    )
   })
 
   for (const artifact of ARTIFACTS) {
@@ -167,7 +187,11 @@ describe('dist/release', () => {
         detail: header.detail,
       })
       // Unix executables keep their executable bit: a user can run them once downloaded and unpacked.
-      if (artifact.format !== 'PE') expect({ name: artifact.name, executable: (statSync(path).mode & 0o111) !== 0 }).toEqual({ name: artifact.name, executable: true })
+      if (artifact.format !== 'PE')
+        expect({ name: artifact.name, executable: (statSync(path).mode & 0o111) !== 0 }).toEqual({
+          name: artifact.name,
+          executable: true,
+        })
     })
   }
 })
@@ -193,14 +217,26 @@ describe('SHA256SUMS', () => {
     expect([...listed.keys()].sort()).toEqual(ARTIFACTS.map((artifact) => artifact.name).sort())
     for (const artifact of ARTIFACTS) {
       const actual = await sha256(requireArtifact(artifact))
-      expect({ name: artifact.name, sha256: listed.get(artifact.name) }).toEqual({ name: artifact.name, sha256: actual })
+      expect({ name: artifact.name, sha256: listed.get(artifact.name) }).toEqual({
+        name: artifact.name,
+        sha256: actual,
+      })
     }
   }, 60_000)
 
   test('`sha256sum -c --strict SHA256SUMS` in dist/release/ passes', async () => {
     readSums()
-    const proc = Bun.spawn(['sha256sum', '-c', '--strict', 'SHA256SUMS'], { cwd: RELEASE_DIR, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+    const proc = Bun.spawn(['sha256sum', '-c', '--strict', 'SHA256SUMS'], {
+      cwd: RELEASE_DIR,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
     expect({ code, stdout, stderr }).toEqual({ code: 0, stdout, stderr: '' })
     expect(stdout.trim().split('\n').sort()).toEqual(ARTIFACTS.map((artifact) => `${artifact.name}: OK`).sort())
   }, 60_000)
@@ -209,12 +245,15 @@ describe('SHA256SUMS', () => {
 // ------------------------------------------------------------------ the executable for this machine
 
 /** The one artifact this machine can run (linux-x64 here). */
-const runnable = ARTIFACTS.find((artifact) => artifact.platform === process.platform && artifact.nodeArch === process.arch)
+const runnable = ARTIFACTS.find(
+  (artifact) => artifact.platform === process.platform && artifact.nodeArch === process.arch,
+)
 
 /** The environment without SERVICE_* settings: the machine running the test must not change what is tested (the host stays 127.0.0.1). */
 function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {}
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('SERVICE_')) env[name] = value
+  for (const [name, value] of Object.entries(process.env))
+    if (value !== undefined && !name.startsWith('SERVICE_')) env[name] = value
   return env
 }
 
@@ -253,14 +292,26 @@ function collect(stream: ReadableStream<Uint8Array>) {
 describe(`the executable for this machine (${runnable?.name ?? `none for ${process.platform}-${process.arch}`})`, () => {
   const artifactPath = () => {
     if (!runnable || runnable.platform === 'win32') {
-      throw new Error(`this test runs the release's Linux or macOS executable; none of the five is for ${process.platform}-${process.arch}`)
+      throw new Error(
+        `this test runs the release's Linux or macOS executable; none of the five is for ${process.platform}-${process.arch}`,
+      )
     }
     return requireArtifact(runnable)
   }
 
   test('--version prints the version from package.json', async () => {
-    const proc = Bun.spawn([artifactPath(), '--version'], { cwd: freshDir(), env: cleanEnv(), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+    const proc = Bun.spawn([artifactPath(), '--version'], {
+      cwd: freshDir(),
+      env: cleanEnv(),
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
     expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
   }, 30_000)
 
@@ -269,11 +320,18 @@ describe(`the executable for this machine (${runnable?.name ?? `none for ${proce
     const cwd = freshDir()
     expect(readdirSync(cwd)).toEqual([])
 
-    server = Bun.spawn([path, 'serve', '--port', '0'], { cwd, env: cleanEnv(), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+    server = Bun.spawn([path, 'serve', '--port', '0'], {
+      cwd,
+      env: cleanEnv(),
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
     const proc = server
     const out = collect(proc.stdout)
     const err = collect(proc.stderr)
-    const describeChild = () => `exit code ${proc.exitCode}, signal ${proc.signalCode}\n--- stdout ---\n${out.text}\n--- stderr ---\n${err.text}`
+    const describeChild = () =>
+      `exit code ${proc.exitCode}, signal ${proc.signalCode}\n--- stdout ---\n${out.text}\n--- stderr ---\n${err.text}`
 
     // The listening line and the new key (a fresh database: the first start creates one), within 15 s.
     // (A later start adds " (data: <path>)" to the line; a first one may too.)
@@ -282,7 +340,9 @@ describe(`the executable for this machine (${runnable?.name ?? `none for ${proce
     const deadline = Date.now() + 15_000
     while (!(listening.test(out.text) && apiKey.test(out.text))) {
       if (out.ended || proc.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`no listening line on 127.0.0.1 and API key line from ${path} serve --port 0\n${describeChild()}`)
+        throw new Error(
+          `no listening line on 127.0.0.1 and API key line from ${path} serve --port 0\n${describeChild()}`,
+        )
       }
       await Bun.sleep(25)
     }
@@ -297,9 +357,16 @@ describe(`the executable for this machine (${runnable?.name ?? `none for ${proce
 
     proc.kill('SIGTERM')
     let timer: Timer | undefined
-    const exited = await Promise.race([proc.exited, new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), 15_000)))])
+    const exited = await Promise.race([
+      proc.exited,
+      new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), 15_000))),
+    ])
     clearTimeout(timer)
     if (exited === 'timeout') throw new Error(`still running 15 s after SIGTERM\n${describeChild()}`)
-    expect({ code: exited, signal: proc.signalCode, output: describeChild() }).toEqual({ code: 0, signal: null, output: describeChild() })
+    expect({ code: exited, signal: proc.signalCode, output: describeChild() }).toEqual({
+      code: 0,
+      signal: null,
+      output: describeChild(),
+    })
   }, 60_000)
 })

@@ -31,7 +31,13 @@ const SUMS_FILE = 'SHA256SUMS'
 const ENTRY = 'src/main.ts'
 /** The flags of the "build" script besides --target and --outfile (checked below: the two must not drift apart). */
 // Settings come from the environment and flags only: a .env or bunfig.toml in the working directory is not read.
-const BUILD_FLAGS = ['--bytecode', '--format=esm', '--sourcemap=none', '--no-compile-autoload-dotenv', '--no-compile-autoload-bunfig']
+const BUILD_FLAGS = [
+  '--bytecode',
+  '--format=esm',
+  '--sourcemap=none',
+  '--no-compile-autoload-dotenv',
+  '--no-compile-autoload-bunfig',
+]
 const BUILD_SCRIPT = `bun build --compile --target=bun ${BUILD_FLAGS.join(' ')} ${ENTRY} --outfile dist/intake`
 
 interface Target {
@@ -77,7 +83,16 @@ function fail(message: string): never {
 /** The `bun build` command line for one target. */
 function buildCommand(target: Target, outfile: string): string[] {
   const flags = target.bytecode ? BUILD_FLAGS : BUILD_FLAGS.filter((flag) => flag !== '--bytecode')
-  return [process.execPath, 'build', '--compile', `--target=bun-${target.os}-${target.arch}`, ...flags, ENTRY, '--outfile', outfile]
+  return [
+    process.execPath,
+    'build',
+    '--compile',
+    `--target=bun-${target.os}-${target.arch}`,
+    ...flags,
+    ENTRY,
+    '--outfile',
+    outfile,
+  ]
 }
 
 async function sha256(path: string): Promise<string> {
@@ -109,7 +124,9 @@ async function release() {
 
   // Stale files of earlier releases (another version's names, an old SHA256SUMS) go first.
   emptyReleaseDir()
-  console.log(`intake ${VERSION}: building ${TARGETS.length} targets into ${relative(PROJECT_ROOT, RELEASE_DIR)}/ with bun ${Bun.version}`)
+  console.log(
+    `intake ${VERSION}: building ${TARGETS.length} targets into ${relative(PROJECT_ROOT, RELEASE_DIR)}/ with bun ${Bun.version}`,
+  )
 
   const built: Array<{ name: string; size: number; sha256: string }> = []
   for (const target of TARGETS) {
@@ -118,7 +135,11 @@ async function release() {
     const command = buildCommand(target, outfile)
     const startedAt = performance.now()
     const proc = Bun.spawn(command, { cwd: PROJECT_ROOT, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
     let size = -1
     try {
       size = statSync(outfile).size
@@ -127,7 +148,10 @@ async function release() {
     }
     if (code !== 0 || size <= 0) {
       emptyReleaseDir()
-      const shown = ['bun', ...command.slice(1).map((arg) => (arg === outfile ? relative(PROJECT_ROOT, arg) : arg))].join(' ')
+      const shown = [
+        'bun',
+        ...command.slice(1).map((arg) => (arg === outfile ? relative(PROJECT_ROOT, arg) : arg)),
+      ].join(' ')
       console.error(`\n$ ${shown}\n--- stdout ---\n${stdout}--- stderr ---\n${stderr}`)
       fail(
         code !== 0
@@ -135,22 +159,29 @@ async function release() {
           : `bun build for bun-${target.os}-${target.arch} exited 0 but wrote no ${name}; dist/release/ was emptied`,
       )
     }
-    console.log(`  ${name}${target.bytecode ? '' : ' (no --bytecode)'}: ${((performance.now() - startedAt) / 1000).toFixed(1)} s`)
+    console.log(
+      `  ${name}${target.bytecode ? '' : ' (no --bytecode)'}: ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+    )
     built.push({ name, size, sha256: await sha256(outfile) })
   }
 
   // The `sha256sum` format: "<hex>  <name>" (two spaces: text mode), one line each, in build order.
   writeFileSync(join(RELEASE_DIR, SUMS_FILE), built.map(({ name, sha256 }) => `${sha256}  ${name}\n`).join(''))
 
-  const unexpected = readdirSync(RELEASE_DIR).filter((file) => file !== SUMS_FILE && !built.some(({ name }) => name === file))
+  const unexpected = readdirSync(RELEASE_DIR).filter(
+    (file) => file !== SUMS_FILE && !built.some(({ name }) => name === file),
+  )
   if (unexpected.length > 0) fail(`dist/release/ holds files no target wrote: ${unexpected.join(', ')}`)
 
   const nameWidth = Math.max('name'.length, ...built.map(({ name }) => name.length))
   const sizeWidth = Math.max('size'.length, ...built.map(({ size }) => mebibytes(size).length))
-  const row = (name: string, size: string, hash: string) => `${name.padEnd(nameWidth)}  ${size.padStart(sizeWidth)}  ${hash}`
+  const row = (name: string, size: string, hash: string) =>
+    `${name.padEnd(nameWidth)}  ${size.padStart(sizeWidth)}  ${hash}`
   console.log(`\n${row('name', 'size', 'sha256')}`)
   for (const { name, size, sha256 } of built) console.log(row(name, mebibytes(size), sha256))
-  console.log(`\nwrote ${relative(PROJECT_ROOT, join(RELEASE_DIR, SUMS_FILE))}; check with: cd dist/release && sha256sum -c ${SUMS_FILE}`)
+  console.log(
+    `\nwrote ${relative(PROJECT_ROOT, join(RELEASE_DIR, SUMS_FILE))}; check with: cd dist/release && sha256sum -c ${SUMS_FILE}`,
+  )
 }
 
 await release()

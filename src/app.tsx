@@ -1,46 +1,47 @@
 /** @jsxImportSource @kitajs/html */
+
+import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { STYLESHEET } from '../views/assets.ts'
 import { HomePage } from '../views/HomePage.tsx'
-import { StatusPage, type StatusKind } from '../views/StatusPage.tsx'
-import { pageLanguageOf } from './i18n/index.ts'
+import { type StatusKind, StatusPage } from '../views/StatusPage.tsx'
 import type { Config } from './config.ts'
 import { DatabaseUnavailable, type Store } from './db/store.ts'
+import { pageLanguageOf } from './i18n/index.ts'
 import { requestIdOf, requestIds, withAccessLog } from './lib/access-log.ts'
 import { HttpError, publicProblem } from './lib/errors.ts'
-import { SECURITY_HEADERS, htmlPage, isFormContentType, isJsonContentType, pathOf } from './lib/http.ts'
+import { htmlPage, isFormContentType, isJsonContentType, pathOf, SECURITY_HEADERS } from './lib/http.ts'
 import { createLogger, type Logger } from './lib/log.ts'
 import { apiDoc, buildOpenApi } from './lib/openapi.ts'
 import { addressBlock, createRateLimiter } from './lib/rate-limit.ts'
-import { closeWhenBodyUnread, createBodyReader, type BodyPace, type BodyReader } from './lib/request-body.ts'
-import { systemClock, type Clock } from './lib/time.ts'
-import { apiAuth } from './modules/auth/index.ts'
-import { createAuthService } from './modules/auth/service.ts'
-import { formRoutes } from './modules/forms/index.ts'
-import { createFormService } from './modules/forms/service.ts'
-import { createFormSweeper } from './modules/forms/sweeper.ts'
-import { responseRoutes } from './modules/responses/index.ts'
-import { createResponseService } from './modules/responses/service.ts'
-import { createFileStorage, type FileStorage } from './modules/responses/files.ts'
-import { createRenderedPages, pageFormOf, submissionRoutes, type RenderedPages } from './modules/submissions/index.tsx'
-import { createSubmissionService } from './modules/submissions/service.ts'
-import { mcpRoutes } from './modules/mcp/index.ts'
-import { MCP_PATH } from './modules/mcp/paths.ts'
-import { webhookRoutes } from './modules/webhooks/index.ts'
-import { createWebhookService } from './modules/webhooks/service.ts'
-import type { Resolver } from './modules/webhooks/addresses.ts'
-import { createDeliveryWorker } from './modules/webhooks/worker.ts'
+import { type BodyPace, type BodyReader, closeWhenBodyUnread, createBodyReader } from './lib/request-body.ts'
 import { createFormSignals, feedSignal } from './lib/signals.ts'
+import { type Clock, systemClock } from './lib/time.ts'
+import { apiAuth } from './modules/auth/index.ts'
+import type { AuthService } from './modules/auth/service.ts'
+import { createAuthService } from './modules/auth/service.ts'
 import { eventRoutes } from './modules/events/index.ts'
 import { createEventService, type EventService } from './modules/events/service.ts'
-import type { FormOfAccount } from './modules/forms/store/index.ts'
-import { VERSION } from './version.ts'
-import type { AuthService } from './modules/auth/service.ts'
+import { formRoutes } from './modules/forms/index.ts'
 import type { FormService } from './modules/forms/service.ts'
+import { createFormService } from './modules/forms/service.ts'
+import type { FormOfAccount } from './modules/forms/store/index.ts'
+import { createFormSweeper } from './modules/forms/sweeper.ts'
+import { mcpRoutes } from './modules/mcp/index.ts'
+import { MCP_PATH } from './modules/mcp/paths.ts'
+import { createFileStorage, type FileStorage } from './modules/responses/files.ts'
+import { responseRoutes } from './modules/responses/index.ts'
 import type { ResponseService } from './modules/responses/service.ts'
+import { createResponseService } from './modules/responses/service.ts'
+import { createRenderedPages, pageFormOf, type RenderedPages, submissionRoutes } from './modules/submissions/index.tsx'
 import type { SubmissionService } from './modules/submissions/service.ts'
+import { createSubmissionService } from './modules/submissions/service.ts'
+import type { Resolver } from './modules/webhooks/addresses.ts'
+import { webhookRoutes } from './modules/webhooks/index.ts'
 import type { WebhookService } from './modules/webhooks/service.ts'
-import { Type } from '@sinclair/typebox'
+import { createWebhookService } from './modules/webhooks/service.ts'
+import { createDeliveryWorker } from './modules/webhooks/worker.ts'
+import { VERSION } from './version.ts'
 
 export interface IntakeOptions {
   config: Config
@@ -69,7 +70,9 @@ export function createIntake(options: IntakeOptions) {
   const signals = createFormSignals()
   // Forms other servers changed, and feeds they added to (PostgreSQL): long-polls here wake too.
   store.watchForms((formIds) => (formIds ? formIds.forEach(signals.notify) : signals.notifyAll()))
-  store.watchEvents((accountIds) => (accountIds ? accountIds.forEach((id) => signals.notify(feedSignal(id))) : signals.notifyAll()))
+  store.watchEvents((accountIds) =>
+    accountIds ? accountIds.forEach((id) => signals.notify(feedSignal(id))) : signals.notifyAll(),
+  )
   const deliveryWorker = createDeliveryWorker({
     store,
     clock,
@@ -102,8 +105,21 @@ export function createIntake(options: IntakeOptions) {
   const events = createEventService(store, signals, bodies, auth)
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks, events }
-  const app = createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck: store })
-  const logged = withAccessLog(async (request) => closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl())), logger)
+  const app = createApp({
+    config,
+    clock,
+    logger,
+    baseUrl,
+    services,
+    bodies,
+    fileStorage,
+    renderedPages,
+    healthCheck: store,
+  })
+  const logged = withAccessLog(
+    async (request) => closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl())),
+    logger,
+  )
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
   // The work that runs beside requests: webhooks, expiry, and removing files no answer holds.
@@ -146,7 +162,17 @@ interface AppParts {
 }
 
 /** The HTTP application: routes over the services, one error handler, security headers, the access log. */
-function createApp({ config, clock, logger, baseUrl, services, bodies, fileStorage, renderedPages, healthCheck }: AppParts) {
+function createApp({
+  config,
+  clock,
+  logger,
+  baseUrl,
+  services,
+  bodies,
+  fileStorage,
+  renderedPages,
+  healthCheck,
+}: AppParts) {
   const { auth, forms, responses, submissions, webhooks, events } = services
   // Per key, for /api/v1 and /mcp alike: an MCP batch takes one request for each of its messages.
   const apiLimiter = createRateLimiter(config.rateLimitPerMinute, clock)
@@ -161,7 +187,9 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
       let kind: StatusKind | undefined
       if (error instanceof HttpError) failure = error
       else if (error instanceof DatabaseUnavailable) {
-        failure = new HttpError(503, 'Database unavailable', undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) })
+        failure = new HttpError(503, 'Database unavailable', undefined, {
+          'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
+        })
         kind = 'error'
       } else if (code === 'NOT_FOUND') failure = new HttpError(404, 'Not found')
       else {
@@ -178,11 +206,19 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
         const form = pageFormOf(request)
         return htmlPage(
           set,
-          <StatusPage kind={kind ?? pageKind(failure.status)} t={pageLanguageOf(request)} retryAfterSeconds={retryAfter} form={form} fileLimits={form?.fileLimits} />,
+          <StatusPage
+            kind={kind ?? pageKind(failure.status)}
+            t={pageLanguageOf(request)}
+            retryAfterSeconds={retryAfter}
+            form={form}
+            fileLimits={form?.fileLimits}
+          />,
           failure.status,
         )
       }
-      return failure.problems ? { detail: failure.detail, errors: failure.problems.map(publicProblem) } : { detail: failure.detail }
+      return failure.problems
+        ? { detail: failure.detail, errors: failure.problems.map(publicProblem) }
+        : { detail: failure.detail }
     })
     .use(apiAuth(auth, apiLimiter))
     .get(
@@ -213,23 +249,27 @@ function createApp({ config, clock, logger, baseUrl, services, bodies, fileStora
     .use(webhookRoutes(webhooks))
     .use(eventRoutes(events, baseUrl))
     .use(mcpRoutes(forms, responses, events, bodies, apiLimiter))
-    .use(submissionRoutes(submissions, {
-      trustProxy: config.trustProxy,
-      publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock, addressBlock),
-      bodies,
-      fileStorage,
-      baseUrl,
-      renderedPages,
-      clock,
-    }))
+    .use(
+      submissionRoutes(submissions, {
+        trustProxy: config.trustProxy,
+        publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock, addressBlock),
+        bodies,
+        fileStorage,
+        baseUrl,
+        renderedPages,
+        clock,
+      }),
+    )
   // Built on first request, once every route is registered.
   let openApiDocument: object | undefined
-  return app.get('/api/v1/openapi.json', () =>
-    (openApiDocument ??= buildOpenApi(app.routes, {
-      title: 'intake API',
-      version: VERSION,
-      description: 'Put a typed form in front of a human and get the single answer back.',
-    })),
+  return app.get(
+    '/api/v1/openapi.json',
+    () =>
+      (openApiDocument ??= buildOpenApi(app.routes, {
+        title: 'intake API',
+        version: VERSION,
+        description: 'Put a typed form in front of a human and get the single answer back.',
+      })),
   )
 }
 
@@ -280,7 +320,8 @@ function withRoutableUrl(request: Request): Request {
       return request
     }
   }
-  const routable = URL.parse(UNROUTABLE_ORIGIN + (pathStart === -1 ? '/' : url.slice(pathStart)))?.href ?? `${UNROUTABLE_ORIGIN}/`
+  const routable =
+    URL.parse(UNROUTABLE_ORIGIN + (pathStart === -1 ? '/' : url.slice(pathStart)))?.href ?? `${UNROUTABLE_ORIGIN}/`
   Object.defineProperty(request, 'url', { value: routable })
   return request
 }
@@ -292,9 +333,19 @@ function withRoutableUrl(request: Request): Request {
 function wantsPage(request: Request): boolean {
   const path = pathOf(request.url)
   const contentType = request.headers.get('content-type')
-  if (path.startsWith('/api/') || path === MCP_PATH || path.startsWith(`${MCP_PATH}/`) || isJsonContentType(contentType)) return false
+  if (
+    path.startsWith('/api/') ||
+    path === MCP_PATH ||
+    path.startsWith(`${MCP_PATH}/`) ||
+    isJsonContentType(contentType)
+  )
+    return false
   // HEAD is GET without the body: the same page headers.
-  if (path.startsWith('/f/') && (request.method === 'GET' || request.method === 'HEAD' || isFormContentType(contentType))) return true
+  if (
+    path.startsWith('/f/') &&
+    (request.method === 'GET' || request.method === 'HEAD' || isFormContentType(contentType))
+  )
+    return true
   return (request.headers.get('accept') ?? '').includes('text/html')
 }
 

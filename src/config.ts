@@ -50,7 +50,9 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   const dbPath = setting('SERVICE_DB_PATH', flags.db)
   const databaseUrl = postgresUrl(setting('SERVICE_DATABASE_URL', flags.databaseUrl))
   if (databaseUrl !== undefined && dbPath !== undefined) {
-    throw new ConfigError('Set either SERVICE_DATABASE_URL (--database-url) for PostgreSQL or SERVICE_DB_PATH (--db) for SQLite, not both')
+    throw new ConfigError(
+      'Set either SERVICE_DATABASE_URL (--database-url) for PostgreSQL or SERVICE_DB_PATH (--db) for SQLite, not both',
+    )
   }
   return {
     host: setting('SERVICE_HOST', flags.host) ?? '127.0.0.1',
@@ -63,9 +65,21 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     apiKey: apiKey(setting('SERVICE_API_KEY')),
     trustProxy: boolean('SERVICE_TRUST_PROXY', setting('SERVICE_TRUST_PROXY'), false),
     rateLimitPerMinute: integer('SERVICE_RATE_LIMIT', setting('SERVICE_RATE_LIMIT'), 600, 0, 1_000_000),
-    publicRateLimitPerMinute: integer('SERVICE_PUBLIC_RATE_LIMIT', setting('SERVICE_PUBLIC_RATE_LIMIT'), 60, 0, 1_000_000),
+    publicRateLimitPerMinute: integer(
+      'SERVICE_PUBLIC_RATE_LIMIT',
+      setting('SERVICE_PUBLIC_RATE_LIMIT'),
+      60,
+      0,
+      1_000_000,
+    ),
     webhookBlockPrivate: boolean('SERVICE_WEBHOOK_BLOCK_PRIVATE', setting('SERVICE_WEBHOOK_BLOCK_PRIVATE'), false),
-    uploadBudgetBytes: integer('SERVICE_UPLOAD_BUDGET', setting('SERVICE_UPLOAD_BUDGET'), 268_435_456, MIN_UPLOAD_BUDGET_BYTES, Number.MAX_SAFE_INTEGER),
+    uploadBudgetBytes: integer(
+      'SERVICE_UPLOAD_BUDGET',
+      setting('SERVICE_UPLOAD_BUDGET'),
+      268_435_456,
+      MIN_UPLOAD_BUDGET_BYTES,
+      Number.MAX_SAFE_INTEGER,
+    ),
   }
 }
 
@@ -106,8 +120,16 @@ function baseUrl(value: string | undefined): string | undefined {
   } catch {
     throw new ConfigError(`SERVICE_BASE_URL (--base-url) must be an absolute http(s) URL, got "${value}"`)
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`SERVICE_BASE_URL (--base-url) must be an http(s) origin like https://forms.example.com, got "${value}"`)
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.search ||
+    url.hash ||
+    url.username ||
+    url.password
+  ) {
+    throw new ConfigError(
+      `SERVICE_BASE_URL (--base-url) must be an http(s) origin like https://forms.example.com, got "${value}"`,
+    )
   }
   // The pages, forms and files are served from the root: a path would give links that lead nowhere.
   if (url.pathname.replace(/\/+$/, '') !== '') {
@@ -123,7 +145,9 @@ function postgresUrl(value: string | undefined): string | undefined {
   if (value === undefined) return undefined
   const url = URL.parse(value)
   if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') || url.hostname === '') {
-    throw new ConfigError('SERVICE_DATABASE_URL (--database-url) must be a postgres:// or postgresql:// URL such as postgres://intake@db.example.com:5432/intake')
+    throw new ConfigError(
+      'SERVICE_DATABASE_URL (--database-url) must be a postgres:// or postgresql:// URL such as postgres://intake@db.example.com:5432/intake',
+    )
   }
   return value
 }

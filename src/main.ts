@@ -3,14 +3,21 @@ import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { API_KEY_PATTERN, ConfigError, loadConfig, type Config, type ConfigFlags } from './config.ts'
-import { DatabaseOpenError, DatabaseUnreachable, describeUpgrade, openStore, type Store, type Upgrade } from './db/index.ts'
+import { API_KEY_PATTERN, type Config, ConfigError, type ConfigFlags, loadConfig } from './config.ts'
+import {
+  DatabaseOpenError,
+  DatabaseUnreachable,
+  describeUpgrade,
+  openStore,
+  type Store,
+  type Upgrade,
+} from './db/index.ts'
 import { copyDatabase, openDatabase, SCHEMA_VERSION, schemaVersion } from './db/sqlite/open.ts'
 import { HttpError } from './lib/errors.ts'
-import { formatApiTime, formatOptionalApiTime, systemClock } from './lib/time.ts'
-import { createAuthService, type AuthService } from './modules/auth/service.ts'
-import { MCP_PATH } from './modules/mcp/paths.ts'
 import { printError } from './lib/log.ts'
+import { formatApiTime, formatOptionalApiTime, systemClock } from './lib/time.ts'
+import { type AuthService, createAuthService } from './modules/auth/service.ts'
+import { MCP_PATH } from './modules/mcp/paths.ts'
 import { FirstKeyNotShown, ListenError, startServer } from './server.ts'
 import { VERSION } from './version.ts'
 
@@ -216,11 +223,18 @@ async function run(argv: string[]): Promise<void> {
   // `intake help keys` reads as well as `intake keys --help`.
   const helpFor = positionals[0] === 'help' ? (positionals[1] ?? '') : values.help ? (positionals[0] ?? '') : undefined
   if (helpFor !== undefined) {
-    if (helpFor !== '' && !COMMAND_HELP[helpFor]) throw new UsageError(`Unknown command "${helpFor}" (see intake --help)`)
+    if (helpFor !== '' && !COMMAND_HELP[helpFor])
+      throw new UsageError(`Unknown command "${helpFor}" (see intake --help)`)
     return void process.stdout.write(helpFor === '' ? HELP : COMMAND_HELP[helpFor]!)
   }
   if (values.version) return void console.log(VERSION)
-  const flags: ConfigFlags = { host: values.host, port: values.port, baseUrl: values['base-url'], db: values.db, databaseUrl: values['database-url'] }
+  const flags: ConfigFlags = {
+    host: values.host,
+    port: values.port,
+    baseUrl: values['base-url'],
+    db: values.db,
+    databaseUrl: values['database-url'],
+  }
   const [command = 'serve', ...rest] = positionals
 
   switch (command) {
@@ -238,7 +252,10 @@ async function run(argv: string[]): Promise<void> {
     case 'copy': {
       expectArguments(rest, 2, 'copy FROM TO')
       // Both databases are named as arguments: a setting that names a third would be ignored.
-      if (flags.db !== undefined || flags.databaseUrl !== undefined) throw new UsageError('intake copy takes FROM and TO as arguments, not --db or --database-url (see intake copy --help)')
+      if (flags.db !== undefined || flags.databaseUrl !== undefined)
+        throw new UsageError(
+          'intake copy takes FROM and TO as arguments, not --db or --database-url (see intake copy --help)',
+        )
       return copy(rest[0]!, rest[1]!)
     }
     case 'migrate': {
@@ -279,9 +296,10 @@ async function keys(args: string[], flags: ConfigFlags, values: { account?: stri
       }))
       if (values.json) return console.log(JSON.stringify(keys, null, 2))
       if (keys.length === 0) return console.log('No keys.')
-      printTable(['ID', 'ACCOUNT', 'KEY', 'CREATED', 'LAST USED', 'REVOKED'], keys.map((k) => [
-        k.id, k.account, k.key, k.created_at, k.last_used_at ?? '-', k.revoked_at ?? '-',
-      ]))
+      printTable(
+        ['ID', 'ACCOUNT', 'KEY', 'CREATED', 'LAST USED', 'REVOKED'],
+        keys.map((k) => [k.id, k.account, k.key, k.created_at, k.last_used_at ?? '-', k.revoked_at ?? '-']),
+      )
       return
     }
     case 'revoke': {
@@ -311,8 +329,11 @@ async function backup(target: string, flags: ConfigFlags): Promise<void> {
   try {
     copyDatabase(db, resolve(target))
   } catch (error) {
-    if ((error as { code?: string }).code === 'EEXIST') throw new UsageError(`${target} already exists; choose a new file name`)
-    throw new UsageError(`Cannot write the backup to ${target}: ${error instanceof Error ? error.message : String(error)}`)
+    if ((error as { code?: string }).code === 'EEXIST')
+      throw new UsageError(`${target} already exists; choose a new file name`)
+    throw new UsageError(
+      `Cannot write the backup to ${target}: ${error instanceof Error ? error.message : String(error)}`,
+    )
   } finally {
     db.close()
   }
@@ -332,7 +353,9 @@ async function copy(from: string, to: string): Promise<void> {
     plural(rows.idempotency_keys, 'idempotency record'),
     plural(rows.events, 'event'),
   ]
-  console.log(`Copied ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} from ${summary.from} to ${summary.to}; the counts and every file's bytes were checked.`)
+  console.log(
+    `Copied ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} from ${summary.from} to ${summary.to}; the counts and every file's bytes were checked.`,
+  )
 }
 
 /**
@@ -395,7 +418,9 @@ async function migrate(flags: ConfigFlags): Promise<void> {
       import('./db/postgres/migrations.ts'),
     ])
     const { from, to } = await migratePostgres(config.databaseUrl, { log: (line) => console.error(line) })
-    return console.log(describeMigration(describeDatabaseUrl(config.databaseUrl), { from, to, current: POSTGRES_SCHEMA_VERSION }))
+    return console.log(
+      describeMigration(describeDatabaseUrl(config.databaseUrl), { from, to, current: POSTGRES_SCHEMA_VERSION }),
+    )
   }
   const path = resolve(config.dbPath)
   const from = existsSync(path) ? readSchemaVersion(path) : undefined
@@ -424,10 +449,14 @@ function readSchemaVersion(path: string): number {
 }
 
 /** What `intake migrate` did, in one line. */
-function describeMigration(location: string, { from, to, current }: { from: number; to: number; current: number }): string {
+function describeMigration(
+  location: string,
+  { from, to, current }: { from: number; to: number; current: number },
+): string {
   if (from === 0) return `Created intake's schema in ${location} (schema ${to}).`
   if (from < to) return `Migrated ${location} from schema ${from} to ${to}.`
-  if (to > current) return `${location} is at schema ${to}, from a newer intake that this one may still run on; nothing to do.`
+  if (to > current)
+    return `${location} is at schema ${to}, from a newer intake that this one may still run on; nothing to do.`
   return `${location} is up to date (schema ${to}).`
 }
 
@@ -435,7 +464,10 @@ function describeMigration(location: string, { from, to, current }: { from: numb
 const MCP_KEY_VARIABLE = 'INTAKE_API_KEY'
 
 /** The key `intake mcp` uses and where it came from: --key when given, else the environment. */
-function mcpKey(flag: string | undefined, env: Record<string, string | undefined>): { key: string | undefined; from: string } {
+function mcpKey(
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+): { key: string | undefined; from: string } {
   if (flag !== undefined) return { key: flag, from: '--key' }
   const fromEnv = env[MCP_KEY_VARIABLE]?.trim()
   return { key: fromEnv === '' ? undefined : fromEnv, from: MCP_KEY_VARIABLE }
@@ -445,9 +477,13 @@ function mcp(url: string | undefined, { key, from }: { key: string | undefined; 
   if (!url || !/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
     throw new UsageError('intake mcp needs --url, the http(s) address of a running intake (see intake --help)')
   }
-  if (!key) throw new UsageError(`intake mcp needs an API key: set ${MCP_KEY_VARIABLE} (or give --key) to svc_live_ followed by 48 hex characters`)
+  if (!key)
+    throw new UsageError(
+      `intake mcp needs an API key: set ${MCP_KEY_VARIABLE} (or give --key) to svc_live_ followed by 48 hex characters`,
+    )
   // Never echo a key, even a wrong one.
-  if (!API_KEY_PATTERN.test(key)) throw new UsageError(`intake mcp needs an API key, and ${from} is not one: svc_live_ followed by 48 hex characters`)
+  if (!API_KEY_PATTERN.test(key))
+    throw new UsageError(`intake mcp needs an API key, and ${from} is not one: svc_live_ followed by 48 hex characters`)
   // Loaded only for this command: serving never carries the MCP client and stdio code.
   import('./modules/mcp/stdio.ts')
     .then(({ serveMcpOverStdio }) => serveMcpOverStdio(url, key))
@@ -458,7 +494,11 @@ function mcp(url: string | undefined, { key, from }: { key: string | undefined; 
 }
 
 /** Runs `work` with the keys of the store the settings name, closing it after. */
-async function withAuth<T>(config: Config, { mustExist }: { mustExist: boolean }, work: (auth: AuthService) => Promise<T>): Promise<T> {
+async function withAuth<T>(
+  config: Config,
+  { mustExist }: { mustExist: boolean },
+  work: (auth: AuthService) => Promise<T>,
+): Promise<T> {
   if (mustExist && config.databaseUrl === undefined) requireDatabase(config.dbPath)
   const store = await openCommandStore(config)
   try {
@@ -509,7 +549,13 @@ function formatDuration(seconds: number): string {
 
 function printTable(headers: string[], rows: string[][]) {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => row[i]!.length)))
-  for (const row of [headers, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
+  for (const row of [headers, ...rows])
+    console.log(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
 }
 
 run(process.argv.slice(2)).catch((error) => {

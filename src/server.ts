@@ -1,7 +1,7 @@
 import { createIntake } from './app.tsx'
-import { resolveBaseUrl, type Config } from './config.ts'
+import { type Config, resolveBaseUrl } from './config.ts'
 import { describeUpgrade, openStore } from './db/index.ts'
-import { createLogger, stdoutWriter, StdoutUnwritable, type Logger, type StdoutWriter } from './lib/log.ts'
+import { createLogger, type Logger, StdoutUnwritable, type StdoutWriter, stdoutWriter } from './lib/log.ts'
 import { systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
 import { VERSION } from './version.ts'
@@ -26,14 +26,23 @@ export interface RunningServer {
  * stdout, which never blocks the server (see StdoutWriter); only the first
  * start's key waits for it, and is not made if stdout does not take it.
  */
-export async function startServer(config: Config, stdout: StdoutWriter = stdoutWriter(), logger: Logger = createLogger()): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  stdout: StdoutWriter = stdoutWriter(),
+  logger: Logger = createLogger(),
+): Promise<RunningServer> {
   const store = await openStore(config, {
     onUpgrade: (upgrade) => stdout.print(describeUpgrade(upgrade)),
     log: (line) => stdout.print(line),
   })
 
   let port = config.port
-  const { app, handle, background, signals } = createIntake({ config, store, logger, baseUrl: () => resolveBaseUrl(config, port) })
+  const { app, handle, background, signals } = createIntake({
+    config,
+    store,
+    logger,
+    baseUrl: () => resolveBaseUrl(config, port),
+  })
   // Nothing is answered until the start's key (when it makes one) is stored: the first request with it must work.
   let ready!: () => void
   const started = new Promise<void>((resolve) => (ready = resolve))
@@ -54,7 +63,9 @@ export async function startServer(config: Config, stdout: StdoutWriter = stdoutW
     })
   } catch (error) {
     await store.close()
-    throw new ListenError(`Cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`)
+    throw new ListenError(
+      `Cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`,
+    )
   }
   // Routes read the peer address (server.requestIP) through the app's server.
   app.server = server
@@ -69,7 +80,13 @@ export async function startServer(config: Config, stdout: StdoutWriter = stdoutW
     // only once stdout has taken it; no request is handled before, so it works from the first one.
     try {
       stdout.writeNow(
-        firstStartBanner({ listeningUrl, baseUrl: resolveBaseUrl(config, port), dataPath: store.location, postgres: store.kind === 'postgres', key: startupKey.key }),
+        firstStartBanner({
+          listeningUrl,
+          baseUrl: resolveBaseUrl(config, port),
+          dataPath: store.location,
+          postgres: store.kind === 'postgres',
+          key: startupKey.key,
+        }),
         FIRST_KEY_OUTPUT_TIMEOUT_MS,
       )
     } catch (error) {
@@ -125,7 +142,13 @@ export class FirstKeyNotShown extends Error {}
  * What the very first start says, once: where things are, the key, and the
  * next command to try. Later starts say one line.
  */
-function firstStartBanner(at: { listeningUrl: string; baseUrl: string; dataPath: string; postgres: boolean; key: string }): string {
+function firstStartBanner(at: {
+  listeningUrl: string
+  baseUrl: string
+  dataPath: string
+  postgres: boolean
+  key: string
+}): string {
   // A server bound to every address is reached locally through loopback.
   const local = at.listeningUrl.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
   return [

@@ -8,14 +8,14 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
 import {
-  EVERY_TYPE_ANSWERS,
-  EVERY_TYPE_FIELDS,
-  UNKNOWN_ID,
   apiClient,
   createTestContext,
+  EVERY_TYPE_ANSWERS,
+  EVERY_TYPE_FIELDS,
   postForm,
   submit,
   type TestContext,
+  UNKNOWN_ID,
 } from './utils.ts'
 
 let t: TestContext
@@ -33,7 +33,13 @@ const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema'
 /** Every type (test/utils.ts), a text field with pattern and min_length, and an optional checkbox. */
 const FIELDS = [
   ...EVERY_TYPE_FIELDS,
-  { key: 'code', type: 'text', label: 'Booking code', required: true, config: { pattern: '[A-Z]{3}-[0-9]{2}', min_length: 6 } },
+  {
+    key: 'code',
+    type: 'text',
+    label: 'Booking code',
+    required: true,
+    config: { pattern: '[A-Z]{3}-[0-9]{2}', min_length: 6 },
+  },
   { key: 'newsletter', type: 'checkbox', label: 'Send me news' },
 ]
 
@@ -69,9 +75,13 @@ function validatorFor(schema: JsonSchema) {
 async function answerThroughThePage(formId: string, values: Record<string, string>, withFile = true) {
   const body = new FormData()
   for (const [key, value] of Object.entries(values)) body.append(key, value)
-  if (withFile) body.append('photo', new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3])], 'me.png', { type: 'image/png' }))
+  if (withFile)
+    body.append('photo', new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3])], 'me.png', { type: 'image/png' }))
   const res = await postForm(t.app, formId, body)
-  expect({ status: res.status, text: res.status === 303 ? '' : res.text.slice(0, 500) }).toEqual({ status: 303, text: '' })
+  expect({ status: res.status, text: res.status === 303 ? '' : res.text.slice(0, 500) }).toEqual({
+    status: 303,
+    text: '',
+  })
   const list = await t.api.get(`/forms/${formId}/responses`)
   expect(list.status).toBe(200)
   expect(list.body).toHaveLength(1)
@@ -152,7 +162,13 @@ describe('GET /api/v1/forms/<id>/schema', () => {
   test('select options given as objects are listed by value; text without limits gets the default max length', async () => {
     const { properties: p, required } = await schemaOf(
       await formWith([
-        { key: 'size', type: 'select', label: 'Size', required: true, config: { options: [{ value: 's', label: 'Small' }, { value: 'l', label: 'Large' }, 'xl'] } },
+        {
+          key: 'size',
+          type: 'select',
+          label: 'Size',
+          required: true,
+          config: { options: [{ value: 's', label: 'Small' }, { value: 'l', label: 'Large' }, 'xl'] },
+        },
         { key: 'note', type: 'text', label: 'Note' },
       ]),
     )
@@ -162,7 +178,7 @@ describe('GET /api/v1/forms/<id>/schema', () => {
     expect(required).toEqual(['size'])
   })
 
-  test('is 404 for an unknown form and for another account\'s form', async () => {
+  test("is 404 for an unknown form and for another account's form", async () => {
     const unknown = await t.api.get(`/forms/${UNKNOWN_ID}/schema`)
     expect(unknown.status).toBe(404)
     expect(unknown.body).toMatchObject({ detail: 'Form not found' })
@@ -203,7 +219,11 @@ describe('real answers against the schema (ajv, draft 2020-12, formats checked)'
   test('a sparse answer (optional fields left empty, the optional box unticked) validates', async () => {
     const id = await formWith(FIELDS)
     const validate = validatorFor(await schemaOf(id))
-    const data = await answerThroughThePage(id, { name: 'Ada', notes: '', email: '', guests: '', meal: '', agree: 'on', day: '', code: 'XYZ-99' }, false)
+    const data = await answerThroughThePage(
+      id,
+      { name: 'Ada', notes: '', email: '', guests: '', meal: '', agree: 'on', day: '', code: 'XYZ-99' },
+      false,
+    )
     expect(data).toEqual({ name: 'Ada', agree: true, code: 'XYZ-99', newsletter: false })
     const valid = validate(data)
     expect({ valid, errors: validate.errors ?? null }).toEqual({ valid: true, errors: null })
@@ -301,19 +321,54 @@ describe('real answers against the schema (ajv, draft 2020-12, formats checked)'
 
 describe('choices (select multiple, radios, a drop-down) against the schema', () => {
   const CHOICES = [
-    { key: 'tags', type: 'select', label: 'Tags', required: true, config: { options: ['a', 'b', 'c', 'd'], multiple: true, max_selected: 3 } },
-    { key: 'extras', type: 'select', label: 'Extras', config: { options: ['x', 'y', 'z'], multiple: true, min_selected: 2 } },
+    {
+      key: 'tags',
+      type: 'select',
+      label: 'Tags',
+      required: true,
+      config: { options: ['a', 'b', 'c', 'd'], multiple: true, max_selected: 3 },
+    },
+    {
+      key: 'extras',
+      type: 'select',
+      label: 'Extras',
+      config: { options: ['x', 'y', 'z'], multiple: true, min_selected: 2 },
+    },
     { key: 'any', type: 'select', label: 'Any', config: { options: ['p', 'q'], multiple: true } },
-    { key: 'ok', type: 'select', label: 'Approve?', required: true, config: { options: ['yes', 'no'], display: 'radio' } },
+    {
+      key: 'ok',
+      type: 'select',
+      label: 'Approve?',
+      required: true,
+      config: { options: ['yes', 'no'], display: 'radio' },
+    },
     { key: 'city', type: 'select', label: 'City', config: { options: ['Oslo', 'Rome'], display: 'dropdown' } },
   ]
 
   test('a multiple select is an array of unique option values with its bounds; a single one a string enum', async () => {
     const { properties: p, required } = await schemaOf(await formWith(CHOICES))
-    expect(p.tags).toEqual({ title: 'Tags', type: 'array', items: { type: 'string', enum: ['a', 'b', 'c', 'd'] }, uniqueItems: true, minItems: 1, maxItems: 3 })
+    expect(p.tags).toEqual({
+      title: 'Tags',
+      type: 'array',
+      items: { type: 'string', enum: ['a', 'b', 'c', 'd'] },
+      uniqueItems: true,
+      minItems: 1,
+      maxItems: 3,
+    })
     // Optional: no answer is left out of data; an answer given chose at least min_selected.
-    expect(p.extras).toEqual({ title: 'Extras', type: 'array', items: { type: 'string', enum: ['x', 'y', 'z'] }, uniqueItems: true, minItems: 2 })
-    expect(p.any).toEqual({ title: 'Any', type: 'array', items: { type: 'string', enum: ['p', 'q'] }, uniqueItems: true })
+    expect(p.extras).toEqual({
+      title: 'Extras',
+      type: 'array',
+      items: { type: 'string', enum: ['x', 'y', 'z'] },
+      uniqueItems: true,
+      minItems: 2,
+    })
+    expect(p.any).toEqual({
+      title: 'Any',
+      type: 'array',
+      items: { type: 'string', enum: ['p', 'q'] },
+      uniqueItems: true,
+    })
     expect(p.ok).toEqual({ title: 'Approve?', type: 'string', enum: ['yes', 'no'] })
     expect(p.city).toEqual({ title: 'City', type: 'string', enum: ['Oslo', 'Rome'] })
     expect(required).toEqual(['tags', 'ok'])
@@ -322,7 +377,14 @@ describe('choices (select multiple, radios, a drop-down) against the schema', ()
   test('answers posted through the page and sent as JSON validate; what breaks a rule does not', async () => {
     const page = await formWith(CHOICES)
     const validate = validatorFor(await schemaOf(page))
-    const body: Array<[string, string]> = [['tags', 'c'], ['tags', 'a'], ['extras', 'z'], ['extras', 'x'], ['ok', 'no'], ['city', 'Rome']]
+    const body: Array<[string, string]> = [
+      ['tags', 'c'],
+      ['tags', 'a'],
+      ['extras', 'z'],
+      ['extras', 'x'],
+      ['ok', 'no'],
+      ['city', 'Rome'],
+    ]
     expect((await postForm(t.app, page, body)).status).toBe(303)
     const posted = (await t.api.get(`/forms/${page}/responses`)).body[0].data
     expect(posted).toEqual({ tags: ['a', 'c'], extras: ['x', 'z'], ok: 'no', city: 'Rome' })
@@ -342,6 +404,7 @@ describe('choices (select multiple, radios, a drop-down) against the schema', ()
       { ...sent, extras: ['x'] },
       { ...sent, any: ['r'] },
       { ...sent, ok: ['yes'] },
-    ]) expect(validate(broken)).toBe(false)
+    ])
+      expect(validate(broken)).toBe(false)
   })
 })

@@ -1,7 +1,15 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { apiClient, createTestContext, revocationHeard, send, TEST_STORE, validForm, type TestContext } from './utils.ts'
+import {
+  apiClient,
+  createTestContext,
+  revocationHeard,
+  send,
+  TEST_STORE,
+  type TestContext,
+  validForm,
+} from './utils.ts'
 
 let t: TestContext
 beforeEach(async () => {

@@ -4,30 +4,28 @@
  * and from the database a chunk at a time.
  */
 import { describe, expect, test } from 'bun:test'
-import { loadConfig, ConfigError } from '../src/config.ts'
-import {
-  BASE_URL,
-  contextsPerTest,
-  postForm,
-  readResponse,
-  send,
-  submit,
-  until,
-  type TestContext,
-} from './utils.ts'
+import { ConfigError, loadConfig } from '../src/config.ts'
 import { BOUNDARY, closing, filePartHead, handFedBody, multipartType, startPost } from './hand-fed.ts'
+import { BASE_URL, contextsPerTest, postForm, readResponse, send, submit, type TestContext, until } from './utils.ts'
 
 const MiB = 1024 * 1024
 const { create } = contextsPerTest()
 
 /** A form taking up to four 25 MiB files: the largest form post there is. */
 async function largestUploadForm(t: TestContext) {
-  const fields = [0, 1, 2, 3].map((i) => ({ key: `f${i}`, type: 'file', label: `File ${i}`, config: { max_size: 25 * MiB } }))
+  const fields = [0, 1, 2, 3].map((i) => ({
+    key: `f${i}`,
+    type: 'file',
+    label: `File ${i}`,
+    config: { max_size: 25 * MiB },
+  }))
   return t.api.createForm({ fields })
 }
 
-const responsesOf = async (t: TestContext, formId: string) => (await t.api.get(`/forms/${formId}/responses`)).body as unknown[]
-const chunkCount = async (t: TestContext) => (await t.sql('SELECT CAST(count(*) AS INTEGER) AS n FROM file_chunks'))[0]!.n as number
+const responsesOf = async (t: TestContext, formId: string) =>
+  (await t.api.get(`/forms/${formId}/responses`)).body as unknown[]
+const chunkCount = async (t: TestContext) =>
+  (await t.sql('SELECT CAST(count(*) AS INTEGER) AS n FROM file_chunks'))[0]!.n as number
 
 describe('the upload budget (SERVICE_UPLOAD_BUDGET)', () => {
   test('uploads being received hold it; one more is refused with 503 and Retry-After before a byte of its body is read; the API still answers', async () => {
@@ -49,7 +47,9 @@ describe('the upload budget (SERVICE_UPLOAD_BUDGET)', () => {
     expect(third.body.pulls).toBe(0)
 
     // API calls do not wait for uploads.
-    expect((await t.api.post('/forms', { title: 'Still open', fields: [{ key: 'a', type: 'text', label: 'A' }] })).status).toBe(201)
+    expect(
+      (await t.api.post('/forms', { title: 'Still open', fields: [{ key: 'a', type: 'text', label: 'A' }] })).status,
+    ).toBe(201)
 
     // The uploads end (cut short): what they held is given back, and the next upload is taken.
     first.body.end()
@@ -107,7 +107,7 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
     expect(await responsesOf(slow, form.id)).toEqual([])
   })
 
-  test('a small body (its declared length under one window\'s minimum) that stops sending is cut the same way, and one that comes in time is read', async () => {
+  test("a small body (its declared length under one window's minimum) that stops sending is cut the same way, and one that comes in time is read", async () => {
     const { slow, form, res, waited } = await stalledPost(100)
     expect(res.status).toBe(408)
     expect(res.headers.get('connection')).toBe('close')
@@ -150,7 +150,9 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
 
   test('a body that keeps the pace arrives whole, however long it takes', async () => {
     const slow = await createPaced(pace)
-    const form = await slow.api.createForm({ fields: [{ key: 'notes', type: 'textarea', label: 'Notes', config: { max_length: 100_000 } }] })
+    const form = await slow.api.createForm({
+      fields: [{ key: 'notes', type: 'textarea', label: 'Notes', config: { max_length: 100_000 } }],
+    })
     const post = startPost(slow, form.id, 5 + 20 * 100, 'application/x-www-form-urlencoded')
     post.body.send('notes=')
     for (let i = 0; i < 20; i++) {
@@ -166,7 +168,11 @@ describe('a body must keep a pace (1 KiB/s over 30 s; here 1 byte/ms over 400 ms
     const slow = await createPaced(pace)
     const body = handFedBody()
     const res = await slow.app.handle(
-      new Request('http://intake.test/api/v1/forms', { method: 'POST', headers: { authorization: `Bearer ${slow.key}` }, body: body.stream }),
+      new Request('http://intake.test/api/v1/forms', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${slow.key}` },
+        body: body.stream,
+      }),
     )
     expect(res.status).toBe(408)
     expect(((await res.json()) as { detail: string }).detail).toContain('too slowly')
@@ -189,7 +195,10 @@ describe('a form post that cannot be read exactly is refused, never stored chang
   test('urlencoded text that is not UTF-8: the 400 page, nothing recorded', async () => {
     const t = await create()
     const form = await t.api.createForm()
-    const res = await send(t.app, 'POST', `/f/${form.id}`, { body: 'name=Ad%FFa', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const res = await send(t.app, 'POST', `/f/${form.id}`, {
+      body: 'name=Ad%FFa',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
     expect(res.status).toBe(400)
     expect(res.text).toContain('Answer not understood')
     expect(await responsesOf(t, form.id)).toEqual([])
@@ -217,12 +226,19 @@ describe('a form post that cannot be read exactly is refused, never stored chang
       headers: { 'content-type': 'application/json' },
     })
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' }])
+    expect(res.body.errors).toEqual([
+      { path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' },
+    ])
   })
 
   test('more than 1 MiB of text in a form post is 413 (a JSON answer may not be larger either)', async () => {
     const t = await create()
-    const fields = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => ({ key: `t${i}`, type: 'textarea', label: `T${i}`, config: { max_length: 100_000 } }))
+    const fields = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((i) => ({
+      key: `t${i}`,
+      type: 'textarea',
+      label: `T${i}`,
+      config: { max_length: 100_000 },
+    }))
     const form = await t.api.createForm({ fields })
     const full = Object.fromEntries(fields.map((field) => [field.key, 'é'.repeat(60_000)]))
     const res = await postForm(t.app, form.id, full)
@@ -281,7 +297,9 @@ describe('a form that stops taking answers while a form post to it is still arri
 describe('files move to and from the database a chunk (at most 512 KiB) at a time', () => {
   /** A form with one file field taking up to `maxSize` bytes, and a form post of a file of `size` random bytes for it. */
   async function oneFileUpload(t: TestContext, size: number, maxSize: number) {
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: maxSize } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: maxSize } }],
+    })
     const bytes = crypto.getRandomValues(new Uint8Array(size))
     const upload = new FormData()
     upload.append('doc', new File([bytes], 'big.bin', { type: 'application/octet-stream' }))
@@ -298,7 +316,10 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
   test('a 3.5 MiB upload is stored as 7 chunks and downloads byte for byte', async () => {
     const t = await create()
     const { form, bytes, upload } = await oneFileUpload(t, 3.5 * MiB, 5 * MiB)
-    const posted = await readResponse(await t.app.handle(new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', body: upload })), undefined)
+    const posted = await readResponse(
+      await t.app.handle(new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', body: upload })),
+      undefined,
+    )
     expect(posted.status).toBe(303)
     const chunks = await t.sql('SELECT length(bytes) AS n FROM file_chunks ORDER BY seq')
     expect(chunks.map((chunk) => chunk.n)).toEqual(Array(7).fill(MiB / 2))
@@ -316,8 +337,17 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     const type = encoded.headers.get('content-type')!
     const body = new Uint8Array(await encoded.arrayBuffer())
     // One chunk of 24 MiB: what a client on a fast link can leave in the server's buffer at once.
-    const stream = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(body), controller.close()) })
-    const request = new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', body: stream, headers: { 'content-type': type, 'content-length': String(body.length) } })
+    const stream = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        controller.enqueue(body)
+        controller.close()
+      },
+    })
+    const request = new Request(`${BASE_URL}/f/${form.id}`, {
+      method: 'POST',
+      body: stream,
+      headers: { 'content-type': type, 'content-length': String(body.length) },
+    })
     const posted = await readResponse(await t.app.handle(request), undefined)
     expect(posted.status).toBe(303)
     const stored = await t.app.handle(await storedFileRequest(t, form.id))
@@ -326,7 +356,9 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
 
   test('a file is written while it arrives, a byte at a time or not, in whole chunks and no more than its field allows', async () => {
     const t = await create()
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: MiB } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: MiB } }],
+    })
     // 20,000 bytes, each in a read of its own: stored as one chunk, not 20,000.
     const post = startPost(t, form.id, 30_000)
     post.body.send(filePartHead('doc'))
@@ -348,26 +380,37 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     const refused = await postForm(t.app, over.id, upload)
     expect(refused.status).toBe(422)
     expect(refused.text).toContain('The selected file must be 1\u00a0MB or smaller')
-    const written = await t.sql('SELECT CAST(sum(length(bytes)) AS INTEGER) AS n FROM file_chunks c JOIN unclaimed_files u ON u.file_id = c.file_id')
+    const written = await t.sql(
+      'SELECT CAST(sum(length(bytes)) AS INTEGER) AS n FROM file_chunks c JOIN unclaimed_files u ON u.file_id = c.file_id',
+    )
     expect(written).toEqual([{ n: MiB }])
   })
 
-  test('deleting the form removes its files\' chunks', async () => {
+  test("deleting the form removes its files' chunks", async () => {
     const t = await create()
     t.background.start()
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }],
+    })
     const upload = new FormData()
     upload.append('doc', new File([new Uint8Array(2.5 * MiB)], 'a.bin'))
     expect((await postForm(t.app, form.id, upload)).status).toBe(303)
     expect(await chunkCount(t)).toBe(5)
     expect((await t.api.delete(`/forms/${form.id}`)).status).toBe(204)
-    await until(async () => (await chunkCount(t)) === 0, 3000, 'the deleted form\'s chunks removed', () => chunkCount(t))
+    await until(
+      async () => (await chunkCount(t)) === 0,
+      3000,
+      "the deleted form's chunks removed",
+      () => chunkCount(t),
+    )
   })
 
-  test('of two uploads racing to answer one form, the loser\'s chunks are removed', async () => {
+  test("of two uploads racing to answer one form, the loser's chunks are removed", async () => {
     const t = await create()
     t.background.start()
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Document', config: { max_size: 5 * MiB } }],
+    })
     const upload = () => {
       const body = new FormData()
       body.append('doc', new File([new Uint8Array(2 * MiB)], 'a.bin'))
@@ -375,7 +418,12 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     }
     const statuses = (await Promise.all([upload(), upload()])).map((res) => res.status).sort()
     expect(statuses).toEqual([303, 409])
-    await until(async () => (await chunkCount(t)) === 4, 3000, 'only the recorded answer\'s chunks left', () => chunkCount(t))
+    await until(
+      async () => (await chunkCount(t)) === 4,
+      3000,
+      "only the recorded answer's chunks left",
+      () => chunkCount(t),
+    )
   })
 
   test('chunks of an upload no answer ever held (a crash between them) are removed an hour later', async () => {
@@ -388,7 +436,11 @@ describe('files move to and from the database a chunk (at most 512 KiB) at a tim
     await staged(t.clock() - 61 * 60_000)
     await staged(t.clock() - 30 * 60_000)
     t.background.start()
-    await until(async () => (await chunkCount(t)) === 1, 3000, 'the hour-old upload removed, the recent one kept', () => chunkCount(t))
+    await until(
+      async () => (await chunkCount(t)) === 1,
+      3000,
+      'the hour-old upload removed, the recent one kept',
+      () => chunkCount(t),
+    )
   })
 })
-

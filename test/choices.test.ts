@@ -5,7 +5,7 @@
  * and a group of checkboxes; and `autocomplete` on the controls that take it.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { parsePage, type Page } from './html.ts'
+import { type Page, parsePage } from './html.ts'
 import { createTestContext, openPage, postForm, submit, type TestContext, type TestResponse } from './utils.ts'
 
 let t: TestContext
@@ -27,7 +27,10 @@ const selectField = (config: Record<string, unknown>, required = false) => ({
 /** POST /api/v1/forms with one field; the status and the problems, as `{path, code}`. */
 async function create(field: Record<string, unknown>) {
   const res = await t.api.post('/forms', { title: 'Choices', fields: [field] })
-  const problems = ((res.body.errors ?? []) as Array<{ path: string; code: string }>).map(({ path, code }) => ({ path, code }))
+  const problems = ((res.body.errors ?? []) as Array<{ path: string; code: string }>).map(({ path, code }) => ({
+    path,
+    code,
+  }))
   return { status: res.status, problems, res }
 }
 
@@ -42,7 +45,10 @@ async function dataOf(formId: string) {
 }
 
 async function pageOf(res: TestResponse, status = 200): Promise<Page> {
-  expect({ status: res.status, text: res.status === status ? '' : res.text.slice(0, 300) }).toEqual({ status, text: '' })
+  expect({ status: res.status, text: res.status === status ? '' : res.text.slice(0, 300) }).toEqual({
+    status,
+    text: '',
+  })
   return parsePage(res.text)
 }
 
@@ -58,29 +64,89 @@ function inputsOf(page: Page, key: string) {
 
 describe('select config', () => {
   test.each<[string, Record<string, unknown>, Array<{ path: string; code: string }>]>([
-    ['min_selected 0', { multiple: true, min_selected: 0 }, [{ path: '/fields/0/config/min_selected', code: 'too_small' }]],
+    [
+      'min_selected 0',
+      { multiple: true, min_selected: 0 },
+      [{ path: '/fields/0/config/min_selected', code: 'too_small' }],
+    ],
     ['min_selected 1', { multiple: true, min_selected: 1 }, []],
     ['min_selected = the number of options', { multiple: true, min_selected: 4 }, []],
-    ['min_selected = options + 1', { multiple: true, min_selected: 5 }, [{ path: '/fields/0/config/min_selected', code: 'too_large' }]],
+    [
+      'min_selected = options + 1',
+      { multiple: true, min_selected: 5 },
+      [{ path: '/fields/0/config/min_selected', code: 'too_large' }],
+    ],
     ['max_selected = the number of options', { multiple: true, max_selected: 4 }, []],
-    ['max_selected = options + 1', { multiple: true, max_selected: 5 }, [{ path: '/fields/0/config/max_selected', code: 'too_large' }]],
-    ['max_selected 0', { multiple: true, max_selected: 0 }, [{ path: '/fields/0/config/max_selected', code: 'too_small' }]],
+    [
+      'max_selected = options + 1',
+      { multiple: true, max_selected: 5 },
+      [{ path: '/fields/0/config/max_selected', code: 'too_large' }],
+    ],
+    [
+      'max_selected 0',
+      { multiple: true, max_selected: 0 },
+      [{ path: '/fields/0/config/max_selected', code: 'too_small' }],
+    ],
     ['min = max', { multiple: true, min_selected: 2, max_selected: 2 }, []],
-    ['min > max', { multiple: true, min_selected: 3, max_selected: 2 }, [{ path: '/fields/0/config/max_selected', code: 'invalid_value' }]],
-    ['min_selected without multiple', { min_selected: 1 }, [{ path: '/fields/0/config/min_selected', code: 'invalid_value' }]],
-    ['max_selected with multiple false', { multiple: false, max_selected: 2 }, [{ path: '/fields/0/config/max_selected', code: 'invalid_value' }]],
-    ['multiple with display dropdown', { multiple: true, display: 'dropdown' }, [{ path: '/fields/0/config/display', code: 'invalid_value' }]],
+    [
+      'min > max',
+      { multiple: true, min_selected: 3, max_selected: 2 },
+      [{ path: '/fields/0/config/max_selected', code: 'invalid_value' }],
+    ],
+    [
+      'min_selected without multiple',
+      { min_selected: 1 },
+      [{ path: '/fields/0/config/min_selected', code: 'invalid_value' }],
+    ],
+    [
+      'max_selected with multiple false',
+      { multiple: false, max_selected: 2 },
+      [{ path: '/fields/0/config/max_selected', code: 'invalid_value' }],
+    ],
+    [
+      'multiple with display dropdown',
+      { multiple: true, display: 'dropdown' },
+      [{ path: '/fields/0/config/display', code: 'invalid_value' }],
+    ],
     ['multiple with display auto', { multiple: true, display: 'auto' }, []],
-    ['multiple with a placeholder', { multiple: true, placeholder: 'Pick' }, [{ path: '/fields/0/config/placeholder', code: 'invalid_value' }]],
+    [
+      'multiple with a placeholder',
+      { multiple: true, placeholder: 'Pick' },
+      [{ path: '/fields/0/config/placeholder', code: 'invalid_value' }],
+    ],
     ['multiple not a boolean', { multiple: 'yes' }, [{ path: '/fields/0/config/multiple', code: 'invalid_type' }]],
-    ['a string default with multiple', { multiple: true, default: 'red' }, [{ path: '/fields/0/config/default', code: 'invalid_type' }]],
-    ['an array default without multiple', { default: ['red'] }, [{ path: '/fields/0/config/default', code: 'invalid_type' }]],
+    [
+      'a string default with multiple',
+      { multiple: true, default: 'red' },
+      [{ path: '/fields/0/config/default', code: 'invalid_type' }],
+    ],
+    [
+      'an array default without multiple',
+      { default: ['red'] },
+      [{ path: '/fields/0/config/default', code: 'invalid_type' }],
+    ],
     ['an array default with multiple', { multiple: true, default: ['blue', 'red'] }, []],
     ['an empty array default', { multiple: true, default: [] }, []],
-    ['a duplicate in the default', { multiple: true, default: ['red', 'red'] }, [{ path: '/fields/0/config/default', code: 'not_unique' }]],
-    ['a default that is no option', { multiple: true, default: ['red', 'pink'] }, [{ path: '/fields/0/config/default', code: 'not_an_option' }]],
-    ['a default under min_selected', { multiple: true, min_selected: 2, default: ['red'] }, [{ path: '/fields/0/config/default', code: 'too_few_selected' }]],
-    ['a default over max_selected', { multiple: true, max_selected: 1, default: ['red', 'blue'] }, [{ path: '/fields/0/config/default', code: 'too_many_selected' }]],
+    [
+      'a duplicate in the default',
+      { multiple: true, default: ['red', 'red'] },
+      [{ path: '/fields/0/config/default', code: 'not_unique' }],
+    ],
+    [
+      'a default that is no option',
+      { multiple: true, default: ['red', 'pink'] },
+      [{ path: '/fields/0/config/default', code: 'not_an_option' }],
+    ],
+    [
+      'a default under min_selected',
+      { multiple: true, min_selected: 2, default: ['red'] },
+      [{ path: '/fields/0/config/default', code: 'too_few_selected' }],
+    ],
+    [
+      'a default over max_selected',
+      { multiple: true, max_selected: 1, default: ['red', 'blue'] },
+      [{ path: '/fields/0/config/default', code: 'too_many_selected' }],
+    ],
     ['display auto', { display: 'auto' }, []],
     ['display radio', { display: 'radio' }, []],
     ['display dropdown', { display: 'dropdown' }, []],
@@ -88,7 +154,10 @@ describe('select config', () => {
     ['a duplicate option', { options: ['a', 'a'] }, [{ path: '/fields/0/config/options/1', code: 'not_unique' }]],
   ])('%s', async (_case, config, problems) => {
     const result = await create(selectField(config))
-    expect({ status: result.status, problems: result.problems }).toEqual({ status: problems.length === 0 ? 201 : 422, problems })
+    expect({ status: result.status, problems: result.problems }).toEqual({
+      status: problems.length === 0 ? 201 : 422,
+      problems,
+    })
   })
 
   test('the config comes back exactly as given', async () => {
@@ -110,12 +179,32 @@ describe('a multiple select answered as JSON', () => {
 
   test.each<[string, unknown, Record<string, unknown>, { code: string; message: string }]>([
     ['a duplicate', ['red', 'red'], {}, { code: 'not_unique', message: 'Choose each option only once' }],
-    ['a value that is no option', ['red', 'pink'], {}, { code: 'not_an_option', message: 'Choose only from the options' }],
+    [
+      'a value that is no option',
+      ['red', 'pink'],
+      {},
+      { code: 'not_an_option', message: 'Choose only from the options' },
+    ],
     ['a label instead of a value', ['Red'], {}, { code: 'not_an_option', message: 'Choose only from the options' }],
-    ['a string instead of an array', 'red', {}, { code: 'invalid_type', message: 'Expected an array of option values' }],
+    [
+      'a string instead of an array',
+      'red',
+      {},
+      { code: 'invalid_type', message: 'Expected an array of option values' },
+    ],
     ['a number in the array', ['red', 1], {}, { code: 'invalid_type', message: 'Expected an array of option values' }],
-    ['one under min_selected', ['red'], { min_selected: 2 }, { code: 'too_few_selected', message: 'Choose at least 2 options' }],
-    ['one over max_selected', ['red', 'green', 'blue'], { max_selected: 2 }, { code: 'too_many_selected', message: 'Choose at most 2 options' }],
+    [
+      'one under min_selected',
+      ['red'],
+      { min_selected: 2 },
+      { code: 'too_few_selected', message: 'Choose at least 2 options' },
+    ],
+    [
+      'one over max_selected',
+      ['red', 'green', 'blue'],
+      { max_selected: 2 },
+      { code: 'too_many_selected', message: 'Choose at most 2 options' },
+    ],
   ])('%s: 422', async (_case, pick, config, problem) => {
     const id = await formWith(selectField({ multiple: true, ...config }))
     const res = await submit(t.app, id, { pick })
@@ -134,7 +223,11 @@ describe('a multiple select answered as JSON', () => {
   })
 
   test('nothing chosen is no answer: left out when optional (min_selected applies only to an answer)', async () => {
-    const id = await formWith(selectField({ multiple: true, min_selected: 2 }), { key: 'note', type: 'text', label: 'Note' })
+    const id = await formWith(selectField({ multiple: true, min_selected: 2 }), {
+      key: 'note',
+      type: 'text',
+      label: 'Note',
+    })
     expect((await submit(t.app, id, { pick: [], note: 'x' })).status).toBe(201)
     expect(await dataOf(id)).toEqual({ note: 'x' })
   })
@@ -148,8 +241,12 @@ describe('a multiple select answered as JSON', () => {
 
   test('a single select still takes one string', async () => {
     const id = await formWith(selectField({}))
-    expect((await submit(t.app, id, { pick: ['red'] })).body.errors).toEqual([{ path: '/pick', message: 'Choose one of the options', code: 'invalid_type' }])
-    expect((await submit(t.app, id, { pick: 'pink' })).body.errors).toEqual([{ path: '/pick', message: 'Choose one of the options', code: 'not_an_option' }])
+    expect((await submit(t.app, id, { pick: ['red'] })).body.errors).toEqual([
+      { path: '/pick', message: 'Choose one of the options', code: 'invalid_type' },
+    ])
+    expect((await submit(t.app, id, { pick: 'pink' })).body.errors).toEqual([
+      { path: '/pick', message: 'Choose one of the options', code: 'not_an_option' },
+    ])
     expect((await submit(t.app, id, { pick: 'blue' })).status).toBe(201)
     expect(await dataOf(id)).toEqual({ pick: 'blue' })
   })
@@ -158,7 +255,10 @@ describe('a multiple select answered as JSON', () => {
 describe('a multiple select answered by a form post', () => {
   test('the key repeated once per ticked box is one array, in option order', async () => {
     const id = await formWith(selectField({ multiple: true }))
-    const res = await postForm(t.app, id, [['pick', 'blue'], ['pick', 'red']])
+    const res = await postForm(t.app, id, [
+      ['pick', 'blue'],
+      ['pick', 'red'],
+    ])
     expect(res.status).toBe(303)
     expect(await dataOf(id)).toEqual({ pick: ['red', 'blue'] })
   })
@@ -180,15 +280,30 @@ describe('a multiple select answered by a form post', () => {
 
   test('a 422 page keeps every tick the person made', async () => {
     const id = await formWith(selectField({ multiple: true, max_selected: 2 }))
-    const page = await pageOf(await postForm(t.app, id, [['pick', 'red'], ['pick', 'blue'], ['pick', 'amber']]), 422)
-    expect(inputsOf(page, 'pick').filter((i) => i.checked).map((i) => i.value)).toEqual(['red', 'blue', 'amber'])
+    const page = await pageOf(
+      await postForm(t.app, id, [
+        ['pick', 'red'],
+        ['pick', 'blue'],
+        ['pick', 'amber'],
+      ]),
+      422,
+    )
+    expect(
+      inputsOf(page, 'pick')
+        .filter((i) => i.checked)
+        .map((i) => i.value),
+    ).toEqual(['red', 'blue', 'amber'])
     expect(page.byId('field-pick-error').text).toContain('Select no more than 2 options')
   })
 
   test('a 422 page keeps the chosen radio', async () => {
     const id = await formWith(selectField({}), { key: 'name', type: 'text', label: 'Name', required: true })
     const page = await pageOf(await postForm(t.app, id, [['pick', 'blue']]), 422)
-    expect(inputsOf(page, 'pick').filter((i) => i.checked).map((i) => i.value)).toEqual(['blue'])
+    expect(
+      inputsOf(page, 'pick')
+        .filter((i) => i.checked)
+        .map((i) => i.value),
+    ).toEqual(['blue'])
   })
 })
 
@@ -208,30 +323,50 @@ describe('how the page shows a select', () => {
     expect(page.control('pick').tag).toBe('select')
     expect(inputsOf(page, 'pick')).toEqual([])
     // The page writes its own first, empty choice.
-    expect(page.within(page.control('pick'), 'option').map((o) => [o.attrs.value, o.text.trim()])[0]).toEqual(['', 'Choose an option'])
+    expect(page.within(page.control('pick'), 'option').map((o) => [o.attrs.value, o.text.trim()])[0]).toEqual([
+      '',
+      'Choose an option',
+    ])
   })
 
   test('display radio: radios however many options', async () => {
-    const page = await pageOf(await openPage(t.app, await formWith(selectField({ options: options(12), display: 'radio' }, true))))
+    const page = await pageOf(
+      await openPage(t.app, await formWith(selectField({ options: options(12), display: 'radio' }, true))),
+    )
     expect(inputsOf(page, 'pick').map((i) => i.type)).toEqual(Array(12).fill('radio'))
   })
 
   test('display dropdown: a drop-down however few, with its placeholder', async () => {
-    const page = await pageOf(await openPage(t.app, await formWith(selectField({ options: ['yes', 'no'], display: 'dropdown', placeholder: 'Decide' }))))
+    const page = await pageOf(
+      await openPage(
+        t.app,
+        await formWith(selectField({ options: ['yes', 'no'], display: 'dropdown', placeholder: 'Decide' })),
+      ),
+    )
     const select = page.control('pick')
     expect(select.tag).toBe('select')
     expect(page.within(select, 'option').map((o) => o.text.trim())).toEqual(['Decide', 'yes', 'no'])
   })
 
   test('radios: a fieldset whose legend is the label; each radio labelled; the first has the field id', async () => {
-    const page = await pageOf(await openPage(t.app, await formWith(selectField({ options: ['yes', { value: 'no', label: 'No, not now' }] }, true))))
+    const page = await pageOf(
+      await openPage(
+        t.app,
+        await formWith(selectField({ options: ['yes', { value: 'no', label: 'No, not now' }] }, true)),
+      ),
+    )
     const fieldset = page.one('fieldset')
     expect(page.within(fieldset, 'legend').map((l) => l.text.trim())).toEqual(['Pick'])
     expect(inputsOf(page, 'pick')).toEqual([
       { type: 'radio', id: 'field-pick', value: 'yes', checked: false },
       { type: 'radio', id: 'field-pick-1', value: 'no', checked: false },
     ])
-    expect(page.all('label').filter((l) => l.attrs.for?.startsWith('field-pick')).map((l) => [l.attrs.for, l.text])).toEqual([
+    expect(
+      page
+        .all('label')
+        .filter((l) => l.attrs.for?.startsWith('field-pick'))
+        .map((l) => [l.attrs.for, l.text]),
+    ).toEqual([
       ['field-pick', 'yes'],
       ['field-pick-1', 'No, not now'],
     ])
@@ -242,7 +377,14 @@ describe('how the page shows a select', () => {
     const page = await pageOf(await openPage(t.app, id))
     expect(inputsOf(page, 'pick').map((i) => i.value)).toEqual(['yes', 'no', ''])
     expect(page.label('pick-2').text).toBe('No answer')
-    expect((await postForm(t.app, id, [['pick', ''], ['note', 'n']])).status).toBe(303)
+    expect(
+      (
+        await postForm(t.app, id, [
+          ['pick', ''],
+          ['note', 'n'],
+        ])
+      ).status,
+    ).toBe(303)
     expect(await dataOf(id)).toEqual({ note: 'n' })
   })
 
@@ -253,11 +395,20 @@ describe('how the page shows a select', () => {
 
   test('the default is chosen', async () => {
     const page = await pageOf(await openPage(t.app, await formWith(selectField({ default: 'green' }))))
-    expect(inputsOf(page, 'pick').filter((i) => i.checked).map((i) => i.value)).toEqual(['green'])
+    expect(
+      inputsOf(page, 'pick')
+        .filter((i) => i.checked)
+        .map((i) => i.value),
+    ).toEqual(['green'])
   })
 
   test('multiple: a fieldset of checkboxes, no "No answer", the default ticked, the limits as a hint', async () => {
-    const page = await pageOf(await openPage(t.app, await formWith(selectField({ multiple: true, min_selected: 1, max_selected: 2, default: ['blue'] }))))
+    const page = await pageOf(
+      await openPage(
+        t.app,
+        await formWith(selectField({ multiple: true, min_selected: 1, max_selected: 2, default: ['blue'] })),
+      ),
+    )
     expect(inputsOf(page, 'pick')).toEqual([
       { type: 'checkbox', id: 'field-pick', value: 'red', checked: false },
       { type: 'checkbox', id: 'field-pick-1', value: 'green', checked: false },
@@ -316,13 +467,19 @@ describe('autocomplete', () => {
     ['date', 'bday-day', '"bday"'],
   ])('%s refuses %p, naming valid ones', async (type, token, named) => {
     const { status, problems, res } = await create({ key: 'f', type, label: 'F', config: { autocomplete: token } })
-    expect({ status, problems }).toEqual({ status: 422, problems: [{ path: '/fields/0/config/autocomplete', code: 'invalid_value' }] })
+    expect({ status, problems }).toEqual({
+      status: 422,
+      problems: [{ path: '/fields/0/config/autocomplete', code: 'invalid_value' }],
+    })
     expect(res.body.errors[0].message).toContain(named)
   })
 
   test.each(['number', 'checkbox', 'file'])('%s has no autocomplete: an unknown key', async (type) => {
     const { status, problems } = await create({ key: 'f', type, label: 'F', config: { autocomplete: 'name' } })
-    expect({ status, problems }).toEqual({ status: 422, problems: [{ path: '/fields/0/config/autocomplete', code: 'unknown_key' }] })
+    expect({ status, problems }).toEqual({
+      status: 422,
+      problems: [{ path: '/fields/0/config/autocomplete', code: 'unknown_key' }],
+    })
   })
 
   test('an email field without one still asks for "email"', async () => {

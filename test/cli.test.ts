@@ -2,12 +2,22 @@
  * The command line of the real executable: keys, backup, and how bad settings
  * are refused. Servers run on 127.0.0.1 with --port 0, each on its own temp database.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+
 import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { keysIn, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type CommandResult, type RunningIntake } from './e2e/binary.ts'
+import {
+  type CommandResult,
+  keysIn,
+  killAllChildren,
+  type RunningIntake,
+  request,
+  runIntake,
+  startIntake,
+  useBuiltBinary,
+} from './e2e/binary.ts'
 
 const STEP_TIMEOUT = 30_000
 
@@ -65,22 +75,26 @@ describe('keys', () => {
     return result
   }
 
-  test('keys create --account research prints a new key once, on a line containing "API key"', async () => {
-    const result = await run(['keys', 'create', '--account', 'research'])
-    expect(result.code).toBe(0)
-    const printed = keysIn(result.stdout)
-    expect(printed).toHaveLength(1)
-    researchKey = printed[0]!
-    expect(researchKey).not.toBe(defaultKey)
-    const line = result.stdout.split('\n').find((l) => l.includes(researchKey))!
-    expect(line).toContain('API key')
-    expect(keysIn(result.stderr)).toEqual([])
+  test(
+    'keys create --account research prints a new key once, on a line containing "API key"',
+    async () => {
+      const result = await run(['keys', 'create', '--account', 'research'])
+      expect(result.code).toBe(0)
+      const printed = keysIn(result.stdout)
+      expect(printed).toHaveLength(1)
+      researchKey = printed[0]!
+      expect(researchKey).not.toBe(defaultKey)
+      const line = result.stdout.split('\n').find((l) => l.includes(researchKey))!
+      expect(line).toContain('API key')
+      expect(keysIn(result.stderr)).toEqual([])
 
-    // Works while the server runs: the running server accepts the new key at once.
-    const res = await request(forms(server!.url), { key: researchKey })
-    expect(res.status).toBe(200)
-    expect(res.body).toEqual([])
-  }, STEP_TIMEOUT)
+      // Works while the server runs: the running server accepts the new key at once.
+      const res = await request(forms(server!.url), { key: researchKey })
+      expect(res.status).toBe(200)
+      expect(res.body).toEqual([])
+    },
+    STEP_TIMEOUT,
+  )
 
   test('keys list shows id, account, created, last used and revoked columns, never a plaintext key', async () => {
     expect((await request(forms(server!.url), { key: defaultKey })).status).toBe(200)
@@ -104,13 +118,17 @@ describe('keys', () => {
     expect(Array.isArray(list)).toBe(true)
     expect(list).toHaveLength(2)
     for (const entry of list) {
-      for (const field of ['id', 'account', 'created_at', 'last_used_at', 'revoked_at']) expect(entry).toHaveProperty(field)
+      for (const field of ['id', 'account', 'created_at', 'last_used_at', 'revoked_at'])
+        expect(entry).toHaveProperty(field)
       expect(typeof entry.id).toBe('string')
       expect(entry.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z?$/)
       expect(entry.revoked_at).toBeNull()
     }
     expect(keysIn(result.stdout)).toEqual([])
-    for (const [account, key] of [['default', defaultKey], ['research', researchKey]] as const) {
+    for (const [account, key] of [
+      ['default', defaultKey],
+      ['research', researchKey],
+    ] as const) {
       const entry = list.find((e) => e.account === account)!
       expect(entry).toBeDefined()
       // Some field holds a hint: the last characters of the key, not the key.
@@ -125,26 +143,30 @@ describe('keys', () => {
     researchKeyId = list.find((e) => e.account === 'research')!.id
   })
 
-  test('keys revoke while the server runs: the very next request with that key is 401, the other key still works', async () => {
-    const before = await request(forms(server!.url), { key: researchKey })
-    expect(before.status).toBe(200)
+  test(
+    'keys revoke while the server runs: the very next request with that key is 401, the other key still works',
+    async () => {
+      const before = await request(forms(server!.url), { key: researchKey })
+      expect(before.status).toBe(200)
 
-    const result = await run(['keys', 'revoke', researchKeyId])
-    expect(result.code).toBe(0)
-    expect(result.stderr).toBe('')
+      const result = await run(['keys', 'revoke', researchKeyId])
+      expect(result.code).toBe(0)
+      expect(result.stderr).toBe('')
 
-    const after = await request(forms(server!.url), { key: researchKey })
-    expect(after.status).toBe(401)
-    expect(after.body).toEqual({ detail: 'Invalid API key' })
-    expect(after.headers.get('www-authenticate')).toMatch(/^Bearer\b/)
+      const after = await request(forms(server!.url), { key: researchKey })
+      expect(after.status).toBe(401)
+      expect(after.body).toEqual({ detail: 'Invalid API key' })
+      expect(after.headers.get('www-authenticate')).toMatch(/^Bearer\b/)
 
-    const other = await request(forms(server!.url), { key: defaultKey })
-    expect(other.status).toBe(200)
+      const other = await request(forms(server!.url), { key: defaultKey })
+      expect(other.status).toBe(200)
 
-    const list = JSON.parse((await run(['keys', 'list', '--json'])).stdout) as KeyJson[]
-    expect(list.find((e) => e.id === researchKeyId)!.revoked_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
-    expect(list.find((e) => e.account === 'default')!.revoked_at).toBeNull()
-  }, STEP_TIMEOUT)
+      const list = JSON.parse((await run(['keys', 'list', '--json'])).stdout) as KeyJson[]
+      expect(list.find((e) => e.id === researchKeyId)!.revoked_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+      expect(list.find((e) => e.account === 'default')!.revoked_at).toBeNull()
+    },
+    STEP_TIMEOUT,
+  )
 
   test('keys revoke of an unknown id exits 2 with one line on stderr', async () => {
     const result = await run(['keys', 'revoke', '01J0000000000000000000UNKN'])
@@ -189,26 +211,30 @@ describe('backup', () => {
     await killAllChildren()
   })
 
-  test('backup FILE while the server runs writes a SQLite file that a second intake serves with the form', async () => {
-    const target = join(cwd, 'backup.db')
-    const result = await runIntake(intake.path, ['backup', target, '--db', db], { cwd })
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
-    expect(existsSync(target)).toBe(true)
-    expect(readFileSync(target).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0')
-    // As private as the database it copies: answers, files and webhook secrets are in it.
-    expect(statSync(target).mode & 0o777).toBe(0o600)
+  test(
+    'backup FILE while the server runs writes a SQLite file that a second intake serves with the form',
+    async () => {
+      const target = join(cwd, 'backup.db')
+      const result = await runIntake(intake.path, ['backup', target, '--db', db], { cwd })
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
+      expect(existsSync(target)).toBe(true)
+      expect(readFileSync(target).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0')
+      // As private as the database it copies: answers, files and webhook secrets are in it.
+      expect(statSync(target).mode & 0o777).toBe(0o600)
 
-    // The live server keeps working after the backup.
-    expect((await request(`${forms(server!.url)}/${formId}`, { key })).status).toBe(200)
+      // The live server keeps working after the backup.
+      expect((await request(`${forms(server!.url)}/${formId}`, { key })).status).toBe(200)
 
-    restored = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', target] })
-    expect(restored.apiKey).toBeUndefined()
-    const form = await request(`${forms(restored.url)}/${formId}`, { key })
-    expect(form.status).toBe(200)
-    expect(form.body.title).toBe('Kept by the backup')
-    expect(form.body.status).toBe('active')
-    expect(await restored.stop('SIGTERM')).toBe(0)
-  }, STEP_TIMEOUT)
+      restored = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', target] })
+      expect(restored.apiKey).toBeUndefined()
+      const form = await request(`${forms(restored.url)}/${formId}`, { key })
+      expect(form.status).toBe(200)
+      expect(form.body.title).toBe('Kept by the backup')
+      expect(form.body.status).toBe('active')
+      expect(await restored.stop('SIGTERM')).toBe(0)
+    },
+    STEP_TIMEOUT,
+  )
 
   test('backup to an existing file exits 2 and leaves the file alone', async () => {
     const target = join(cwd, 'existing.db')
@@ -229,7 +255,10 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
     { name: 'SERVICE_API_KEY=nope', args: ['serve', '--port', '0'], env: { SERVICE_API_KEY: 'nope' }, secret: 'nope' },
     { name: 'SERVICE_BASE_URL=ftp://x', args: ['serve', '--port', '0'], env: { SERVICE_BASE_URL: 'ftp://x' } },
     // Links under a path would lead nowhere: intake serves from the root of its host.
-    { name: '--base-url https://example.com/forms', args: ['serve', '--port', '0', '--base-url', 'https://example.com/forms'] },
+    {
+      name: '--base-url https://example.com/forms',
+      args: ['serve', '--port', '0', '--base-url', 'https://example.com/forms'],
+    },
     { name: 'an unknown flag', args: ['serve', '--port', '0', '--frobnicate'] },
     { name: 'an unknown command', args: ['frobnicate', '--port', '0'] },
   ]
@@ -237,7 +266,10 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
   for (const c of cases) {
     test(c.name, async () => {
       const cwd = tempDir()
-      const result = await runIntake(intake.path, [...c.args, '--db', join(cwd, 'data', 'intake.db')], { cwd, env: c.env })
+      const result = await runIntake(intake.path, [...c.args, '--db', join(cwd, 'data', 'intake.db')], {
+        cwd,
+        env: c.env,
+      })
       expectUsageFailure(result)
       if (c.secret) {
         expect(result.stderr).not.toContain(c.secret)
@@ -248,23 +280,34 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
     })
   }
 
-  test('a port another intake already listens on: refused, never shared', async () => {
-    const first = await startIntake(intake.path, { cwd: tempDir() })
-    try {
-      const cwd = tempDir()
-      const result = await runIntake(intake.path, ['serve', '--port', String(first.port), '--db', join(cwd, 'intake.db')], { cwd })
-      expectUsageFailure(result)
-      expect(result.stderr).toContain(String(first.port))
-      // The first one still answers, alone.
-      expect((await request(`${first.url}/healthz`)).status).toBe(200)
-      // The failed start made no key it never showed: the next start on that database is a first start.
-      const next = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', join(cwd, 'intake.db')] })
-      expect(next.apiKey).toMatch(/^svc_live_/)
-      expect(await next.stop()).toBe(0)
-    } finally {
-      await first.stop()
-    }
-  }, STEP_TIMEOUT)
+  test(
+    'a port another intake already listens on: refused, never shared',
+    async () => {
+      const first = await startIntake(intake.path, { cwd: tempDir() })
+      try {
+        const cwd = tempDir()
+        const result = await runIntake(
+          intake.path,
+          ['serve', '--port', String(first.port), '--db', join(cwd, 'intake.db')],
+          { cwd },
+        )
+        expectUsageFailure(result)
+        expect(result.stderr).toContain(String(first.port))
+        // The first one still answers, alone.
+        expect((await request(`${first.url}/healthz`)).status).toBe(200)
+        // The failed start made no key it never showed: the next start on that database is a first start.
+        const next = await startIntake(intake.path, {
+          cwd,
+          args: ['serve', '--port', '0', '--db', join(cwd, 'intake.db')],
+        })
+        expect(next.apiKey).toMatch(/^svc_live_/)
+        expect(await next.stop()).toBe(0)
+      } finally {
+        await first.stop()
+      }
+    },
+    STEP_TIMEOUT,
+  )
 
   /**
    * A database file this user may read but not write (made by a command run as
@@ -286,7 +329,11 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
       const binary = join(cwd, 'intake')
       copyFileSync(intake.path, binary)
       chmodSync(binary, 0o755)
-      result = await runIntake('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', binary, 'serve', '--port', '0', '--db', dbPath], { cwd })
+      result = await runIntake(
+        '/usr/bin/setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', binary, 'serve', '--port', '0', '--db', dbPath],
+        { cwd },
+      )
     } else {
       result = await runIntake(intake.path, ['serve', '--port', '0', '--db', dbPath], { cwd })
     }
@@ -304,20 +351,24 @@ describe('bad settings stop the start: one line on stderr, no stack trace, exit 
 })
 
 describe('settings come from the environment and flags only', () => {
-  test('a .env and a bunfig.toml in the working directory are not read', async () => {
-    const cwd = tempDir()
-    // Each would stop the start (a refused base URL) or change it (a preload that prints) if it were read.
-    writeFileSync(join(cwd, '.env'), 'SERVICE_BASE_URL=ftp://not-an-origin\n')
-    writeFileSync(join(cwd, 'preload.ts'), 'console.log("PRELOADED")\n')
-    writeFileSync(join(cwd, 'bunfig.toml'), 'preload = ["./preload.ts"]\n')
-    const server = await startIntake(intake.path, { cwd })
-    try {
-      expect(server.stdout()).not.toContain('PRELOADED')
-      expect(server.stdout()).toContain('Forms  http://localhost:')
-    } finally {
-      expect(await server.stop()).toBe(0)
-    }
-  }, STEP_TIMEOUT)
+  test(
+    'a .env and a bunfig.toml in the working directory are not read',
+    async () => {
+      const cwd = tempDir()
+      // Each would stop the start (a refused base URL) or change it (a preload that prints) if it were read.
+      writeFileSync(join(cwd, '.env'), 'SERVICE_BASE_URL=ftp://not-an-origin\n')
+      writeFileSync(join(cwd, 'preload.ts'), 'console.log("PRELOADED")\n')
+      writeFileSync(join(cwd, 'bunfig.toml'), 'preload = ["./preload.ts"]\n')
+      const server = await startIntake(intake.path, { cwd })
+      try {
+        expect(server.stdout()).not.toContain('PRELOADED')
+        expect(server.stdout()).toContain('Forms  http://localhost:')
+      } finally {
+        expect(await server.stop()).toBe(0)
+      }
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 describe('SERVICE_API_KEY', () => {
@@ -328,40 +379,50 @@ describe('SERVICE_API_KEY', () => {
     await killAllChildren()
   })
 
-  test('a valid svc_live_ key: no generated key is printed, and that key works for the API', async () => {
-    const cwd = tempDir()
-    const key = `svc_live_${randomBytes(24).toString('hex')}`
-    const db = join(cwd, 'data', 'intake.db')
-    server = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', db], env: { SERVICE_API_KEY: key } })
-    expect(server.apiKey).toBeUndefined()
-    expect(server.stdout()).not.toMatch(/API key/)
-    expect(keysIn(server.stdout())).toEqual([])
+  test(
+    'a valid svc_live_ key: no generated key is printed, and that key works for the API',
+    async () => {
+      const cwd = tempDir()
+      const key = `svc_live_${randomBytes(24).toString('hex')}`
+      const db = join(cwd, 'data', 'intake.db')
+      server = await startIntake(intake.path, {
+        cwd,
+        args: ['serve', '--port', '0', '--db', db],
+        env: { SERVICE_API_KEY: key },
+      })
+      expect(server.apiKey).toBeUndefined()
+      expect(server.stdout()).not.toMatch(/API key/)
+      expect(keysIn(server.stdout())).toEqual([])
 
-    const created = await request(forms(server.url), {
-      key,
-      body: { title: 'Configured key', fields: [{ key: 'ok', type: 'checkbox', label: 'OK' }] },
-    })
-    expect(created.status).toBe(201)
-    const list = await request(forms(server.url), { key })
-    expect(list.status).toBe(200)
-    expect(list.body.map((f: { id: string }) => f.id)).toEqual([created.body.id])
+      const created = await request(forms(server.url), {
+        key,
+        body: { title: 'Configured key', fields: [{ key: 'ok', type: 'checkbox', label: 'OK' }] },
+      })
+      expect(created.status).toBe(201)
+      const list = await request(forms(server.url), { key })
+      expect(list.status).toBe(200)
+      expect(list.body.map((f: { id: string }) => f.id)).toEqual([created.body.id])
 
-    expect(await server.stop('SIGTERM')).toBe(0)
-    expect(server.stdout()).not.toContain(key)
-    expect(server.stderr()).not.toContain(key)
+      expect(await server.stop('SIGTERM')).toBe(0)
+      expect(server.stdout()).not.toContain(key)
+      expect(server.stderr()).not.toContain(key)
 
-    // Stored as its hash only.
-    const sqlite = new Database(db, { readonly: true })
-    try {
-      const hashes = (sqlite.query('SELECT key_hash FROM api_keys').all() as { key_hash: string }[]).map((r) => r.key_hash)
-      expect(hashes).toEqual([createHash('sha256').update(key).digest('hex')])
-    } finally {
-      sqlite.close()
-    }
-    for (const name of readdirSync(join(cwd, 'data'))) {
-      expect(readFileSync(join(cwd, 'data', name)).includes(Buffer.from(key.slice('svc_live_'.length)))).toBe(false)
-    }
-  }, STEP_TIMEOUT)
+      // Stored as its hash only.
+      const sqlite = new Database(db, { readonly: true })
+      try {
+        const hashes = (sqlite.query('SELECT key_hash FROM api_keys').all() as { key_hash: string }[]).map(
+          (r) => r.key_hash,
+        )
+        expect(hashes).toEqual([createHash('sha256').update(key).digest('hex')])
+      } finally {
+        sqlite.close()
+      }
+      for (const name of readdirSync(join(cwd, 'data'))) {
+        expect(readFileSync(join(cwd, 'data', name)).includes(Buffer.from(key.slice('svc_live_'.length)))).toBe(false)
+      }
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 describe('a database from a newer intake', () => {

@@ -9,19 +9,38 @@
  * PostgreSQL both ways where INTAKE_TEST_DATABASE_URL names a server.
  * Everything runs on 127.0.0.1.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+
 import { Database } from 'bun:sqlite'
-import { SQL } from 'bun'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { COPIED_TABLES, copyData } from '../src/db/copy.ts'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
 import { openDatabase } from '../src/db/sqlite/open.ts'
-import { childEnv, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type CommandResult, type RunningIntake } from './e2e/binary.ts'
+import {
+  type CommandResult,
+  childEnv,
+  killAllChildren,
+  type RunningIntake,
+  request,
+  runIntake,
+  startIntake,
+  useBuiltBinary,
+} from './e2e/binary.ts'
 import { postgresFixtures } from './postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
-import { apiClient, createTestContext, EVERY_TYPE_ANSWERS, EVERY_TYPE_FIELDS, postForm, submit, until, type TestContext } from './utils.ts'
+import {
+  apiClient,
+  createTestContext,
+  EVERY_TYPE_ANSWERS,
+  EVERY_TYPE_FIELDS,
+  postForm,
+  submit,
+  type TestContext,
+  until,
+} from './utils.ts'
 
 const STEP_TIMEOUT = 60_000
 
@@ -53,10 +72,18 @@ async function dump(location: string): Promise<Record<string, string[]>> {
   if (location.startsWith('postgres')) {
     const sql = new SQL(location, { max: 1 })
     try {
-      const types = await sql.unsafe(`SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND data_type = 'bigint'`)
+      const types = await sql.unsafe(
+        `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND data_type = 'bigint'`,
+      )
       for (const table of COPIED_TABLES) {
-        const bigints = new Set<string>(types.filter((t: { table_name: string }) => t.table_name === table).map((t: { column_name: string }) => t.column_name))
-        tables[table] = (await sql.unsafe(`SELECT * FROM ${table}`)).map((row: Record<string, unknown>) => line(row, bigints)).sort()
+        const bigints = new Set<string>(
+          types
+            .filter((t: { table_name: string }) => t.table_name === table)
+            .map((t: { column_name: string }) => t.column_name),
+        )
+        tables[table] = (await sql.unsafe(`SELECT * FROM ${table}`))
+          .map((row: Record<string, unknown>) => line(row, bigints))
+          .sort()
       }
     } finally {
       await sql.close()
@@ -65,14 +92,18 @@ async function dump(location: string): Promise<Record<string, string[]>> {
   }
   const db = new Database(location, { strict: true })
   try {
-    for (const table of COPIED_TABLES) tables[table] = (db.query(`SELECT * FROM ${table}`).all() as Array<Record<string, unknown>>).map((row) => line(row)).sort()
+    for (const table of COPIED_TABLES)
+      tables[table] = (db.query(`SELECT * FROM ${table}`).all() as Array<Record<string, unknown>>)
+        .map((row) => line(row))
+        .sort()
   } finally {
     db.close()
   }
   return tables
 }
 
-const countsOf = async (location: string) => Object.fromEntries(Object.entries(await dump(location)).map(([table, rows]) => [table, rows.length]))
+const countsOf = async (location: string) =>
+  Object.fromEntries(Object.entries(await dump(location)).map(([table, rows]) => [table, rows.length]))
 const noRows = Object.fromEntries(COPIED_TABLES.map((table) => [table, 0]))
 
 /** One line on stderr, no stack trace, exit code 2. */
@@ -125,12 +156,21 @@ async function fillThroughTheApp(t: TestContext): Promise<Filled> {
   await t.api.createForm({ title: 'Left open', expires_in: '7d', settings: {} })
   const cancelled = await t.api.createForm({ title: 'Cancelled' })
   expect((await t.api.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
-  const once = await t.api.post('/forms', { title: 'Made once', fields: [{ key: 'x', type: 'text', label: 'X' }] }, { 'idempotency-key': 'create-once' })
+  const once = await t.api.post(
+    '/forms',
+    { title: 'Made once', fields: [{ key: 'x', type: 'text', label: 'X' }] },
+    { 'idempotency-key': 'create-once' },
+  )
   expect(once.status).toBe(201)
 
   const fileBytes = new Uint8Array(randomBytes(1_300_000))
   const answer = async (callbackUrl: string, file: Uint8Array) => {
-    const form = await t.api.createForm({ fields: [...EVERY_TYPE_FIELDS.filter((f) => f.type !== 'file'), FILE_FIELD], callback_url: callbackUrl, callback_metadata: { run: 7 }, context: { step: 'answer' } })
+    const form = await t.api.createForm({
+      fields: [...EVERY_TYPE_FIELDS.filter((f) => f.type !== 'file'), FILE_FIELD],
+      callback_url: callbackUrl,
+      callback_metadata: { run: 7 },
+      context: { step: 'answer' },
+    })
     const body = new FormData()
     for (const [key, value] of Object.entries(EVERY_TYPE_ANSWERS)) body.set(key, String(value))
     body.set('doc', new File([file], 'report.bin', { type: 'application/octet-stream' }))
@@ -143,7 +183,11 @@ async function fillThroughTheApp(t: TestContext): Promise<Filled> {
   const withFile = await answer(delivered.url, fileBytes)
   await answer(failing.url, new Uint8Array(randomBytes(600_000)))
   await until(() => delivered.received.length === 1 && failing.received.length === 1, 10_000, 'two webhook attempts')
-  await until(async () => (await t.sql(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`))[0]!.n == 0, 10_000, 'both deliveries settled')
+  await until(
+    async () => (await t.sql(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`))[0]!.n === 0,
+    10_000,
+    'both deliveries settled',
+  )
   await t.background.stop()
   delivered.stop()
   failing.stop()
@@ -154,13 +198,20 @@ async function fillThroughTheApp(t: TestContext): Promise<Filled> {
   const gone = await answer(pendingReceiver.url, new Uint8Array(randomBytes(700_000)))
   expect((await t.api.delete(`/forms/${gone}`)).status).toBe(204)
   // A file kept across a 422 (a required field left empty) for the next try; the answers above left receipts.
-  const held = await t.api.createForm({ title: 'Held', fields: [{ key: 'name', type: 'text', label: 'Name', required: true }, FILE_FIELD] })
+  const held = await t.api.createForm({
+    title: 'Held',
+    fields: [{ key: 'name', type: 'text', label: 'Name', required: true }, FILE_FIELD],
+  })
   const refused = new FormData()
   refused.set('name', '')
   refused.set('doc', new File([new Uint8Array(randomBytes(1000))], 'kept.bin', { type: 'application/octet-stream' }))
   expect((await postForm(t.app, held.id, refused)).status).toBe(422)
   // A post waiting on its "Check your answers" page: a draft.
-  const reviewed = await t.api.createForm({ title: 'Reviewed', fields: [{ key: 'name', type: 'text', label: 'Name' }], page: { review: true } })
+  const reviewed = await t.api.createForm({
+    title: 'Reviewed',
+    fields: [{ key: 'name', type: 'text', label: 'Name' }],
+    page: { review: true },
+  })
   expect((await postForm(t.app, reviewed.id, { name: 'Ada' })).status).toBe(200)
   const [pending] = await t.sql(`SELECT id FROM deliveries WHERE form_id = ? AND status = 'pending'`, pendingForm)
   const [file] = (await t.api.get(`/forms/${withFile}/responses`)).body as Array<{ id: string; data: { doc: string } }>
@@ -172,7 +223,12 @@ async function expectEveryKindOfRow(location: string) {
   const counts = await countsOf(location)
   for (const table of COPIED_TABLES) expect({ table, some: counts[table]! > 0 }).toEqual({ table, some: true })
   const rows = await dump(location)
-  const has = (table: string, pattern: RegExp) => expect({ table, pattern: String(pattern), found: rows[table]!.some((r) => pattern.test(r)) }).toEqual({ table, pattern: String(pattern), found: true })
+  const has = (table: string, pattern: RegExp) =>
+    expect({ table, pattern: String(pattern), found: rows[table]!.some((r) => pattern.test(r)) }).toEqual({
+      table,
+      pattern: String(pattern),
+      found: true,
+    })
   has('api_keys', /"revoked_at",\d/)
   has('api_keys', /"last_used_at",\d/)
   for (const status of ['delivered', 'failed', 'pending']) has('deliveries', new RegExp(`"status","${status}"`))
@@ -200,74 +256,99 @@ describe('a copy holds every row of every table, and serves', () => {
     await killAllChildren()
   })
 
-  test('to a new SQLite file: every table equal, file bytes equal, the file private', async () => {
-    await expectEveryKindOfRow(source)
-    const target = join(dir, 'new', 'copy.db')
-    const seen: Array<{ phase: string; rows: number; bytes: number }> = []
-    const summary = await copyData(source, target, { progress: (p) => seen.push(p) })
-    expect(await dump(target)).toEqual(await dump(source))
-    expect(statSync(target).mode & 0o777).toBe(0o600)
-    expect(summary.rows.forms).toBe((await countsOf(source)).forms!)
-    expect(summary.bytes).toBe(1_300_000 + 600_000 + 700_000 + 1000)
-    expect(seen.at(-1)).toMatchObject({ phase: 'check', bytes: summary.bytes, totalBytes: summary.bytes })
-    expect(seen.some((p) => p.phase === 'copy' && p.rows === summary.totalRows && p.bytes === summary.bytes)).toBe(true)
-  }, STEP_TIMEOUT)
+  test(
+    'to a new SQLite file: every table equal, file bytes equal, the file private',
+    async () => {
+      await expectEveryKindOfRow(source)
+      const target = join(dir, 'new', 'copy.db')
+      const seen: Array<{ phase: string; rows: number; bytes: number }> = []
+      const summary = await copyData(source, target, { progress: (p) => seen.push(p) })
+      expect(await dump(target)).toEqual(await dump(source))
+      expect(statSync(target).mode & 0o777).toBe(0o600)
+      expect(summary.rows.forms).toBe((await countsOf(source)).forms!)
+      expect(summary.bytes).toBe(1_300_000 + 600_000 + 700_000 + 1000)
+      expect(seen.at(-1)).toMatchObject({ phase: 'check', bytes: summary.bytes, totalBytes: summary.bytes })
+      expect(seen.some((p) => p.phase === 'copy' && p.rows === summary.totalRows && p.bytes === summary.bytes)).toBe(
+        true,
+      )
+    },
+    STEP_TIMEOUT,
+  )
 
-  test('intake copy prints its summary; a server on TO sends the pending delivery and serves the file', async () => {
-    const target = join(dir, 'served.db')
-    const result = await runIntake(intake.path, ['copy', source, target], { cwd: dir })
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
-    const n = await countsOf(source)
-    expect(result.stdout).toBe(
-      `Copied ${n.accounts} accounts, ${n.api_keys} keys, ${n.forms} forms, ${n.responses} responses, ${n.response_files} files (2.6 MB), ` +
-        `${n.deliveries} deliveries, 1 idempotency record and ${n.events} events from ${source} to ${target}; the counts and every file's bytes were checked.\n`,
-    )
-    const server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', '--db', target] })
-    try {
-      expect(server.apiKey).toBeUndefined()
-      await until(() => filled.pendingReceiver.received.length > 0, 20_000, 'the pending delivery to arrive from the copy')
-      expect(filled.pendingReceiver.received[0]!.delivery).toBe(filled.pendingDelivery)
-      const file = await fetch(`${server.url}${filled.filePath}`, { headers: { authorization: `Bearer ${t.key}` } })
-      expect(file.status).toBe(200)
-      expect(Buffer.from(await file.arrayBuffer()).equals(Buffer.from(filled.fileBytes))).toBe(true)
-    } finally {
-      expect(await server.stop()).toBe(0)
-    }
-  }, STEP_TIMEOUT)
+  test(
+    'intake copy prints its summary; a server on TO sends the pending delivery and serves the file',
+    async () => {
+      const target = join(dir, 'served.db')
+      const result = await runIntake(intake.path, ['copy', source, target], { cwd: dir })
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
+      const n = await countsOf(source)
+      expect(result.stdout).toBe(
+        `Copied ${n.accounts} accounts, ${n.api_keys} keys, ${n.forms} forms, ${n.responses} responses, ${n.response_files} files (2.6 MB), ` +
+          `${n.deliveries} deliveries, 1 idempotency record and ${n.events} events from ${source} to ${target}; the counts and every file's bytes were checked.\n`,
+      )
+      const server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', '--db', target] })
+      try {
+        expect(server.apiKey).toBeUndefined()
+        await until(
+          () => filled.pendingReceiver.received.length > 0,
+          20_000,
+          'the pending delivery to arrive from the copy',
+        )
+        expect(filled.pendingReceiver.received[0]!.delivery).toBe(filled.pendingDelivery)
+        const file = await fetch(`${server.url}${filled.filePath}`, { headers: { authorization: `Bearer ${t.key}` } })
+        expect(file.status).toBe(200)
+        expect(Buffer.from(await file.arrayBuffer()).equals(Buffer.from(filled.fileBytes))).toBe(true)
+      } finally {
+        expect(await server.stop()).toBe(0)
+      }
+    },
+    STEP_TIMEOUT,
+  )
 
-  test.skipIf(skipPostgres)('to PostgreSQL (empty, or with an empty schema) and back to SQLite: every table equal', async () => {
-    const sqliteCopy = join(dir, 'for-postgres.db')
-    await copyData(source, sqliteCopy)
-    const expected = await dump(sqliteCopy)
-    for (const migrated of [false, true]) {
-      const database = await pg.freshDatabase(migrated)
-      await copyData(sqliteCopy, database.url)
-      expect(await dump(database.url)).toEqual(expected)
-      const back = join(dir, `back-${migrated}.db`)
-      await copyData(database.url, back)
-      expect(await dump(back)).toEqual(expected)
-    }
-  }, STEP_TIMEOUT)
+  test.skipIf(skipPostgres)(
+    'to PostgreSQL (empty, or with an empty schema) and back to SQLite: every table equal',
+    async () => {
+      const sqliteCopy = join(dir, 'for-postgres.db')
+      await copyData(source, sqliteCopy)
+      const expected = await dump(sqliteCopy)
+      for (const migrated of [false, true]) {
+        const database = await pg.freshDatabase(migrated)
+        await copyData(sqliteCopy, database.url)
+        expect(await dump(database.url)).toEqual(expected)
+        const back = join(dir, `back-${migrated}.db`)
+        await copyData(database.url, back)
+        expect(await dump(back)).toEqual(expected)
+      }
+    },
+    STEP_TIMEOUT,
+  )
 
-  test.skipIf(skipPostgres)('a server on a PostgreSQL TO sends a pending delivery copied from SQLite', async () => {
-    const rx = receiver(200)
-    const from = join(dir, 'pending.db')
-    const form = await t.api.createForm({ callback_url: rx.url })
-    expect((await postForm(t.app, form.id, { name: 'Ada' })).status).toBeLessThan(400)
-    const [pending] = await t.sql(`SELECT id FROM deliveries WHERE form_id = ?`, form.id)
-    await copyData(source, from)
-    const database = await pg.freshDatabase(false)
-    const result = await runIntake(intake.path, ['copy', from, database.url], { cwd: dir })
-    expect(result.code).toBe(0)
-    const server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', '--database-url', database.url] })
-    try {
-      await until(() => rx.received.length > 0, 20_000, 'the pending delivery to arrive from PostgreSQL')
-      expect(rx.received[0]!.delivery).toBe(pending!.id)
-    } finally {
-      expect(await server.stop()).toBe(0)
-      rx.stop()
-    }
-  }, STEP_TIMEOUT)
+  test.skipIf(skipPostgres)(
+    'a server on a PostgreSQL TO sends a pending delivery copied from SQLite',
+    async () => {
+      const rx = receiver(200)
+      const from = join(dir, 'pending.db')
+      const form = await t.api.createForm({ callback_url: rx.url })
+      expect((await postForm(t.app, form.id, { name: 'Ada' })).status).toBeLessThan(400)
+      const [pending] = await t.sql(`SELECT id FROM deliveries WHERE form_id = ?`, form.id)
+      await copyData(source, from)
+      const database = await pg.freshDatabase(false)
+      const result = await runIntake(intake.path, ['copy', from, database.url], { cwd: dir })
+      expect(result.code).toBe(0)
+      const server = await startIntake(intake.path, {
+        cwd: dir,
+        args: ['serve', '--port', '0', '--database-url', database.url],
+      })
+      try {
+        await until(() => rx.received.length > 0, 20_000, 'the pending delivery to arrive from PostgreSQL')
+        expect(rx.received[0]!.delivery).toBe(pending!.id)
+      } finally {
+        expect(await server.stop()).toBe(0)
+        rx.stop()
+      }
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 // ---------------------------------------------------------------------------
@@ -306,13 +387,19 @@ const feedAt =
 /** Every event of the account from the oldest kept, following `next` two at a time (paging is part of what must carry over). */
 async function wholeFeed(feed: Feed): Promise<FeedEvent[]> {
   const events: FeedEvent[] = []
-  for (let page = await feed('?limit=2'); page.events.length > 0; page = await feed(`?after=${page.next}&limit=2`)) events.push(...page.events)
+  for (let page = await feed('?limit=2'); page.events.length > 0; page = await feed(`?after=${page.next}&limit=2`))
+    events.push(...page.events)
   return events
 }
 
 /** The feed once it holds `n` events. */
 async function settledFeed(feed: Feed, n: number): Promise<FeedEvent[]> {
-  await until(async () => (await wholeFeed(feed)).length === n, 10_000, `${n} events in the feed`, () => wholeFeed(feed))
+  await until(
+    async () => (await wholeFeed(feed)).length === n,
+    10_000,
+    `${n} events in the feed`,
+    () => wholeFeed(feed),
+  )
   return wholeFeed(feed)
 }
 
@@ -334,17 +421,24 @@ async function copyAndServe(from: string, to: 'sqlite' | 'postgres'): Promise<{ 
       await sql.close()
     }
   }
-  const server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', ...(to === 'sqlite' ? ['--db', target] : ['--database-url', target])] })
+  const server = await startIntake(intake.path, {
+    cwd: dir,
+    args: ['serve', '--port', '0', ...(to === 'sqlite' ? ['--db', target] : ['--database-url', target])],
+  })
   return { server }
 }
 
 /** Cancels a form through TO's API, as an agent would. */
 async function cancelOn(server: RunningIntake, key: string, formId: string) {
-  const res = await request(`${server.url}/api/v1/forms/${formId}`, { method: 'PATCH', key, body: { status: 'cancelled' } })
+  const res = await request(`${server.url}/api/v1/forms/${formId}`, {
+    method: 'PATCH',
+    key,
+    body: { status: 'cancelled' },
+  })
   expect(res.status).toBe(200)
 }
 
-describe('events keep their ids: a cursor from FROM reads on from the same place on TO, and TO\'s new events come after', () => {
+describe("events keep their ids: a cursor from FROM reads on from the same place on TO, and TO's new events come after", () => {
   afterAll(killAllChildren)
   const routes = [
     { from: 'sqlite', to: 'sqlite' },
@@ -355,83 +449,94 @@ describe('events keep their ids: a cursor from FROM reads on from the same place
   for (const { from, to } of routes) {
     const skip = (from === 'postgres' || to === 'postgres') && skipPostgres
 
-    test.skipIf(skip)(`${from} to ${to}: the same feed, ids and payloads; after= a cursor gives the same events; a new ending comes last`, async () => {
-      const t = await createTestContext({}, { store: from })
-      let server: RunningIntake | undefined
-      try {
-        const cancelled = await t.api.createForm({ title: 'Cancelled', context: { step: 1 } })
-        expect((await t.api.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
-        const answered = await t.api.createForm({ title: 'Answered', callback_metadata: { run: 7 } })
-        expect((await submit(t.app, answered.id, { name: 'Ada' })).status).toBe(201)
-        const deleted = await t.api.createForm({ title: 'Answered, then deleted' })
-        expect((await submit(t.app, deleted.id, { name: 'Grace' })).status).toBe(201)
-        expect((await t.api.delete(`/forms/${deleted.id}`)).status).toBe(204)
-        const alsoCancelled = await t.api.createForm({ title: 'Cancelled too' })
-        expect((await t.api.patch(`/forms/${alsoCancelled.id}`, { status: 'cancelled' })).status).toBe(200)
-        // Left open on FROM, cancelled on TO after the copy.
-        const later = await t.api.createForm({ title: 'Cancelled on TO' })
+    test.skipIf(skip)(
+      `${from} to ${to}: the same feed, ids and payloads; after= a cursor gives the same events; a new ending comes last`,
+      async () => {
+        const t = await createTestContext({}, { store: from })
+        let server: RunningIntake | undefined
+        try {
+          const cancelled = await t.api.createForm({ title: 'Cancelled', context: { step: 1 } })
+          expect((await t.api.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
+          const answered = await t.api.createForm({ title: 'Answered', callback_metadata: { run: 7 } })
+          expect((await submit(t.app, answered.id, { name: 'Ada' })).status).toBe(201)
+          const deleted = await t.api.createForm({ title: 'Answered, then deleted' })
+          expect((await submit(t.app, deleted.id, { name: 'Grace' })).status).toBe(201)
+          expect((await t.api.delete(`/forms/${deleted.id}`)).status).toBe(204)
+          const alsoCancelled = await t.api.createForm({ title: 'Cancelled too' })
+          expect((await t.api.patch(`/forms/${alsoCancelled.id}`, { status: 'cancelled' })).status).toBe(200)
+          // Left open on FROM, cancelled on TO after the copy.
+          const later = await t.api.createForm({ title: 'Cancelled on TO' })
 
-        const source = feedOf(t.api)
-        const before = await settledFeed(source, 4)
-        expect(kinds(before)).toEqual([
-          ['form.cancelled', cancelled.id],
-          ['form.completed', answered.id],
-          ['form.deleted', deleted.id],
-          ['form.cancelled', alsoCancelled.id],
-        ])
-        // An agent has read up to the answer and holds its id as its cursor.
-        const cursor = before[1]!.id
-        const afterCursor = await source(`?after=${cursor}`)
-        expect(afterCursor.events).toEqual(before.slice(2))
+          const source = feedOf(t.api)
+          const before = await settledFeed(source, 4)
+          expect(kinds(before)).toEqual([
+            ['form.cancelled', cancelled.id],
+            ['form.completed', answered.id],
+            ['form.deleted', deleted.id],
+            ['form.cancelled', alsoCancelled.id],
+          ])
+          // An agent has read up to the answer and holds its id as its cursor.
+          const cursor = before[1]!.id
+          const afterCursor = await source(`?after=${cursor}`)
+          expect(afterCursor.events).toEqual(before.slice(2))
 
-        ;({ server } = await copyAndServe(t.store.location, to))
-        const moved = feedAt(server, t.key)
-        expect(await wholeFeed(moved)).toEqual(before)
-        expect(await moved(`?after=${cursor}`)).toEqual(afterCursor)
-        const last = before.at(-1)!.id
-        expect(await moved(`?after=${last}`)).toEqual({ events: [], next: last })
+          ;({ server } = await copyAndServe(t.store.location, to))
+          const moved = feedAt(server, t.key)
+          expect(await wholeFeed(moved)).toEqual(before)
+          expect(await moved(`?after=${cursor}`)).toEqual(afterCursor)
+          const last = before.at(-1)!.id
+          expect(await moved(`?after=${last}`)).toEqual({ events: [], next: last })
 
-        await cancelOn(server, t.key, later.id)
-        // Waits for the event (wait returns as soon as it is readable), then the whole feed as an agent sees it.
-        const fresh = await moved(`?after=${last}&wait=10`)
-        expect(kinds(fresh.events)).toEqual([['form.cancelled', later.id]])
-        expect(fresh.next).toBe(fresh.events[0]!.id)
-        expect(before.map((event) => event.id)).not.toContain(fresh.next)
-        expect(await moved(`?after=${cursor}`)).toEqual({ events: [...before.slice(2), fresh.events[0]!], next: fresh.next })
-        expect(await wholeFeed(moved)).toEqual([...before, fresh.events[0]!])
-      } finally {
-        if (server) expect(await server.stop()).toBe(0)
-        await t.close()
-      }
-    }, STEP_TIMEOUT)
+          await cancelOn(server, t.key, later.id)
+          // Waits for the event (wait returns as soon as it is readable), then the whole feed as an agent sees it.
+          const fresh = await moved(`?after=${last}&wait=10`)
+          expect(kinds(fresh.events)).toEqual([['form.cancelled', later.id]])
+          expect(fresh.next).toBe(fresh.events[0]!.id)
+          expect(before.map((event) => event.id)).not.toContain(fresh.next)
+          expect(await moved(`?after=${cursor}`)).toEqual({
+            events: [...before.slice(2), fresh.events[0]!],
+            next: fresh.next,
+          })
+          expect(await wholeFeed(moved)).toEqual([...before, fresh.events[0]!])
+        } finally {
+          if (server) expect(await server.stop()).toBe(0)
+          await t.close()
+        }
+      },
+      STEP_TIMEOUT,
+    )
 
-    test.skipIf(skip)(`${from} to ${to}: a cursor at an event since swept from FROM still hears TO's next event`, async () => {
-      const t = await createTestContext({}, { store: from })
-      let server: RunningIntake | undefined
-      try {
-        const first = await t.api.createForm({ title: 'Cancelled, then swept' })
-        expect((await t.api.patch(`/forms/${first.id}`, { status: 'cancelled' })).status).toBe(200)
-        const source = feedOf(t.api)
-        const [held] = await settledFeed(source, 1)
-        // Eight days on, the background loop sweeps the event; the agent still holds its id.
-        t.clock.advance(8 * DAY_MS)
-        t.background.start()
-        await until(async () => (await wholeFeed(source)).length === 0, 10_000, 'the event to be swept')
-        await t.background.stop()
-        expect(await source(`?after=${held!.id}`)).toEqual({ events: [], next: held!.id })
-        const later = await t.api.createForm({ title: 'Cancelled on TO' })
+    test.skipIf(skip)(
+      `${from} to ${to}: a cursor at an event since swept from FROM still hears TO's next event`,
+      async () => {
+        const t = await createTestContext({}, { store: from })
+        let server: RunningIntake | undefined
+        try {
+          const first = await t.api.createForm({ title: 'Cancelled, then swept' })
+          expect((await t.api.patch(`/forms/${first.id}`, { status: 'cancelled' })).status).toBe(200)
+          const source = feedOf(t.api)
+          const [held] = await settledFeed(source, 1)
+          // Eight days on, the background loop sweeps the event; the agent still holds its id.
+          t.clock.advance(8 * DAY_MS)
+          t.background.start()
+          await until(async () => (await wholeFeed(source)).length === 0, 10_000, 'the event to be swept')
+          await t.background.stop()
+          expect(await source(`?after=${held!.id}`)).toEqual({ events: [], next: held!.id })
+          const later = await t.api.createForm({ title: 'Cancelled on TO' })
 
-        ;({ server } = await copyAndServe(t.store.location, to))
-        const moved = feedAt(server, t.key)
-        expect(await wholeFeed(moved)).toEqual([])
-        await cancelOn(server, t.key, later.id)
-        const heard = await moved(`?after=${held!.id}&wait=10`)
-        expect(kinds(heard.events)).toEqual([['form.cancelled', later.id]])
-      } finally {
-        if (server) expect(await server.stop()).toBe(0)
-        await t.close()
-      }
-    }, STEP_TIMEOUT)
+          ;({ server } = await copyAndServe(t.store.location, to))
+          const moved = feedAt(server, t.key)
+          expect(await wholeFeed(moved)).toEqual([])
+          await cancelOn(server, t.key, later.id)
+          const heard = await moved(`?after=${held!.id}&wait=10`)
+          expect(kinds(heard.events)).toEqual([['form.cancelled', later.id]])
+        } finally {
+          if (server) expect(await server.stop()).toBe(0)
+          await t.close()
+        }
+      },
+      STEP_TIMEOUT,
+    )
   }
 })
 
@@ -450,17 +555,24 @@ function bulkDatabase(path: string, forms: number, files: number): void {
   try {
     db.transaction(() => {
       db.run(`INSERT INTO accounts VALUES ('01BULKACCOUNT0000000000000', 'default', 1700000000000)`)
-      db.run(`INSERT INTO api_keys VALUES ('01BULKKEY00000000000000000', '01BULKACCOUNT0000000000000', ?, 'cccc', 1700000000000, NULL, NULL)`, [
-        createHash('sha256').update(BULK_KEY).digest('hex'),
-      ])
+      db.run(
+        `INSERT INTO api_keys VALUES ('01BULKKEY00000000000000000', '01BULKACCOUNT0000000000000', ?, 'cccc', 1700000000000, NULL, NULL)`,
+        [createHash('sha256').update(BULK_KEY).digest('hex')],
+      )
       db.run(`WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ${forms})
         INSERT INTO forms SELECT printf('00BULKFORM%016d', x), '01BULKACCOUNT0000000000000', 'Bulk ' || x, NULL,
           '[{"key":"name","type":"text","label":"Name"}]', 1, 'http://127.0.0.1:9/hook', '{}', '${'b'.repeat(64)}', NULL, '{}', 'completed', NULL, 1700000000000 + x, 1700000000000 + x, '{}', '["form.completed"]' FROM i`)
-      db.run(`INSERT INTO responses SELECT printf('00BULKRESP%016d', rowid), id, '{"name":"Ada ' || rowid || '"}', '127.0.0.1', 'bulk', created_at FROM forms WHERE id LIKE '00BULK%'`)
-      db.run(`INSERT INTO deliveries SELECT printf('00BULKDLVR%016d', rowid), form_id, id, 'form.completed', 'http://127.0.0.1:9/hook', data, 'delivered', 1, 1, NULL, NULL, 200, NULL, submitted_at, submitted_at FROM responses WHERE id LIKE '00BULK%'`)
+      db.run(
+        `INSERT INTO responses SELECT printf('00BULKRESP%016d', rowid), id, '{"name":"Ada ' || rowid || '"}', '127.0.0.1', 'bulk', created_at FROM forms WHERE id LIKE '00BULK%'`,
+      )
+      db.run(
+        `INSERT INTO deliveries SELECT printf('00BULKDLVR%016d', rowid), form_id, id, 'form.completed', 'http://127.0.0.1:9/hook', data, 'delivered', 1, 1, NULL, NULL, 200, NULL, submitted_at, submitted_at FROM responses WHERE id LIKE '00BULK%'`,
+      )
       db.run(`WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < ${files})
         INSERT INTO file_chunks SELECT printf('bulkfile%08d', x), s.seq, randomblob(524288) FROM i, (SELECT 0 AS seq UNION ALL SELECT 1) s`)
-      db.run(`INSERT INTO unclaimed_files SELECT DISTINCT file_id, 1700000000000 FROM file_chunks WHERE file_id LIKE 'bulkfile%'`)
+      db.run(
+        `INSERT INTO unclaimed_files SELECT DISTINCT file_id, 1700000000000 FROM file_chunks WHERE file_id LIKE 'bulkfile%'`,
+      )
     })()
   } finally {
     db.close()
@@ -468,76 +580,113 @@ function bulkDatabase(path: string, forms: number, files: number): void {
 }
 
 describe('FROM is one snapshot while a server writes to it', () => {
-  const kinds = [{ kind: 'sqlite', skip: false }, { kind: 'postgres', skip: skipPostgres }]
+  const kinds = [
+    { kind: 'sqlite', skip: false },
+    { kind: 'postgres', skip: skipPostgres },
+  ]
   for (const { kind, skip } of kinds) {
-    test.skipIf(skip)(`${kind}: the copy holds the writes acknowledged before it began and none torn after`, async () => {
-      const dir = intake.tempDir()
-      const bulk = join(dir, 'bulk.db')
-      bulkDatabase(bulk, 10_000, 30)
-      let from = bulk
-      let serveArgs = ['--db', bulk]
-      if (kind === 'postgres') {
-        from = (await pg.freshDatabase(false)).url
-        await copyData(bulk, from)
-        serveArgs = ['--database-url', from]
-      }
-      const server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', ...serveArgs], env: { SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0' } })
-      const created: Array<{ id: string; name: string }> = []
-      let copying = true
-      const writer = (async () => {
-        for (let i = 0; copying; i++) {
-          const form = await request(`${server.url}/api/v1/forms`, { key: BULK_KEY, body: { title: `Live ${i}`, fields: [{ key: 'name', type: 'text', label: 'Name' }, FILE_FIELD] } })
-          expect(form.status).toBe(201)
-          created.push({ id: form.body.id, name: `Ada ${i}` })
-          const body = new FormData()
-          body.set('name', `Ada ${i}`)
-          body.set('doc', new File([randomBytes(600_000)], 'a.bin'))
-          expect((await fetch(`${server.url}/f/${form.body.id}`, { method: 'POST', body })).status).toBeLessThan(400)
+    test.skipIf(skip)(
+      `${kind}: the copy holds the writes acknowledged before it began and none torn after`,
+      async () => {
+        const dir = intake.tempDir()
+        const bulk = join(dir, 'bulk.db')
+        bulkDatabase(bulk, 10_000, 30)
+        let from = bulk
+        let serveArgs = ['--db', bulk]
+        if (kind === 'postgres') {
+          from = (await pg.freshDatabase(false)).url
+          await copyData(bulk, from)
+          serveArgs = ['--database-url', from]
         }
-      })()
-      try {
-        await until(() => created.length >= 3, 20_000, 'the first writes')
-        const result = await runIntake(intake.path, ['copy', from, join(dir, 'snapshot.db')], { cwd: dir, timeoutMs: 120_000 })
-        copying = false
-        await writer
-        expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
-      } finally {
-        copying = false
-        await writer.catch(() => {})
-        expect(await server.stop()).toBe(0)
-      }
-      const copy = new Database(join(dir, 'snapshot.db'), { strict: true })
-      try {
-        const ids = new Set((copy.query(`SELECT id FROM forms WHERE title LIKE 'Live %'`).all() as Array<{ id: string }>).map((r) => r.id))
-        // The live forms in the copy are the first k created, and FROM went on taking more.
-        const k = ids.size
-        expect(created.slice(0, k).every((form) => ids.has(form.id))).toBe(true)
-        expect(k).toBeGreaterThanOrEqual(3)
-        expect(created.length).toBeGreaterThan(k)
-        // Each answered form has its whole answer: the response, its file row, every chunk; each answer its form completed.
-        const answered = copy.query(
-          `SELECT f.id, f.status, r.data, rf.size, (SELECT coalesce(sum(length(bytes)), 0) FROM file_chunks c WHERE c.file_id = rf.file_id) AS stored
+        const server = await startIntake(intake.path, {
+          cwd: dir,
+          args: ['serve', '--port', '0', ...serveArgs],
+          env: { SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0' },
+        })
+        const created: Array<{ id: string; name: string }> = []
+        let copying = true
+        const writer = (async () => {
+          for (let i = 0; copying; i++) {
+            const form = await request(`${server.url}/api/v1/forms`, {
+              key: BULK_KEY,
+              body: { title: `Live ${i}`, fields: [{ key: 'name', type: 'text', label: 'Name' }, FILE_FIELD] },
+            })
+            expect(form.status).toBe(201)
+            created.push({ id: form.body.id, name: `Ada ${i}` })
+            const body = new FormData()
+            body.set('name', `Ada ${i}`)
+            body.set('doc', new File([randomBytes(600_000)], 'a.bin'))
+            expect((await fetch(`${server.url}/f/${form.body.id}`, { method: 'POST', body })).status).toBeLessThan(400)
+          }
+        })()
+        try {
+          await until(() => created.length >= 3, 20_000, 'the first writes')
+          const result = await runIntake(intake.path, ['copy', from, join(dir, 'snapshot.db')], {
+            cwd: dir,
+            timeoutMs: 120_000,
+          })
+          copying = false
+          await writer
+          expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
+        } finally {
+          copying = false
+          await writer.catch(() => {})
+          expect(await server.stop()).toBe(0)
+        }
+        const copy = new Database(join(dir, 'snapshot.db'), { strict: true })
+        try {
+          const ids = new Set(
+            (copy.query(`SELECT id FROM forms WHERE title LIKE 'Live %'`).all() as Array<{ id: string }>).map(
+              (r) => r.id,
+            ),
+          )
+          // The live forms in the copy are the first k created, and FROM went on taking more.
+          const k = ids.size
+          expect(created.slice(0, k).every((form) => ids.has(form.id))).toBe(true)
+          expect(k).toBeGreaterThanOrEqual(3)
+          expect(created.length).toBeGreaterThan(k)
+          // Each answered form has its whole answer: the response, its file row, every chunk; each answer its form completed.
+          const answered = copy
+            .query(
+              `SELECT f.id, f.status, r.data, rf.size, (SELECT coalesce(sum(length(bytes)), 0) FROM file_chunks c WHERE c.file_id = rf.file_id) AS stored
              FROM forms f JOIN responses r ON r.form_id = f.id JOIN response_files rf ON rf.response_id = r.id WHERE f.title LIKE 'Live %'`,
-        ).all() as Array<{ id: string; status: string; data: string; size: number; stored: number }>
-        for (const row of answered) {
-          expect(row).toMatchObject({ status: 'completed', size: 600_000, stored: 600_000 })
-          expect(JSON.parse(row.data).name).toBe(created.find((form) => form.id === row.id)!.name)
+            )
+            .all() as Array<{ id: string; status: string; data: string; size: number; stored: number }>
+          for (const row of answered) {
+            expect(row).toMatchObject({ status: 'completed', size: 600_000, stored: 600_000 })
+            expect(JSON.parse(row.data).name).toBe(created.find((form) => form.id === row.id)!.name)
+          }
+          const unanswered = copy
+            .query(`SELECT id FROM forms WHERE title LIKE 'Live %' AND id NOT IN (SELECT form_id FROM responses)`)
+            .all() as Array<{ id: string }>
+          // Only the last form taken may be waiting for its answer: every earlier one was answered before the next was made.
+          expect(unanswered.map((r) => r.id).filter((id) => id !== created[k - 1]!.id)).toEqual([])
+          expect(
+            (
+              copy
+                .query(
+                  `SELECT count(*) AS n FROM forms WHERE status = 'completed' AND id NOT IN (SELECT form_id FROM responses)`,
+                )
+                .get() as { n: number }
+            ).n,
+          ).toBe(0)
+        } finally {
+          copy.close()
         }
-        const unanswered = copy.query(`SELECT id FROM forms WHERE title LIKE 'Live %' AND id NOT IN (SELECT form_id FROM responses)`).all() as Array<{ id: string }>
-        // Only the last form taken may be waiting for its answer: every earlier one was answered before the next was made.
-        expect(unanswered.map((r) => r.id).filter((id) => id !== created[k - 1]!.id)).toEqual([])
-        expect((copy.query(`SELECT count(*) AS n FROM forms WHERE status = 'completed' AND id NOT IN (SELECT form_id FROM responses)`).get() as { n: number }).n).toBe(0)
-      } finally {
-        copy.close()
-      }
-    }, 180_000)
+      },
+      180_000,
+    )
   }
 })
 
 /** Runs the executable on a terminal of its own (progress shows there); the output as it arrives. */
 function onTerminal(args: string[], cwd: string) {
   let output = ''
-  const proc = Bun.spawn([intake.path, ...args], { cwd, env: childEnv(), terminal: { cols: 200, data: (_, data) => (output += new TextDecoder().decode(data)) } })
+  const proc = Bun.spawn([intake.path, ...args], {
+    cwd,
+    env: childEnv(),
+    terminal: { cols: 200, data: (_, data) => (output += new TextDecoder().decode(data)) },
+  })
   return { proc, output: () => output }
 }
 
@@ -553,28 +702,40 @@ describe('a copy killed with SIGKILL half-way leaves TO empty', () => {
     bulkDatabase(from, 10_000, 100)
   }, STEP_TIMEOUT)
 
-  const kinds = [{ kind: 'sqlite', skip: false }, { kind: 'postgres', skip: skipPostgres }]
+  const kinds = [
+    { kind: 'sqlite', skip: false },
+    { kind: 'postgres', skip: skipPostgres },
+  ]
   for (const { kind, skip } of kinds) {
-    test.skipIf(skip)(`${kind} TO: empty after the kill, and taken as empty by the next copy`, async () => {
-      const to = kind === 'sqlite' ? join(dir, 'killed.db') : (await pg.freshDatabase(false)).url
-      const copying = onTerminal(['copy', from, to], dir)
-      cleanups.push(() => copying.proc.kill('SIGKILL'))
-      // Files are copied after the forms: once some of their bytes are written, the copy is well under way.
-      await until(() => /Copying: [\d,]+ of [\d,]+ rows, [\d.]+ [kMG]B of/.test(copying.output()), 60_000, 'file bytes being copied', () => copying.output().slice(-300))
-      expect(copying.proc.exitCode).toBeNull()
-      copying.proc.kill('SIGKILL')
-      await copying.proc.exited
-      copying.proc.terminal?.close()
-      expect(copying.output()).not.toContain('Copied')
-      expect(copying.output()).toMatch(/rows\/s, .+ left/)
-      expect(await countsOf(to)).toEqual(noRows)
+    test.skipIf(skip)(
+      `${kind} TO: empty after the kill, and taken as empty by the next copy`,
+      async () => {
+        const to = kind === 'sqlite' ? join(dir, 'killed.db') : (await pg.freshDatabase(false)).url
+        const copying = onTerminal(['copy', from, to], dir)
+        cleanups.push(() => copying.proc.kill('SIGKILL'))
+        // Files are copied after the forms: once some of their bytes are written, the copy is well under way.
+        await until(
+          () => /Copying: [\d,]+ of [\d,]+ rows, [\d.]+ [kMG]B of/.test(copying.output()),
+          60_000,
+          'file bytes being copied',
+          () => copying.output().slice(-300),
+        )
+        expect(copying.proc.exitCode).toBeNull()
+        copying.proc.kill('SIGKILL')
+        await copying.proc.exited
+        copying.proc.terminal?.close()
+        expect(copying.output()).not.toContain('Copied')
+        expect(copying.output()).toMatch(/rows\/s, .+ left/)
+        expect(await countsOf(to)).toEqual(noRows)
 
-      const small = join(intake.tempDir(), 'small.db')
-      bulkDatabase(small, 3, 1)
-      const again = await runIntake(intake.path, ['copy', small, to], { cwd: dir })
-      expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' })
-      expect(await countsOf(to)).toEqual(await countsOf(small))
-    }, 180_000)
+        const small = join(intake.tempDir(), 'small.db')
+        bulkDatabase(small, 3, 1)
+        const again = await runIntake(intake.path, ['copy', small, to], { cwd: dir })
+        expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' })
+        expect(await countsOf(to)).toEqual(await countsOf(small))
+      },
+      180_000,
+    )
   }
 })
 
@@ -600,7 +761,10 @@ describe('refused with exit code 2, nothing written', () => {
     const text = join(dir, 'notes.txt')
     writeFileSync(text, 'precious')
     const cases: Array<[string, RegExp]> = [
-      [full, /holds intake data \(accounts: 1, api_keys: 1, deliveries: 5, file_chunks: 2, forms: 5, responses: 5, unclaimed_files: 1\)/],
+      [
+        full,
+        /holds intake data \(accounts: 1, api_keys: 1, deliveries: 5, file_chunks: 2, forms: 5, responses: 5, unclaimed_files: 1\)/,
+      ],
       [foreign, /holds tables that are not intake's \(notes\)/],
       [text, /exists and is not a SQLite database/],
     ]
@@ -620,97 +784,155 @@ describe('refused with exit code 2, nothing written', () => {
     db.close()
     const before = readFileSync(old)
     const to = join(dir, 'from-old.db')
-    expectRefused(await runIntake(intake.path, ['copy', old, to], { cwd: dir }), new RegExp(`is at schema 1 and this intake copies schema \\d+: upgrade it first with \`intake migrate --db ${old}\``))
+    expectRefused(
+      await runIntake(intake.path, ['copy', old, to], { cwd: dir }),
+      new RegExp(
+        `is at schema 1 and this intake copies schema \\d+: upgrade it first with \`intake migrate --db ${old}\``,
+      ),
+    )
     expect(readFileSync(old).equals(before)).toBe(true)
     expect(existsSync(to)).toBe(false)
 
     const migrated = await runIntake(intake.path, ['migrate', '--db', old], { cwd: dir })
     expect({ code: migrated.code, stderr: migrated.stderr }).toEqual({ code: 0, stderr: '' })
-    expect(migrated.stdout).toMatch(new RegExp(`^Migrated ${old} from schema 1 to \\d+\\. The database as it was is kept at ${old}\\.bak-1\\.\\n$`))
-    expect((await runIntake(intake.path, ['migrate', '--db', old], { cwd: dir })).stdout).toMatch(/is up to date \(schema \d+\)/)
+    expect(migrated.stdout).toMatch(
+      new RegExp(`^Migrated ${old} from schema 1 to \\d+\\. The database as it was is kept at ${old}\\.bak-1\\.\\n$`),
+    )
+    expect((await runIntake(intake.path, ['migrate', '--db', old], { cwd: dir })).stdout).toMatch(
+      /is up to date \(schema \d+\)/,
+    )
     expect((await runIntake(intake.path, ['copy', old, to], { cwd: dir })).code).toBe(0)
   })
 
   test('a FROM that is missing, the same database as TO, or another kind of URL', async () => {
-    expectRefused(await runIntake(intake.path, ['copy', join(dir, 'missing.db'), join(dir, 'x.db')], { cwd: dir }), /No database at .*missing\.db/)
+    expectRefused(
+      await runIntake(intake.path, ['copy', join(dir, 'missing.db'), join(dir, 'x.db')], { cwd: dir }),
+      /No database at .*missing\.db/,
+    )
     expectRefused(await runIntake(intake.path, ['copy', from, from], { cwd: dir }), /FROM and TO are the same database/)
-    expectRefused(await runIntake(intake.path, ['copy', 'mysql://u:pw@127.0.0.1/x', join(dir, 'x.db')], { cwd: dir }), /^intake: mysql:\/\/ is not a database intake knows/)
+    expectRefused(
+      await runIntake(intake.path, ['copy', 'mysql://u:pw@127.0.0.1/x', join(dir, 'x.db')], { cwd: dir }),
+      /^intake: mysql:\/\/ is not a database intake knows/,
+    )
     expectRefused(await runIntake(intake.path, ['copy', from], { cwd: dir }), /Usage: intake copy FROM TO/)
     expect(existsSync(join(dir, 'x.db'))).toBe(false)
   })
 
-  test.skipIf(skipPostgres)('a PostgreSQL TO holding data or other tables; the password appears nowhere', async () => {
-    const password = `pw-${randomBytes(8).toString('hex')}`
-    const withPassword = (url: string) => url.replace('postgres://intake@', `postgres://intake:${password}@`).replace('postgresql://intake@', `postgresql://intake:${password}@`)
-    const full = await pg.freshDatabase(false)
-    const copied = await runIntake(intake.path, ['copy', from, withPassword(full.url)], { cwd: dir })
-    expect(copied.code).toBe(0)
-    expect(copied.stdout).toContain(`to ${full.url.replace(/\/\/([^:@/]+)(:[^@]*)?@/, '//$1@')}`)
-    const counts = await countsOf(full.url)
-    const foreign = await pg.freshDatabase(false)
-    const sql = new SQL(foreign.url, { max: 1 })
-    await sql.unsafe('CREATE TABLE notes (body text)')
-    await sql.close()
-    const outputs = [copied]
-    for (const [args, pattern] of [
-      [['copy', from, withPassword(full.url)], /holds intake data \(accounts: 1,/],
-      [['copy', from, withPassword(foreign.url)], /holds tables that are not intake's \(notes\)/],
-      [['copy', withPassword(foreign.url), join(dir, 'y.db')], /is not an intake database/],
-    ] as Array<[string[], RegExp]>) {
-      const result = await runIntake(intake.path, args, { cwd: dir })
-      expectRefused(result, pattern)
-      outputs.push(result)
-    }
-    expect(await countsOf(full.url)).toEqual(counts)
-    // Unreachable: exit 1, the password still hidden.
-    const unreachable = await runIntake(intake.path, ['copy', from, `postgres://intake:${password}@127.0.0.1:1/none`], { cwd: dir })
-    expect(unreachable.code).toBe(1)
-    expect(unreachable.stderr).toContain('postgres://intake@127.0.0.1:1/none')
-    outputs.push(unreachable)
-    for (const output of outputs) expect(`${output.stdout}${output.stderr}`).not.toContain(password)
-  }, STEP_TIMEOUT)
+  test.skipIf(skipPostgres)(
+    'a PostgreSQL TO holding data or other tables; the password appears nowhere',
+    async () => {
+      const password = `pw-${randomBytes(8).toString('hex')}`
+      const withPassword = (url: string) =>
+        url
+          .replace('postgres://intake@', `postgres://intake:${password}@`)
+          .replace('postgresql://intake@', `postgresql://intake:${password}@`)
+      const full = await pg.freshDatabase(false)
+      const copied = await runIntake(intake.path, ['copy', from, withPassword(full.url)], { cwd: dir })
+      expect(copied.code).toBe(0)
+      expect(copied.stdout).toContain(`to ${full.url.replace(/\/\/([^:@/]+)(:[^@]*)?@/, '//$1@')}`)
+      const counts = await countsOf(full.url)
+      const foreign = await pg.freshDatabase(false)
+      const sql = new SQL(foreign.url, { max: 1 })
+      await sql.unsafe('CREATE TABLE notes (body text)')
+      await sql.close()
+      const outputs = [copied]
+      for (const [args, pattern] of [
+        [['copy', from, withPassword(full.url)], /holds intake data \(accounts: 1,/],
+        [['copy', from, withPassword(foreign.url)], /holds tables that are not intake's \(notes\)/],
+        [['copy', withPassword(foreign.url), join(dir, 'y.db')], /is not an intake database/],
+      ] as Array<[string[], RegExp]>) {
+        const result = await runIntake(intake.path, args, { cwd: dir })
+        expectRefused(result, pattern)
+        outputs.push(result)
+      }
+      expect(await countsOf(full.url)).toEqual(counts)
+      // Unreachable: exit 1, the password still hidden.
+      const unreachable = await runIntake(
+        intake.path,
+        ['copy', from, `postgres://intake:${password}@127.0.0.1:1/none`],
+        { cwd: dir },
+      )
+      expect(unreachable.code).toBe(1)
+      expect(unreachable.stderr).toContain('postgres://intake@127.0.0.1:1/none')
+      outputs.push(unreachable)
+      for (const output of outputs) expect(`${output.stdout}${output.stderr}`).not.toContain(password)
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 // ---------------------------------------------------------------------------
 
 describe.skipIf(skipPostgres)('backup and migrate on PostgreSQL', () => {
-  test('migrate creates the schema, then finds it up to date; backup writes a private SQLite file of every row', async () => {
-    const dir = intake.tempDir()
-    const database = await pg.freshDatabase(false)
-    const location = database.url.replace(/\/\/([^:@/]+)(:[^@]*)?@/, '//$1@')
-    const first = await runIntake(intake.path, ['migrate', '--database-url', database.url], { cwd: dir })
-    expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 0, stdout: `Created intake's schema in ${location} (schema ${POSTGRES_SCHEMA_VERSION}).\n` })
-    const again = await runIntake(intake.path, ['migrate', '--database-url', database.url], { cwd: dir })
-    expect(again.stdout).toBe(`${location} is up to date (schema ${POSTGRES_SCHEMA_VERSION}).\n`)
+  test(
+    'migrate creates the schema, then finds it up to date; backup writes a private SQLite file of every row',
+    async () => {
+      const dir = intake.tempDir()
+      const database = await pg.freshDatabase(false)
+      const location = database.url.replace(/\/\/([^:@/]+)(:[^@]*)?@/, '//$1@')
+      const first = await runIntake(intake.path, ['migrate', '--database-url', database.url], { cwd: dir })
+      expect({ code: first.code, stdout: first.stdout }).toEqual({
+        code: 0,
+        stdout: `Created intake's schema in ${location} (schema ${POSTGRES_SCHEMA_VERSION}).\n`,
+      })
+      const again = await runIntake(intake.path, ['migrate', '--database-url', database.url], { cwd: dir })
+      expect(again.stdout).toBe(`${location} is up to date (schema ${POSTGRES_SCHEMA_VERSION}).\n`)
 
-    const from = join(dir, 'from.db')
-    bulkDatabase(from, 50, 2)
-    await copyData(from, database.url)
-    const file = join(dir, 'backup.db')
-    const backup = await runIntake(intake.path, ['backup', file, '--database-url', database.url], { cwd: dir })
-    expect({ code: backup.code, stderr: backup.stderr, stdout: backup.stdout }).toEqual({ code: 0, stderr: '', stdout: `Backed up ${location} to ${file}.\n` })
-    expect(statSync(file).mode & 0o777).toBe(0o600)
-    expect(await dump(file)).toEqual(await dump(database.url))
-    const before = readFileSync(file)
-    expectRefused(await runIntake(intake.path, ['backup', file, '--database-url', database.url], { cwd: dir }), /already exists/)
-    expect(readFileSync(file).equals(before)).toBe(true)
-  }, STEP_TIMEOUT)
+      const from = join(dir, 'from.db')
+      bulkDatabase(from, 50, 2)
+      await copyData(from, database.url)
+      const file = join(dir, 'backup.db')
+      const backup = await runIntake(intake.path, ['backup', file, '--database-url', database.url], { cwd: dir })
+      expect({ code: backup.code, stderr: backup.stderr, stdout: backup.stdout }).toEqual({
+        code: 0,
+        stderr: '',
+        stdout: `Backed up ${location} to ${file}.\n`,
+      })
+      expect(statSync(file).mode & 0o777).toBe(0o600)
+      expect(await dump(file)).toEqual(await dump(database.url))
+      const before = readFileSync(file)
+      expectRefused(
+        await runIntake(intake.path, ['backup', file, '--database-url', database.url], { cwd: dir }),
+        /already exists/,
+      )
+      expect(readFileSync(file).equals(before)).toBe(true)
+    },
+    STEP_TIMEOUT,
+  )
 })
 
-test('the examples of copy, migrate and backup run as written in a fresh folder, after the general ones', async () => {
-  const cwd = intake.tempDir()
-  const texts = await Promise.all([[], ['copy'], ['migrate'], ['backup']].map(async (command) => (await runIntake(intake.path, [...command, '--help'], { cwd })).stdout))
-  for (const [i, command] of ['copy', 'migrate', 'backup'].entries()) expect(texts[i + 1]).toStartWith(`intake ${command}: `)
-  const examples = [...new Set(texts.flatMap((text) => (text.split(/^Examples?.*:$/m)[1] ?? '').split('\n').map((line) => line.replace(/#.*$/, '').trim()).filter((line) => /^intake( |$)/.test(line))))]
-  expect(examples).toContain('intake copy ./data/intake.db ./intake-copy.db')
-  for (const example of examples) {
-    const args = example.split(/\s+/).slice(1)
-    if (args.length === 0 || args[0] === 'serve') {
-      const server = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0'] })
-      expect(await server.stop()).toBe(0)
-      continue
+test(
+  'the examples of copy, migrate and backup run as written in a fresh folder, after the general ones',
+  async () => {
+    const cwd = intake.tempDir()
+    const texts = await Promise.all(
+      [[], ['copy'], ['migrate'], ['backup']].map(
+        async (command) => (await runIntake(intake.path, [...command, '--help'], { cwd })).stdout,
+      ),
+    )
+    for (const [i, command] of ['copy', 'migrate', 'backup'].entries())
+      expect(texts[i + 1]).toStartWith(`intake ${command}: `)
+    const examples = [
+      ...new Set(
+        texts.flatMap((text) =>
+          (text.split(/^Examples?.*:$/m)[1] ?? '')
+            .split('\n')
+            .map((line) => line.replace(/#.*$/, '').trim())
+            .filter((line) => /^intake( |$)/.test(line)),
+        ),
+      ),
+    ]
+    expect(examples).toContain('intake copy ./data/intake.db ./intake-copy.db')
+    for (const example of examples) {
+      const args = example.split(/\s+/).slice(1)
+      if (args.length === 0 || args[0] === 'serve') {
+        const server = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0'] })
+        expect(await server.stop()).toBe(0)
+        continue
+      }
+      const result = await runIntake(intake.path, args, { cwd })
+      expect({ example, code: result.code, stderr: result.stderr }).toEqual({ example, code: 0, stderr: '' })
     }
-    const result = await runIntake(intake.path, args, { cwd })
-    expect({ example, code: result.code, stderr: result.stderr }).toEqual({ example, code: 0, stderr: '' })
-  }
-}, STEP_TIMEOUT)
+  },
+  STEP_TIMEOUT,
+)

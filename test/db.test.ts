@@ -2,15 +2,16 @@
  * SQLite only: the file as opened by intake: durability settings, idempotent migration,
  * and query plans of the form lists (they must walk an index, never the table).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+
 import { Database as SqliteDatabase } from 'bun:sqlite'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { openDatabase, SCHEMA_VERSION, type Database } from '../src/db/sqlite/open.ts'
-import { DatabaseOpenError, DatabaseUnavailable, type Upgrade } from '../src/db/store.ts'
+import { type Database, openDatabase, SCHEMA_VERSION } from '../src/db/sqlite/open.ts'
 import { createReadSnapshots, readingInSnapshot } from '../src/db/sqlite/snapshots.ts'
 import { createWriter } from '../src/db/sqlite/writer.ts'
+import { DatabaseOpenError, DatabaseUnavailable, type Upgrade } from '../src/db/store.ts'
 import { createSqliteFormStore } from '../src/modules/forms/store/sqlite.ts'
 import { apiClient, createTestContext, filesAsFirstStored, TEST_STORE, type TestContext } from './utils.ts'
 
@@ -51,12 +52,16 @@ describe('openDatabase', () => {
   test('opening twice is idempotent: same schema, same version, data kept', () => {
     const path = tempDb()
     const schemaOf = (db: Database) =>
-      db.query("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").all()
+      db
+        .query("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+        .all()
 
     const first = openDatabase(path)
     const schema = schemaOf(first)
     expect(schema.length).toBeGreaterThan(0)
-    first.query('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('01J00000000000000000000000', 'kept', 1)
+    first
+      .query('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)')
+      .run('01J00000000000000000000000', 'kept', 1)
     first.close()
 
     const second = openTracked(path)
@@ -89,13 +94,19 @@ async function firstReleaseDatabase(): Promise<string> {
 const rowsOf = (path: string) => {
   const db = new SqliteDatabase(path, { readonly: true })
   try {
-    const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").values().map(([name]) => String(name))
+    const tables = db
+      .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .values()
+      .map(([name]) => String(name))
     return Object.fromEntries(tables.map((table) => [table, db.query(`SELECT * FROM "${table}" ORDER BY rowid`).all()]))
   } finally {
     db.close()
   }
 }
-const filesNextTo = (path: string) => readdirSync(dirname(path)).filter((name) => name.startsWith(`${basename(path)}.bak-`)).sort()
+const filesNextTo = (path: string) =>
+  readdirSync(dirname(path))
+    .filter((name) => name.startsWith(`${basename(path)}.bak-`))
+    .sort()
 
 describe('a new database is private', () => {
   test('the folder intake creates is 0700; the file and its -wal and -shm are 0600', () => {
@@ -103,7 +114,8 @@ describe('a new database is private', () => {
     const db = openTracked(path)
     db.query('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)').run('01J00000000000000000000000', 'a', 1)
     expect(statSync(dirname(path)).mode & 0o777).toBe(0o700)
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) expect({ file: basename(file), mode: statSync(file).mode & 0o777 }).toEqual({ file: basename(file), mode: 0o600 })
+    for (const file of [path, `${path}-wal`, `${path}-shm`])
+      expect({ file: basename(file), mode: statSync(file).mode & 0o777 }).toEqual({ file: basename(file), mode: 0o600 })
   })
 
   test('an existing file keeps the mode its owner gave it', () => {
@@ -122,11 +134,9 @@ describe('opening a database from an older intake', () => {
     // A file of 2.5 chunks, beside the fixture's small ones.
     const old = new SqliteDatabase(path)
     const { response_id } = old.query('SELECT response_id FROM response_files LIMIT 1').get() as { response_id: string }
-    old.query("INSERT INTO response_files VALUES (?, 'scan', 'scan.bin', 'application/octet-stream', ?, ?)").run(
-      response_id,
-      1_310_720,
-      crypto.getRandomValues(new Uint8Array(1_310_720)),
-    )
+    old
+      .query("INSERT INTO response_files VALUES (?, 'scan', 'scan.bin', 'application/octet-stream', ?, ?)")
+      .run(response_id, 1_310_720, crypto.getRandomValues(new Uint8Array(1_310_720)))
     old.close()
     const before = rowsOf(path)
     expect(before.forms).toHaveLength(6)
@@ -140,9 +150,16 @@ describe('opening a database from an older intake', () => {
     // Migration 2's table is there, and every row from before is unchanged.
     expect(db.query('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 })
     const after = rowsOf(path)
-    for (const table of Object.keys(before)) if (table !== 'response_files' && table !== 'forms') expect(after[table]).toEqual(before[table]!)
+    for (const table of Object.keys(before))
+      if (table !== 'response_files' && table !== 'forms') expect(after[table]).toEqual(before[table]!)
     // Migration 5 gave every form a page object, empty; migration 6 a webhook that tells of completion alone, as before.
-    expect(after.forms).toEqual(before.forms!.map((form) => ({ ...(form as Record<string, unknown>), page: '{}', callback_events: '["form.completed"]' })))
+    expect(after.forms).toEqual(
+      before.forms!.map((form) => ({
+        ...(form as Record<string, unknown>),
+        page: '{}',
+        callback_events: '["form.completed"]',
+      })),
+    )
     // Migration 3 moved each file's bytes into chunks of at most 512 KiB: read back in order, they are the same bytes.
     expect(before.response_files!.length).toBeGreaterThan(0)
     const { files, largestChunk } = filesAsFirstStored(db)
@@ -199,7 +216,9 @@ describe('opening a database from an older intake', () => {
       }
     }
     expect(() => openTracked(path)).toThrow(DatabaseOpenError)
-    expect(() => openTracked(path)).toThrow(/Cannot write a backup next to .*intake\.db before upgrading it from schema 1; the database was not changed: every backup name is taken/)
+    expect(() => openTracked(path)).toThrow(
+      /Cannot write a backup next to .*intake\.db before upgrading it from schema 1; the database was not changed: every backup name is taken/,
+    )
     const db = new SqliteDatabase(path, { readonly: true })
     expect(pragma(db, 'user_version')).toBe(1)
     expect(db.query('SELECT count(*) AS n FROM forms').get()).toEqual({ n: 6 })
@@ -232,7 +251,9 @@ describe('a database from a newer intake', () => {
     const path = newerDatabase(SCHEMA_VERSION + 1)
     const before = readFileSync(path)
     expect(() => openTracked(path)).toThrow(
-      new RegExp(`written by a newer intake \\(schema ${SCHEMA_VERSION + 1}, which needs at least schema ${SCHEMA_VERSION + 1}; this intake knows up to ${SCHEMA_VERSION}\\)`),
+      new RegExp(
+        `written by a newer intake \\(schema ${SCHEMA_VERSION + 1}, which needs at least schema ${SCHEMA_VERSION + 1}; this intake knows up to ${SCHEMA_VERSION}\\)`,
+      ),
     )
     expect(Buffer.compare(readFileSync(path), before)).toBe(0)
     expect(filesNextTo(path)).toEqual([])
@@ -307,9 +328,9 @@ describe.skipIf(TEST_STORE !== 'sqlite')('query plans of the form lists (SQLite)
       const runs = recorder.runs.slice(before)
       expect(runs).toHaveLength(1)
       const { sql, params } = runs[0]!
-      const detail = (t.sqlite!.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as [any])) as { detail: string }[]).map(
-        (r) => r.detail,
-      )
+      const detail = (
+        t.sqlite!.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as [any])) as { detail: string }[]
+      ).map((r) => r.detail)
       plans[status ?? 'unfiltered'] = { sql, detail, rows }
     }
   })
@@ -318,7 +339,9 @@ describe.skipIf(TEST_STORE !== 'sqlite')('query plans of the form lists (SQLite)
 
   test('the recorded statements are the real lists: each returns the right forms, newest first', () => {
     const newestFirst = (list: string[]) => [...list].sort().reverse()
-    expect(plans.unfiltered!.rows.map((r) => r.id)).toEqual(newestFirst([...ids.active!, ...ids.cancelled!, ...ids.expired!]))
+    expect(plans.unfiltered!.rows.map((r) => r.id)).toEqual(
+      newestFirst([...ids.active!, ...ids.cancelled!, ...ids.expired!]),
+    )
     expect(plans.active!.rows.map((r) => r.id)).toEqual(newestFirst(ids.active!))
     expect(plans.cancelled!.rows.map((r) => r.id)).toEqual(newestFirst(ids.cancelled!))
     expect(plans.completed!.rows).toEqual([])
@@ -338,7 +361,10 @@ describe.skipIf(TEST_STORE !== 'sqlite')('query plans of the form lists (SQLite)
         indexed: true,
       })
     }
-    expect({ context, fullScan: detail.some((d) => /^SCAN forms$/.test(d.trim())) }).toEqual({ context, fullScan: false })
+    expect({ context, fullScan: detail.some((d) => /^SCAN forms$/.test(d.trim())) }).toEqual({
+      context,
+      fullScan: false,
+    })
     // Not even a walk of a whole index: every read of forms is a SEARCH bounded by the index key.
     expect({ context, indexScan: formSteps.some((d) => d.startsWith('SCAN')) }).toEqual({ context, indexScan: false })
   }
@@ -346,7 +372,10 @@ describe.skipIf(TEST_STORE !== 'sqlite')('query plans of the form lists (SQLite)
   const expectNoSortStep = (name: string) => {
     const { sql, detail } = plans[name]!
     const context = `${name} list\n${sql}\nplan:\n${detail.join('\n')}`
-    expect({ context, sorts: detail.some((d) => d.includes('USE TEMP B-TREE FOR ORDER BY')) }).toEqual({ context, sorts: false })
+    expect({ context, sorts: detail.some((d) => d.includes('USE TEMP B-TREE FOR ORDER BY')) }).toEqual({
+      context,
+      sorts: false,
+    })
   }
 
   test('unfiltered list: walks an index newest first, no table scan, no sort', () => {
@@ -409,13 +438,9 @@ describe.skipIf(TEST_STORE !== 'sqlite')('keys beside the read snapshot (SQLite)
       const account = t.sqlite!.query("SELECT id FROM accounts WHERE name = 'default'").get() as { id: string }
       // All in one turn: a read opens the turn's snapshot, then another connection stores a key.
       expect((await t.store.forms.find(id, t.clock()))?.status).toBe('active')
-      t.sqlite!.query('INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?)').run(
-        'key-from-elsewhere',
-        account.id,
-        'f'.repeat(64),
-        'ffff',
-        t.clock(),
-      )
+      t.sqlite!.query(
+        'INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?)',
+      ).run('key-from-elsewhere', account.id, 'f'.repeat(64), 'ffff', t.clock())
       expect((await t.store.keys.keyByHash('f'.repeat(64)))?.id).toBe('key-from-elsewhere')
     } finally {
       await t.close()
@@ -433,7 +458,10 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
     const reader = new SqliteDatabase(path, { strict: true })
     open.push(reader as unknown as Database)
     const snapshots = createReadSnapshots(reader)
-    const notes = readingInSnapshot({ count: async () => (reader.query('SELECT count(*) AS n FROM notes').get() as { n: number }).n }, snapshots)
+    const notes = readingInSnapshot(
+      { count: async () => (reader.query('SELECT count(*) AS n FROM notes').get() as { n: number }).n },
+      snapshots,
+    )
     const syncs: Array<{ done: () => void; fail: (error: Error) => void }> = []
     const heard: string[] = []
     const writer = createWriter(db, db, {
@@ -441,7 +469,8 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
       snapshots,
       log: (line) => heard.push(line),
     })
-    const insert = (text: string) => writer.run(async (tx) => void tx.query('INSERT INTO notes (text) VALUES (?)').run(text))
+    const insert = (text: string) =>
+      writer.run(async (tx) => void tx.query('INSERT INTO notes (text) VALUES (?)').run(text))
     return { writer, notes, syncs, insert, snapshots, heard }
   }
   const turn = () => new Promise((resolve) => setImmediate(resolve))
@@ -465,7 +494,8 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
 
   test('a unit that throws takes back exactly its own writes; the others of its batch keep theirs and their results', async () => {
     const { writer, notes, syncs, snapshots } = writerWithManualSync()
-    const insert = (db: Database, id: number) => db.query('INSERT INTO notes (id, text) VALUES (?, ?)').run(id, `note ${id}`)
+    const insert = (db: Database, id: number) =>
+      db.query('INSERT INTO notes (id, text) VALUES (?, ?)').run(id, `note ${id}`)
     // The units are queued in one turn: one batch.
     const outcomes = Promise.all(
       Array.from({ length: 12 }, (_, i) =>
@@ -476,7 +506,10 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
             if (i % 4 === 2) insert(tx, 100) // the first unit's row: a constraint error
             return i
           })
-          .then((value) => ({ value }), (error: Error) => ({ error: error.message })),
+          .then(
+            (value) => ({ value }),
+            (error: Error) => ({ error: error.message }),
+          ),
       ),
     )
     while (syncs.length === 0) await new Promise((resolve) => setImmediate(resolve))

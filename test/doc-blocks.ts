@@ -21,12 +21,13 @@ export function operatingBlock(name: string, file = OPERATING_GUIDE): string {
   const lines = readFileSync(file, 'utf8').split('\n')
   const marker = new RegExp(`^<!-- tested: ${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[ )]`)
   const at = lines.flatMap((line, n) => (marker.test(line) ? [n] : []))
-  if (at.length !== 1) throw new Error(`${file} has ${at.length} blocks marked "<!-- tested: ${name} …"; expected exactly one`)
+  if (at.length !== 1)
+    throw new Error(`${file} has ${at.length} blocks marked "<!-- tested: ${name} …"; expected exactly one`)
   let open = at[0]! + 1
   while (open < lines.length && lines[open]!.trim() === '') open++
   const fence = /^(```+|~~~+)/.exec(lines[open] ?? '')?.[1]
   if (!fence) throw new Error(`the marker "<!-- tested: ${name} …" in ${file} is not followed by a fenced block`)
   const close = lines.findIndex((line, n) => n > open && line.startsWith(fence) && line.trim() === fence)
   if (close < 0) throw new Error(`the block "${name}" in ${file} is not closed`)
-  return lines.slice(open + 1, close).join('\n') + '\n'
+  return `${lines.slice(open + 1, close).join('\n')}\n`
 }

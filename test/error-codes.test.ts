@@ -29,28 +29,86 @@ function problemsOf(res: TestResponse) {
   return errors.map(({ path, code }) => ({ path, code }))
 }
 
-const field = (type: string, config?: Record<string, unknown>, required = false) => ({ key: 'f', type, label: 'F', required, ...(config && { config }) })
+const field = (type: string, config?: Record<string, unknown>, required = false) => ({
+  key: 'f',
+  type,
+  label: 'F',
+  required,
+  ...(config && { config }),
+})
 
 describe('create-form 422s', () => {
   test.each<[string, unknown, Array<{ path: string; code: string }>]>([
     ['a missing title', { fields: [field('text')] }, [{ path: '/title', code: 'required' }]],
-    ['an unknown key', { title: 'T', fields: [field('text')], expire_in: '1h' }, [{ path: '/expire_in', code: 'unknown_key' }]],
+    [
+      'an unknown key',
+      { title: 'T', fields: [field('text')], expire_in: '1h' },
+      [{ path: '/expire_in', code: 'unknown_key' }],
+    ],
     ['a title of the wrong type', { title: 1, fields: [field('text')] }, [{ path: '/title', code: 'invalid_type' }]],
     ['an empty title', { title: '', fields: [field('text')] }, [{ path: '/title', code: 'too_short' }]],
     ['a long title', { title: 'x'.repeat(256), fields: [field('text')] }, [{ path: '/title', code: 'too_long' }]],
     ['no fields', { title: 'T', fields: [] }, [{ path: '/fields', code: 'too_short' }]],
-    ['an unknown field type', { title: 'T', fields: [field('colour')] }, [{ path: '/fields/0/type', code: 'invalid_value' }]],
-    ['a bad field key', { title: 'T', fields: [{ ...field('text'), key: '1a' }] }, [{ path: '/fields/0/key', code: 'invalid_format' }]],
-    ['a duplicate field key', { title: 'T', fields: [field('text'), field('text')] }, [{ path: '/fields/1/key', code: 'not_unique' }]],
-    ['rows 0', { title: 'T', fields: [field('textarea', { rows: 0 })] }, [{ path: '/fields/0/config/rows', code: 'too_small' }]],
-    ['rows 51', { title: 'T', fields: [field('textarea', { rows: 51 })] }, [{ path: '/fields/0/config/rows', code: 'too_large' }]],
-    ['step 0', { title: 'T', fields: [field('number', { step: 0 })] }, [{ path: '/fields/0/config/step', code: 'too_small' }]],
-    ['a pattern RE2 cannot run', { title: 'T', fields: [field('text', { pattern: '(a)\\1' })] }, [{ path: '/fields/0/config/pattern', code: 'invalid_pattern' }]],
-    ['a default off the pattern', { title: 'T', fields: [field('text', { pattern: '[a-z]+', default: '1' })] }, [{ path: '/fields/0/config/default', code: 'pattern' }]],
-    ['a default number too small', { title: 'T', fields: [field('number', { min: 2, default: 1 })] }, [{ path: '/fields/0/config/default', code: 'too_small' }]],
-    ['a control character', { title: 'T\u0007', fields: [field('text')] }, [{ path: '/title', code: 'control_character' }]],
-    ['a callback_url that is no URL', { title: 'T', fields: [field('text')], callback_url: 'ftp://x' }, [{ path: '/callback_url', code: 'invalid_format' }]],
-    ['expires_in over a year', { title: 'T', fields: [field('text')], expires_in: '366d' }, [{ path: '/expires_in', code: 'too_large' }]],
+    [
+      'an unknown field type',
+      { title: 'T', fields: [field('colour')] },
+      [{ path: '/fields/0/type', code: 'invalid_value' }],
+    ],
+    [
+      'a bad field key',
+      { title: 'T', fields: [{ ...field('text'), key: '1a' }] },
+      [{ path: '/fields/0/key', code: 'invalid_format' }],
+    ],
+    [
+      'a duplicate field key',
+      { title: 'T', fields: [field('text'), field('text')] },
+      [{ path: '/fields/1/key', code: 'not_unique' }],
+    ],
+    [
+      'rows 0',
+      { title: 'T', fields: [field('textarea', { rows: 0 })] },
+      [{ path: '/fields/0/config/rows', code: 'too_small' }],
+    ],
+    [
+      'rows 51',
+      { title: 'T', fields: [field('textarea', { rows: 51 })] },
+      [{ path: '/fields/0/config/rows', code: 'too_large' }],
+    ],
+    [
+      'step 0',
+      { title: 'T', fields: [field('number', { step: 0 })] },
+      [{ path: '/fields/0/config/step', code: 'too_small' }],
+    ],
+    [
+      'a pattern RE2 cannot run',
+      { title: 'T', fields: [field('text', { pattern: '(a)\\1' })] },
+      [{ path: '/fields/0/config/pattern', code: 'invalid_pattern' }],
+    ],
+    [
+      'a default off the pattern',
+      { title: 'T', fields: [field('text', { pattern: '[a-z]+', default: '1' })] },
+      [{ path: '/fields/0/config/default', code: 'pattern' }],
+    ],
+    [
+      'a default number too small',
+      { title: 'T', fields: [field('number', { min: 2, default: 1 })] },
+      [{ path: '/fields/0/config/default', code: 'too_small' }],
+    ],
+    [
+      'a control character',
+      { title: 'T\u0007', fields: [field('text')] },
+      [{ path: '/title', code: 'control_character' }],
+    ],
+    [
+      'a callback_url that is no URL',
+      { title: 'T', fields: [field('text')], callback_url: 'ftp://x' },
+      [{ path: '/callback_url', code: 'invalid_format' }],
+    ],
+    [
+      'expires_in over a year',
+      { title: 'T', fields: [field('text')], expires_in: '366d' },
+      [{ path: '/expires_in', code: 'too_large' }],
+    ],
   ])('%s', async (_case, body, problems) => {
     expect(problemsOf(await t.api.post('/forms', body))).toEqual(problems)
   })
@@ -61,7 +119,11 @@ describe('create-form 422s', () => {
   })
 
   test('a body that is not valid UTF-8: invalid_encoding', async () => {
-    const res = await send(t.app, 'POST', '/api/v1/forms', { body: new Uint8Array([0x7b, 0xff, 0x7d]), key: t.key, headers: { 'content-type': 'application/json' } })
+    const res = await send(t.app, 'POST', '/api/v1/forms', {
+      body: new Uint8Array([0x7b, 0xff, 0x7d]),
+      key: t.key,
+      headers: { 'content-type': 'application/json' },
+    })
     expect(problemsOf(res)).toEqual([{ path: '', code: 'invalid_encoding' }])
   })
 
@@ -71,7 +133,9 @@ describe('create-form 422s', () => {
 
   test('PATCH with an expires_at in the past', async () => {
     const form = await t.api.createForm()
-    expect(problemsOf(await t.api.patch(`/forms/${form.id}`, { expires_at: '2000-01-01T00:00:00Z' }))).toEqual([{ path: '/expires_at', code: 'too_small' }])
+    expect(problemsOf(await t.api.patch(`/forms/${form.id}`, { expires_at: '2000-01-01T00:00:00Z' }))).toEqual([
+      { path: '/expires_at', code: 'too_small' },
+    ])
   })
 })
 
@@ -90,7 +154,19 @@ describe('submission 422s', () => {
     { key: 'late', type: 'date', label: 'Late', config: { max: '2026-12-31' } },
     { key: 'bel', type: 'text', label: 'Bel' },
   ]
-  const ANSWERS = { f: 'ab', n: 10, m: 4, e: 'nope', s: 'z', ms: ['a', 'b'], d: '2025-12-31', late: '2027-01-01', file: 'x', bel: 'a\u0007', extra: 1 }
+  const ANSWERS = {
+    f: 'ab',
+    n: 10,
+    m: 4,
+    e: 'nope',
+    s: 'z',
+    ms: ['a', 'b'],
+    d: '2025-12-31',
+    late: '2027-01-01',
+    file: 'x',
+    bel: 'a\u0007',
+    extra: 1,
+  }
   const EXPECTED = [
     { path: '/f', code: 'too_short' },
     { path: '/n', code: 'too_large' },
@@ -119,8 +195,18 @@ describe('submission 422s', () => {
     ['a pattern mismatch', { key: 'n', type: 'text', label: 'N', config: { pattern: '[0-9]+' } }, 'abc', 'pattern'],
     ['text too long', { key: 'n', type: 'text', label: 'N', config: { max_length: 2 } }, 'abc', 'too_long'],
     ['a number too small', { key: 'n', type: 'number', label: 'N', config: { min: 5 } }, 4, 'too_small'],
-    ['a duplicate choice', { key: 'n', type: 'select', label: 'N', config: { options: ['a', 'b'], multiple: true } }, ['a', 'a'], 'not_unique'],
-    ['too few choices', { key: 'n', type: 'select', label: 'N', config: { options: ['a', 'b'], multiple: true, min_selected: 2 } }, ['a'], 'too_few_selected'],
+    [
+      'a duplicate choice',
+      { key: 'n', type: 'select', label: 'N', config: { options: ['a', 'b'], multiple: true } },
+      ['a', 'a'],
+      'not_unique',
+    ],
+    [
+      'too few choices',
+      { key: 'n', type: 'select', label: 'N', config: { options: ['a', 'b'], multiple: true, min_selected: 2 } },
+      ['a'],
+      'too_few_selected',
+    ],
     ['a wrong JSON type', { key: 'n', type: 'text', label: 'N' }, 5, 'invalid_type'],
   ])('%s: %p', async (_case, fieldDef, value, code) => {
     const form = await t.api.createForm({ fields: [fieldDef] })
@@ -136,7 +222,9 @@ describe('submission 422s', () => {
 test('the README lists every code, and no other', async () => {
   const readme = await Bun.file(new URL('../README.md', import.meta.url)).text()
   const table = readme.slice(readme.indexOf('| `code` | meaning |'), readme.indexOf('| case | status |'))
-  const listed = [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).filter((c) => c !== 'code')
+  const listed = [...table.matchAll(/^\| ([^|]+) \|/gm)]
+    .flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]))
+    .filter((c) => c !== 'code')
   expect(listed.sort()).toEqual([...ERROR_CODES].sort())
 })
 
@@ -155,14 +243,27 @@ describe("a rejection's params: the placeholders of the English catalog's messag
     ['select', { options: ['a', 'b'], multiple: true, min_selected: 2 }, ['a'], 'too_few_selected', { count: 2 }],
     ['select', { options: ['a', 'b'], multiple: true, max_selected: 1 }, ['a', 'b'], 'too_many_selected', { count: 1 }],
     ['file', { max_size: 1024 }, upload, 'file_too_large', { size: { bytes: 1024 } }],
-    ['file', { accept: '.pdf' }, new Upload('a.txt', 'text/plain', 1, 'file-id'), 'file_type', { types: { fileTypes: '.pdf' } }],
+    [
+      'file',
+      { accept: '.pdf' },
+      new Upload('a.txt', 'text/plain', 1, 'file-id'),
+      'file_type',
+      { types: { fileTypes: '.pdf' } },
+    ],
     ['text', {}, 'a\nb', 'invalid_format', undefined],
     ['email', {}, 'a@b', 'email', undefined],
   ])('%s %p given %p: %s', async (type, config, input, code, params) => {
     const parsed = await fieldTypes[type]!.parse(input, config, false)
-    expect(parsed).toEqual(params ? { kind: 'invalid', message: expect.any(String), code, params } : { kind: 'invalid', message: expect.any(String), code })
+    expect(parsed).toEqual(
+      params
+        ? { kind: 'invalid', message: expect.any(String), code, params }
+        : { kind: 'invalid', message: expect.any(String), code },
+    )
     // Every param the page is handed has its placeholder in the message the page will choose.
-    const template = JSON.stringify(en[(code === 'step' && params?.min ? 'error.step_from' : `error.${code}`) as keyof typeof en])
-    for (const name of Object.keys(params ?? {}).filter((name) => !(code === 'too_long' && name === 'over'))) expect(template).toContain(`{${name}}`)
+    const template = JSON.stringify(
+      en[(code === 'step' && params?.min ? 'error.step_from' : `error.${code}`) as keyof typeof en],
+    )
+    for (const name of Object.keys(params ?? {}).filter((name) => !(code === 'too_long' && name === 'over')))
+      expect(template).toContain(`{${name}}`)
   })
 })

@@ -22,10 +22,10 @@ import {
   send,
   submit,
   TEST_STORE,
-  track,
-  until,
   type TestContext,
   type TestResponse,
+  track,
+  until,
 } from './utils.ts'
 
 setDefaultTimeout(20_000)
@@ -102,7 +102,6 @@ async function settled(expected: number | ((events: FeedEvent[]) => boolean), ap
   return last
 }
 
-
 /** A feed read held with `wait`, checked to be still pending after a quiet moment. */
 async function heldWait(after: string, api: Api = t.api, wait = 30) {
   const waiter = track(api.get(`/events?after=${after}&wait=${wait}`))
@@ -144,8 +143,10 @@ async function sweepUntil(ms: number, condition: () => Promise<boolean>, what: s
 }
 
 /** Whether the account's feed holds an event of this type for this form. */
-const inFeed = (type: string, formId: string, api: Api = t.api) => async () =>
-  (await everything(api)).some((event) => event.type === type && event.form_id === formId)
+const inFeed =
+  (type: string, formId: string, api: Api = t.api) =>
+  async () =>
+    (await everything(api)).some((event) => event.type === type && event.form_id === formId)
 
 /** A webhook receiver on 127.0.0.1 that accepts everything (forms with a callback_url need somewhere to send). */
 function receiver() {
@@ -162,7 +163,11 @@ async function mcpTool(name: string, args: Record<string, unknown>, key = t.key)
     headers: { accept: 'application/json, text/event-stream' },
   })
   if (res.status !== 200) throw new Error(`MCP ${name}: ${res.status} ${res.text}`)
-  return res.body.result as { content: Array<{ type: string; text: string }>; structuredContent?: any; isError?: boolean }
+  return res.body.result as {
+    content: Array<{ type: string; text: string }>
+    structuredContent?: any
+    isError?: boolean
+  }
 }
 
 function expect422At(res: TestResponse, path: string) {
@@ -176,27 +181,36 @@ function expect422At(res: TestResponse, path: string) {
 describe('every ending of every form is in the feed, whatever its callback_events', () => {
   const subscriptions: Array<[string, () => Record<string, unknown>]> = [
     ['no callback at all', () => ({})],
-    ['a callback_url subscribed to form.completed only', () => ({ callback_url: receiver(), callback_events: ['form.completed'] })],
+    [
+      'a callback_url subscribed to form.completed only',
+      () => ({ callback_url: receiver(), callback_events: ['form.completed'] }),
+    ],
     ['a callback_url with the default callback_events', () => ({ callback_url: receiver() })],
-    ['a callback_url subscribed to form.expired only', () => ({ callback_url: receiver(), callback_events: ['form.expired'] })],
+    [
+      'a callback_url subscribed to form.expired only',
+      () => ({ callback_url: receiver(), callback_events: ['form.expired'] }),
+    ],
   ]
-  test.each(subscriptions)('%s: form.completed, form.cancelled, form.deleted and form.expired each appear', async (_, subscription) => {
-    await setup()
-    const answered = await t.api.createForm(subscription())
-    const cancelled = await t.api.createForm(subscription())
-    const deleted = await t.api.createForm(subscription())
-    const expiring = await t.api.createForm({ ...subscription(), expires_in: '1m' })
-    await answer(answered.id)
-    await cancel(cancelled.id)
-    await remove(deleted.id)
-    await sweepUntil(61_000, inFeed('form.expired', expiring.id), 'the expiry in the feed')
-    expect(kinds(await everything())).toEqual([
-      ['form.completed', answered.id],
-      ['form.cancelled', cancelled.id],
-      ['form.deleted', deleted.id],
-      ['form.expired', expiring.id],
-    ])
-  })
+  test.each(subscriptions)(
+    '%s: form.completed, form.cancelled, form.deleted and form.expired each appear',
+    async (_, subscription) => {
+      await setup()
+      const answered = await t.api.createForm(subscription())
+      const cancelled = await t.api.createForm(subscription())
+      const deleted = await t.api.createForm(subscription())
+      const expiring = await t.api.createForm({ ...subscription(), expires_in: '1m' })
+      await answer(answered.id)
+      await cancel(cancelled.id)
+      await remove(deleted.id)
+      await sweepUntil(61_000, inFeed('form.expired', expiring.id), 'the expiry in the feed')
+      expect(kinds(await everything())).toEqual([
+        ['form.completed', answered.id],
+        ['form.cancelled', cancelled.id],
+        ['form.deleted', deleted.id],
+        ['form.expired', expiring.id],
+      ])
+    },
+  )
 })
 
 // ================================================================= 2. exact payloads
@@ -286,7 +300,14 @@ describe('each event is exactly what happened, its payload the webhook body', ()
         form_id: plain.id,
         occurred_at: apiTime(plainCancelledAt),
         // None given: {} and null, as in webhook bodies.
-        payload: { event: 'form.cancelled', form_id: plain.id, status: 'cancelled', occurred_at: zulu(plainCancelledAt), callback_metadata: {}, context: null },
+        payload: {
+          event: 'form.cancelled',
+          form_id: plain.id,
+          status: 'cancelled',
+          occurred_at: zulu(plainCancelledAt),
+          callback_metadata: {},
+          context: null,
+        },
       },
     ])
     for (const event of events) {
@@ -297,7 +318,7 @@ describe('each event is exactly what happened, its payload the webhook body', ()
     expect((await t.api.get(`/forms/${form.id}`)).body).toMatchObject({ status: 'cancelled', context })
   })
 
-  test('form.expired: occurred_at is the form\'s expires_at; the payload keeps the context the form had, though Get Form now shows null', async () => {
+  test("form.expired: occurred_at is the form's expires_at; the payload keeps the context the form had, though Get Form now shows null", async () => {
     await setup()
     const context = { agent: 'planner', secretish: 'kept only in the event' }
     const form = await t.api.createForm({ expires_in: '1m', callback_metadata: { run: 'exp' }, context })
@@ -323,7 +344,11 @@ describe('each event is exactly what happened, its payload the webhook body', ()
     ])
     // Not when the sweep ran (90 s after creation), but when the form expired.
     expect(events[0]!.occurred_at).not.toBe(apiTime(t.clock()))
-    expect((await t.api.get(`/forms/${form.id}`)).body).toMatchObject({ status: 'expired', context: null, expires_at: form.expires_at })
+    expect((await t.api.get(`/forms/${form.id}`)).body).toMatchObject({
+      status: 'expired',
+      context: null,
+      expires_at: form.expires_at,
+    })
   })
 
   test('form.expired for an expiry set with PATCH expires_at: occurred_at is that expires_at', async () => {
@@ -340,7 +365,14 @@ describe('each event is exactly what happened, its payload the webhook body', ()
         type: 'form.expired',
         form_id: form.id,
         occurred_at: expiresAt,
-        payload: { event: 'form.expired', form_id: form.id, status: 'expired', occurred_at: `${expiresAt}Z`, callback_metadata: {}, context: { n: 1 } },
+        payload: {
+          event: 'form.expired',
+          form_id: form.id,
+          status: 'expired',
+          occurred_at: `${expiresAt}Z`,
+          callback_metadata: {},
+          context: { n: 1 },
+        },
       },
     ])
   })
@@ -353,7 +385,15 @@ describe('each event is exactly what happened, its payload the webhook body', ()
     await remove(form.id)
     t.clock.advance(1000)
     const events = await settled(1)
-    expect(events).toEqual([{ id: expect.any(String), type: 'form.deleted', form_id: form.id, occurred_at: apiTime(deletedAt), payload: { form_id: form.id } }])
+    expect(events).toEqual([
+      {
+        id: expect.any(String),
+        type: 'form.deleted',
+        form_id: form.id,
+        occurred_at: apiTime(deletedAt),
+        payload: { form_id: form.id },
+      },
+    ])
     expect(events[0]!.occurred_at).toMatch(API_TIME_PATTERN)
   })
 })
@@ -424,14 +464,20 @@ describe('ordering and cursors', () => {
     const first = await t.api.get('/events?limit=2')
     expect(first.status).toBe(200)
     expect(first.body.events).toHaveLength(2)
-    expect(first.headers.get('link')).toBe(`<http://intake.test/api/v1/events?after=${first.body.next}&limit=2>; rel="next"`)
+    expect(first.headers.get('link')).toBe(
+      `<http://intake.test/api/v1/events?after=${first.body.next}&limit=2>; rel="next"`,
+    )
     // Following the Link gets the next page.
     const link = first.headers.get('link')!.match(/^<http:\/\/intake\.test\/api\/v1([^>]+)>/)![1]!
     const second = await t.api.get(link)
-    expect(second.body.events.map((e: FeedEvent) => e.id)).toEqual((await read('?limit=4')).events.slice(2).map((e) => e.id))
+    expect(second.body.events.map((e: FeedEvent) => e.id)).toEqual(
+      (await read('?limit=4')).events.slice(2).map((e) => e.id),
+    )
     // The default limit is 20.
     const plain = await t.api.get('/events')
-    expect(plain.headers.get('link')).toBe(`<http://intake.test/api/v1/events?after=${plain.body.next}&limit=20>; rel="next"`)
+    expect(plain.headers.get('link')).toBe(
+      `<http://intake.test/api/v1/events?after=${plain.body.next}&limit=20>; rel="next"`,
+    )
   })
 
   test('the default limit is 20 and limit=100 is accepted', async () => {
@@ -546,7 +592,11 @@ describe('wait: a read with nothing new is held until the next event', () => {
     const res = await waiter.promise
     expect(res.status).toBe(200)
     expect(kinds(res.body.events)).toEqual([['form.completed', form.id]])
-    expect(res.body.events[0].payload).toMatchObject({ response_id: receipt.id, data: { name: 'Ada' }, context: { waiting: true } })
+    expect(res.body.events[0].payload).toMatchObject({
+      response_id: receipt.id,
+      data: { name: 'Ada' },
+      context: { waiting: true },
+    })
     expect(res.body.next).toBe(res.body.events[0].id)
     // The event the wait answered with is the feed's.
     expect(await read(`?after=${head}`)).toEqual(res.body)
@@ -584,7 +634,15 @@ describe('wait: a read with nothing new is held until the next event', () => {
     await remove(form.id)
     const res = await waiter.promise
     expect(res.status).toBe(200)
-    expect(res.body.events).toEqual([{ id: res.body.next, type: 'form.deleted', form_id: form.id, occurred_at: apiTime(t.clock()), payload: { form_id: form.id } }])
+    expect(res.body.events).toEqual([
+      {
+        id: res.body.next,
+        type: 'form.deleted',
+        form_id: form.id,
+        occurred_at: apiTime(t.clock()),
+        payload: { form_id: form.id },
+      },
+    ])
   })
 
   test('a wait from after=latest is answered by the next event only', async () => {
@@ -616,7 +674,10 @@ describe('wait: a read with nothing new is held until the next event', () => {
     await cancel(form.id)
     for (const waiter of [...atHead, limited]) {
       const res = await waiter.promise
-      expect({ status: res.status, events: kinds(res.body.events) }).toEqual({ status: 200, events: [['form.cancelled', form.id]] })
+      expect({ status: res.status, events: kinds(res.body.events) }).toEqual({
+        status: 200,
+        events: [['form.cancelled', form.id]],
+      })
     }
     // A wait behind the head had events to read at once: its own page, one event.
     expect(kinds((await behind.promise).body.events)).toEqual([['form.cancelled', earlier.id]])
@@ -691,7 +752,13 @@ describe('deleting a form leaves only its form.deleted', () => {
     expect(now).toEqual([
       earlier[0]!,
       earlier[2]!,
-      { id: expect.any(String), type: 'form.deleted', form_id: doomed.id, occurred_at: apiTime(t.clock()), payload: { form_id: doomed.id } },
+      {
+        id: expect.any(String),
+        type: 'form.deleted',
+        form_id: doomed.id,
+        occurred_at: apiTime(t.clock()),
+        payload: { form_id: doomed.id },
+      },
     ])
     // The context the completed event carried is nowhere in the feed any more.
     expect(JSON.stringify(now)).not.toContain('"step":1')
@@ -729,7 +796,9 @@ describe('deleting a form leaves only its form.deleted', () => {
     await sweepUntil(61_000, inFeed('form.expired', expiring.id), 'the expiry in the feed')
     await remove(expiring.id)
     await remove(cancelled.id)
-    const events = await settled((events) => events.length === 2 && events.every((event) => event.type === 'form.deleted'))
+    const events = await settled(
+      (events) => events.length === 2 && events.every((event) => event.type === 'form.deleted'),
+    )
     expect(kinds(events)).toEqual([
       ['form.deleted', expiring.id],
       ['form.deleted', cancelled.id],
@@ -766,7 +835,11 @@ describe('events are kept 7 days', () => {
     ])
 
     // The old event is 7 days and 2 minutes old; the young one 6 days and 2 minutes.
-    await sweepUntil(6 * DAY_MS + 120_000, async () => (await everything()).length === 1, 'the 7-day-old event to be swept')
+    await sweepUntil(
+      6 * DAY_MS + 120_000,
+      async () => (await everything()).length === 1,
+      'the 7-day-old event to be swept',
+    )
     expect(await everything()).toEqual([youngEvent!])
     // The removed event's id is still a position: the events after it, not an error.
     expect(await read(`?after=${oldEvent!.id}`)).toEqual({ events: [youngEvent!], next: youngEvent!.id })
@@ -775,7 +848,12 @@ describe('events are kept 7 days', () => {
 
     // A day later the young one goes too; its id stays a position.
     t.clock.advance(DAY_MS)
-    await until(async () => (await everything()).length === 0, LOOP_MS, 'the second event to be swept', () => everything())
+    await until(
+      async () => (await everything()).length === 0,
+      LOOP_MS,
+      'the second event to be swept',
+      () => everything(),
+    )
     expect(await read(`?after=${youngEvent!.id}`)).toEqual({ events: [], next: youngEvent!.id })
     expect(await read(`?after=${oldEvent!.id}`)).toEqual({ events: [], next: oldEvent!.id })
     // And new events still come after it.
@@ -900,13 +978,24 @@ describe('a form ends once: nothing after its ending adds an event', () => {
 describe('MCP wait_for_events answers as the REST feed', () => {
   test('the same events and `next` for the same `after` and `limit`', async () => {
     await setup()
-    const forms = [await t.api.createForm({ context: { i: 0 } }), await t.api.createForm({ context: { i: 1 } }), await t.api.createForm()]
+    const forms = [
+      await t.api.createForm({ context: { i: 0 } }),
+      await t.api.createForm({ context: { i: 1 } }),
+      await t.api.createForm(),
+    ]
     await answer(forms[0]!.id)
     await cancel(forms[1]!.id)
     await remove(forms[2]!.id)
     const all = await settled(3)
 
-    const cases: Array<Record<string, unknown>> = [{}, { limit: 1 }, { after: all[0]!.id }, { after: all[1]!.id, limit: 1 }, { after: all[2]!.id }, { after: 'latest' }]
+    const cases: Array<Record<string, unknown>> = [
+      {},
+      { limit: 1 },
+      { after: all[0]!.id },
+      { after: all[1]!.id, limit: 1 },
+      { after: all[2]!.id },
+      { after: 'latest' },
+    ]
     for (const args of cases) {
       const query = new URLSearchParams(Object.entries(args).map(([k, v]): [string, string] => [k, String(v)]))
       const rest = await read(`?${query}`)
@@ -953,20 +1042,23 @@ describe('MCP wait_for_events answers as the REST feed', () => {
 // ================================================================= 10. several servers (PostgreSQL)
 
 describe('several servers on one PostgreSQL database', () => {
-  test.skipIf(TEST_STORE !== 'postgres')("a wait on another server's app is woken by a cancel made through the first", async () => {
-    await setup()
-    const otherServer = await t.anotherServer()
-    const other = apiClient(otherServer.app, t.key)
-    const form = await t.api.createForm({ context: { where: 'first server' } })
-    const head = (await read('?after=latest', other)).next
-    const waiter = await heldWait(head, other)
-    await cancel(form.id)
-    const res = await waiter.promise
-    expect(res.status).toBe(200)
-    expect(kinds(res.body.events)).toEqual([['form.cancelled', form.id]])
-    expect(res.body.events[0].payload.context).toEqual({ where: 'first server' })
-    expect(res.body.next).toBe(res.body.events[0].id)
-    // Both servers serve the same feed.
-    expect(await read(`?after=${head}`, other)).toEqual(await read(`?after=${head}`))
-  })
+  test.skipIf(TEST_STORE !== 'postgres')(
+    "a wait on another server's app is woken by a cancel made through the first",
+    async () => {
+      await setup()
+      const otherServer = await t.anotherServer()
+      const other = apiClient(otherServer.app, t.key)
+      const form = await t.api.createForm({ context: { where: 'first server' } })
+      const head = (await read('?after=latest', other)).next
+      const waiter = await heldWait(head, other)
+      await cancel(form.id)
+      const res = await waiter.promise
+      expect(res.status).toBe(200)
+      expect(kinds(res.body.events)).toEqual([['form.cancelled', form.id]])
+      expect(res.body.events[0].payload.context).toEqual({ where: 'first server' })
+      expect(res.body.next).toBe(res.body.events[0].id)
+      // Both servers serve the same feed.
+      expect(await read(`?after=${head}`, other)).toEqual(await read(`?after=${head}`))
+    },
+  )
 })

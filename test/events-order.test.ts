@@ -12,10 +12,10 @@
  * run out its 30 s and answer with none, past the test's timeout).
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { SQL, type ReservedSQL } from 'bun'
+import { type ReservedSQL, SQL } from 'bun'
 import { databaseUrl } from './postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
-import { apiClient, contextsPerTest, submit, TEST_STORE, track, type TestContext } from './utils.ts'
+import { apiClient, contextsPerTest, submit, TEST_STORE, type TestContext, track } from './utils.ts'
 
 setDefaultTimeout(20_000)
 
@@ -42,7 +42,6 @@ async function cancel(api: Api, formId: string) {
   if (res.status !== 200) throw new Error(`cancel: ${res.status} ${res.text}`)
 }
 
-
 const kinds = (events: FeedEvent[]) => events.map((event) => [event.type, event.form_id])
 
 describe("an account's event ids tell nothing of other accounts", () => {
@@ -66,7 +65,7 @@ describe("an account's event ids tell nothing of other accounts", () => {
     expect(afterOthers).toEqual(alone)
   })
 
-  test("after=latest on an account without events is the same cursor whatever other accounts did", async () => {
+  test('after=latest on an account without events is the same cursor whatever other accounts did', async () => {
     const t = await create()
     const other = apiClient(t.app, (await t.createKey('other')).key)
     const before = (await read(t.api, '?after=latest')).next
@@ -129,28 +128,34 @@ describe.skipIf(skipPostgres)("PostgreSQL: another client's open transaction nev
 
   const cases: Array<[string, (t: TestContext) => Promise<string>]> = [
     ['in another database on the same server', async () => TEST_DATABASE_URL],
-    ['in the same database', async (t) => databaseUrl(TEST_DATABASE_URL, (await t.sql('SELECT current_database() AS name'))[0]!.name)],
+    [
+      'in the same database',
+      async (t) => databaseUrl(TEST_DATABASE_URL, (await t.sql('SELECT current_database() AS name'))[0]!.name),
+    ],
   ]
 
-  test.each(cases)('%s: a read right after a cancel holds it, and a held wait is answered with it', async (_, where) => {
-    const t = await create()
-    const first = await t.api.createForm()
-    const second = await t.api.createForm()
-    const head = (await read(t.api, '?after=latest')).next
-    await openTransactionOn(await where(t))
+  test.each(cases)(
+    '%s: a read right after a cancel holds it, and a held wait is answered with it',
+    async (_, where) => {
+      const t = await create()
+      const first = await t.api.createForm()
+      const second = await t.api.createForm()
+      const head = (await read(t.api, '?after=latest')).next
+      await openTransactionOn(await where(t))
 
-    await cancel(t.api, first.id)
-    const page = await read(t.api, `?after=${head}`)
-    expect(kinds(page.events)).toEqual([['form.cancelled', first.id]])
+      await cancel(t.api, first.id)
+      const page = await read(t.api, `?after=${head}`)
+      expect(kinds(page.events)).toEqual([['form.cancelled', first.id]])
 
-    const waiter = track(t.api.get(`/events?after=${page.next}&wait=10`))
-    await Bun.sleep(QUIET_MS)
-    expect(waiter.settled).toBe(false)
-    await cancel(t.api, second.id)
-    const res = await waiter.promise
-    expect(res.status).toBe(200)
-    expect(kinds(res.body.events)).toEqual([['form.cancelled', second.id]])
-  })
+      const waiter = track(t.api.get(`/events?after=${page.next}&wait=10`))
+      await Bun.sleep(QUIET_MS)
+      expect(waiter.settled).toBe(false)
+      await cancel(t.api, second.id)
+      const res = await waiter.promise
+      expect(res.status).toBe(200)
+      expect(kinds(res.body.events)).toEqual([['form.cancelled', second.id]])
+    },
+  )
 
   test('an MCP wait_for_events is answered too while the transaction stays open', async () => {
     const t = await create()
@@ -161,8 +166,17 @@ describe.skipIf(skipPostgres)("PostgreSQL: another client's open transaction nev
       t.app.handle(
         new Request('http://intake.test/mcp', {
           method: 'POST',
-          headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait_for_events', arguments: { after: head, wait: 10 } } }),
+          headers: {
+            authorization: `Bearer ${t.key}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'wait_for_events', arguments: { after: head, wait: 10 } },
+          }),
         }),
       ),
     )

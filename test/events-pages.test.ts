@@ -29,12 +29,22 @@ interface FeedEvent {
   payload: Record<string, any>
 }
 
-const textareas = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `t${i}`, type: 'textarea', label: `Part ${i}`, config: { max_length: 100_000 } }))
+const textareas = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    key: `t${i}`,
+    type: 'textarea',
+    label: `Part ${i}`,
+    config: { max_length: 100_000 },
+  }))
 
 /** A form answered with about 300 KB (three textareas of 100,000 characters); its id. */
 async function bigAnswer(t: TestContext, fill = 'x'): Promise<string> {
   const form = await t.api.createForm({ fields: textareas(3) })
-  const res = await submit(t.app, form.id, { t0: fill.repeat(100_000), t1: fill.repeat(100_000), t2: fill.repeat(100_000) })
+  const res = await submit(t.app, form.id, {
+    t0: fill.repeat(100_000),
+    t1: fill.repeat(100_000),
+    t2: fill.repeat(100_000),
+  })
   if (res.status !== 201) throw new Error(`answer: ${res.status} ${res.text}`)
   return form.id
 }
@@ -83,7 +93,11 @@ async function mcpTool(t: TestContext, name: string, args: Record<string, unknow
     headers: { accept: 'application/json, text/event-stream' },
   })
   if (res.status !== 200) throw new Error(`MCP ${name}: ${res.status} ${res.text.slice(0, 200)}`)
-  return res.body.result as { content: Array<{ type: string; text: string }>; structuredContent?: any; isError?: boolean }
+  return res.body.result as {
+    content: Array<{ type: string; text: string }>
+    structuredContent?: any
+    isError?: boolean
+  }
 }
 
 describe('a page is at most 1 MiB of JSON', () => {
@@ -123,7 +137,7 @@ describe('a page is at most 1 MiB of JSON', () => {
     expect(oneByOne).toEqual([...before, huge, ...after])
   })
 
-  test("MCP wait_for_events is bounded the same way: its page within 1 MiB, the large event alone, every event once", async () => {
+  test('MCP wait_for_events is bounded the same way: its page within 1 MiB, the large event alone, every event once', async () => {
     const t = await create()
     const formIds: string[] = []
     for (let i = 0; i < 5; i++) formIds.push(await bigAnswer(t))
@@ -155,7 +169,9 @@ describe('reads count against the memory budget', () => {
     const held: Response[] = []
     let refused: Response | undefined
     for (let i = 0; i < 200 && !refused; i++) {
-      const res = await t.app.handle(new Request('http://intake.test/api/v1/events', { headers: { authorization: `Bearer ${t.key}` } }))
+      const res = await t.app.handle(
+        new Request('http://intake.test/api/v1/events', { headers: { authorization: `Bearer ${t.key}` } }),
+      )
       if (res.status === 200) held.push(res)
       else refused = res
     }

@@ -23,8 +23,12 @@ const QUIET_MS = 300
 type App = TestContext['app']
 
 /** A request held until it is answered, and whether it has been. */
-function held(app: App, make: () => Promise<Response>) {
-  const state = { settled: false, response: undefined as Response | undefined, promise: undefined as unknown as Promise<Response> }
+function held(_app: App, make: () => Promise<Response>) {
+  const state = {
+    settled: false,
+    response: undefined as Response | undefined,
+    promise: undefined as unknown as Promise<Response>,
+  }
   state.promise = make().then((response) => {
     state.settled = true
     state.response = response
@@ -40,13 +44,17 @@ const mcp = (app: App, key: string, name: string, args: Record<string, unknown>)
   app.handle(
     new Request('http://intake.test/mcp', {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
     }),
   )
 
 /** Every kind of wait, held with `key` on `app`. */
-async function everyWait(t: TestContext, app: App, key: string) {
+async function everyWait(_t: TestContext, app: App, key: string) {
   const api = apiClient(app, key)
   const form = await api.createForm()
   const head = (await api.get('/events?after=latest')).body.next as string
@@ -57,7 +65,8 @@ async function everyWait(t: TestContext, app: App, key: string) {
     'MCP get_responses': held(app, mcp(app, key, 'get_responses', { form_id: form.id, wait: WAIT_S })),
   }
   await Bun.sleep(QUIET_MS)
-  for (const [what, wait] of Object.entries(waits)) expect({ what, settled: wait.settled }).toEqual({ what, settled: false })
+  for (const [what, wait] of Object.entries(waits))
+    expect({ what, settled: wait.settled }).toEqual({ what, settled: false })
   return waits
 }
 
@@ -65,7 +74,12 @@ async function expectEndedWith401(waits: Record<string, ReturnType<typeof held>>
   for (const [what, wait] of Object.entries(waits)) {
     const res = await wait.promise
     const body = await res.text()
-    expect({ what, status: res.status, body: JSON.parse(body), authenticate: res.headers.get('www-authenticate') }).toEqual({
+    expect({
+      what,
+      status: res.status,
+      body: JSON.parse(body),
+      authenticate: res.headers.get('www-authenticate'),
+    }).toEqual({
       what,
       status: 401,
       body: { detail: 'Invalid API key' },
@@ -89,14 +103,17 @@ describe('a wait held by a key revoked meanwhile ends with 401', () => {
     expect((await send(t.app, 'GET', '/api/v1/events', { key })).status).toBe(401)
   })
 
-  test.skipIf(TEST_STORE !== 'postgres')('PostgreSQL: waits held on two instances both end when another process revokes the key', async () => {
-    const t = await create()
-    const second = await t.anotherServer()
-    const { id, key } = await t.createKey()
-    const onFirst = await everyWait(t, t.app, key)
-    const onSecond = await everyWait(t, second.app, key)
-    await t.revokeKey(id)
-    await expectEndedWith401(onFirst)
-    await expectEndedWith401(onSecond)
-  })
+  test.skipIf(TEST_STORE !== 'postgres')(
+    'PostgreSQL: waits held on two instances both end when another process revokes the key',
+    async () => {
+      const t = await create()
+      const second = await t.anotherServer()
+      const { id, key } = await t.createKey()
+      const onFirst = await everyWait(t, t.app, key)
+      const onSecond = await everyWait(t, second.app, key)
+      await t.revokeKey(id)
+      await expectEndedWith401(onFirst)
+      await expectEndedWith401(onSecond)
+    },
+  )
 })

@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createTestContext, submit, until, type TestContext } from './utils.ts'
+import { createTestContext, submit, type TestContext, until } from './utils.ts'
 
 const EXAMPLE = join(import.meta.dir, '..', 'examples', 'ten-forms.ts')
 
@@ -42,8 +42,17 @@ test('examples/ten-forms.ts hears how each of its ten forms ended, once, and sto
   const reading = (async () => {
     for await (const chunk of agent.stdout.pipeThrough(new TextDecoderStream())) output += chunk
   })()
-  const links = () => [...output.matchAll(/^(\w+): (http\S+)$/gm)].map(([, person, url]) => ({ person: person!, id: url!.split('/f/')[1]! }))
-  await until(() => links().length === 10, 20_000, 'the agent to create ten forms and print their links', () => output)
+  const links = () =>
+    [...output.matchAll(/^(\w+): (http\S+)$/gm)].map(([, person, url]) => ({
+      person: person!,
+      id: url!.split('/f/')[1]!,
+    }))
+  await until(
+    () => links().length === 10,
+    20_000,
+    'the agent to create ten forms and print their links',
+    () => output,
+  )
   const [ada, grace, edsger, barbara, donald, frances, alan, radia] = links()
 
   expect((await submit(t.app, ada!.id, { coming: true, diet: 'vegan' })).status).toBe(201)
@@ -51,7 +60,8 @@ test('examples/ten-forms.ts hears how each of its ten forms ended, once, and sto
   expect((await t.api.patch(`/forms/${unrelated.id}`, { status: 'cancelled' })).status).toBe(200)
   expect((await t.api.patch(`/forms/${edsger!.id}`, { status: 'cancelled' })).status).toBe(200)
   expect((await t.api.delete(`/forms/${barbara!.id}`)).status).toBe(204)
-  for (const person of [donald, frances, alan, radia]) expect((await submit(t.app, person!.id, { coming: true, diet: 'anything' })).status).toBe(201)
+  for (const person of [donald, frances, alan, radia])
+    expect((await submit(t.app, person!.id, { coming: true, diet: 'anything' })).status).toBe(201)
   // The last two are never answered: an hour later they expire.
   await Bun.sleep(200)
   expect(agent.exitCode).toBeNull()

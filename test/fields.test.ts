@@ -4,11 +4,11 @@
  * the native control, `parseAnswers` and `submissionBodyLimit`.
  */
 import { describe, expect, test } from 'bun:test'
-import { checkFieldConfig, fieldTypes, submissionBodyLimit } from '../src/fields/index.ts'
 import { accepts, describeAccept, formatSize } from '../src/fields/file.ts'
-import { Upload, type Control, type FieldDefinition, type FieldType, type Parsed } from '../src/fields/types.ts'
+import { checkFieldConfig, fieldTypes, submissionBodyLimit } from '../src/fields/index.ts'
+import { type Control, type FieldDefinition, type FieldType, type Parsed, Upload } from '../src/fields/types.ts'
+import { type Message, translator } from '../src/i18n/index.ts'
 import { parseAnswers } from '../src/modules/submissions/service.ts'
-import { translator, type Message } from '../src/i18n/index.ts'
 
 // ---------------------------------------------------------------- helpers
 
@@ -30,7 +30,11 @@ function parse(name: string, input: unknown, config: Config = {}, required = fal
 /** The expected outcomes, as `toEqual` compares them. */
 const value = (v: string | number | boolean): Parsed => ({ kind: 'value', value: v })
 // Every rejection says what kind it is (CONTRACT 11's codes); params only where the message has placeholders.
-const INVALID: Parsed = expect.objectContaining({ kind: 'invalid', message: expect.any(String), code: expect.any(String) })
+const INVALID: Parsed = expect.objectContaining({
+  kind: 'invalid',
+  message: expect.any(String),
+  code: expect.any(String),
+})
 const EMPTY: Parsed = { kind: 'empty' }
 
 const field = (key: string, type: string, config?: Config, required?: boolean): FieldDefinition => ({
@@ -61,7 +65,16 @@ const MIB = 1024 * 1024
 // ---------------------------------------------------------------- registry
 
 test('the registry holds exactly the 8 types of CONTRACT 4, each under its own name', () => {
-  expect(Object.keys(fieldTypes).sort()).toEqual(['checkbox', 'date', 'email', 'file', 'number', 'select', 'text', 'textarea'])
+  expect(Object.keys(fieldTypes).sort()).toEqual([
+    'checkbox',
+    'date',
+    'email',
+    'file',
+    'number',
+    'select',
+    'text',
+    'textarea',
+  ])
   for (const [name, type] of Object.entries(fieldTypes)) expect(type.name).toBe(name)
 })
 
@@ -70,7 +83,9 @@ test('the registry holds exactly the 8 types of CONTRACT 4, each under its own n
 describe('an empty answer', () => {
   const types = ['text', 'textarea', 'email', 'number', 'select', 'date', 'file']
   const blanks: unknown[] = [undefined, null, '', '   ', '\t']
-  const cases = types.flatMap((type) => blanks.flatMap((input) => [false, true].map((required) => [type, input, required] as const)))
+  const cases = types.flatMap((type) =>
+    blanks.flatMap((input) => [false, true].map((required) => [type, input, required] as const)),
+  )
 
   test.each(cases)('%s: %p (required %p) is empty; the caller decides', (type, input, required) => {
     expect(parse(type, input, BASE[type], required)).toEqual(EMPTY)
@@ -131,12 +146,20 @@ describe('text', () => {
     ['set subtraction excludes a-z', 'Äb', { pattern: '[\\p{L}--[a-z]]+' }, INVALID],
     ['set intersection [[a-z]&&[^aeiou]]+', 'bcd', { pattern: '[[a-z]&&[^aeiou]]+' }, value('bcd')],
     ['set intersection excludes vowels', 'bad', { pattern: '[[a-z]&&[^aeiou]]+' }, INVALID],
-    ['string property \\p{RGI_Emoji} matches a multi-code-point emoji', '👍🏽', { pattern: '\\p{RGI_Emoji}' }, value('👍🏽')],
+    [
+      'string property \\p{RGI_Emoji} matches a multi-code-point emoji',
+      '👍🏽',
+      { pattern: '\\p{RGI_Emoji}' },
+      value('👍🏽'),
+    ],
     ['a back-reference', 'abab', { pattern: '(ab)\\1' }, value('abab')],
     ['a back-reference that differs', 'abba', { pattern: '(ab)\\1' }, INVALID],
-  ] as const)('an old pattern with the v flag\'s %s: as the browser reads it', async (_case, input, config, expected) => {
-    expect(await typeOf('text').parse(input, config, false)).toEqual(expected)
-  })
+  ] as const)(
+    "an old pattern with the v flag's %s: as the browser reads it",
+    async (_case, input, config, expected) => {
+      expect(await typeOf('text').parse(input, config, false)).toEqual(expected)
+    },
+  )
 })
 
 // ---------------------------------------------------------------- textarea
@@ -369,9 +392,12 @@ describe('checkbox', () => {
   })
 
   // Rows are wrapped so that an array input is one argument, not spread.
-  test.each([['yes'], ['no'], ['1'], ['0'], [1], [0], [' on'], [[true]], [{ checked: true }]] as const)('%p: rejected', (input) => {
-    expect(parse('checkbox', input)).toEqual(INVALID)
-  })
+  test.each([['yes'], ['no'], ['1'], ['0'], [1], [0], [' on'], [[true]], [{ checked: true }]] as const)(
+    '%p: rejected',
+    (input) => {
+      expect(parse('checkbox', input)).toEqual(INVALID)
+    },
+  )
 })
 
 // ---------------------------------------------------------------- date
@@ -532,7 +558,14 @@ describe('parseAnswers', () => {
   ]
 
   test('optional empty fields are left out of data; an unticked checkbox is false', async () => {
-    const result = await parseAnswers(optional, { t: '', ta: '  ', e: null, n: '', s: '', f: new Upload('', '', 0, 'file-id') })
+    const result = await parseAnswers(optional, {
+      t: '',
+      ta: '  ',
+      e: null,
+      n: '',
+      s: '',
+      f: new Upload('', '', 0, 'file-id'),
+    })
     expect(result).toEqual({ data: { c: false }, uploads: [], problems: [], moreProblems: false })
   })
 
@@ -542,7 +575,9 @@ describe('parseAnswers', () => {
       expect(await parseAnswers([field('answer', type, BASE[type], true)], {})).toEqual({
         data: {},
         uploads: [],
-        problems: [{ path: '/answer', message: expect.any(String), code: type === 'checkbox' ? 'unchecked' : 'required' }],
+        problems: [
+          { path: '/answer', message: expect.any(String), code: type === 'checkbox' ? 'unchecked' : 'required' },
+        ],
         moreProblems: false,
       })
     },
@@ -556,7 +591,14 @@ describe('parseAnswers', () => {
 
   test('an invalid value is a problem at its key; the valid ones are still read', async () => {
     const result = await parseAnswers([field('n', 'number'), field('t', 'text')], { n: 'abc', t: 'ok' })
-    expect(result.problems).toEqual([{ path: '/n', message: expect.stringContaining('Expected a number, for example 1234.5'), code: 'invalid_format', params: { example: '1234.5' } }])
+    expect(result.problems).toEqual([
+      {
+        path: '/n',
+        message: expect.stringContaining('Expected a number, for example 1234.5'),
+        code: 'invalid_format',
+        params: { example: '1234.5' },
+      },
+    ])
     expect(result.data).toEqual({ t: 'ok' })
   })
 
@@ -571,27 +613,57 @@ describe('parseAnswers', () => {
 
   test('a "__proto__" key from a JSON body is an unknown field', async () => {
     const values = JSON.parse('{"name":"Ann","__proto__":{"name":"x"}}') as Record<string, unknown>
-    expect((await parseAnswers([field('name', 'text')], values)).problems).toEqual([{ path: '/__proto__', message: 'Unknown field', code: 'unknown_field' }])
+    expect((await parseAnswers([field('name', 'text')], values)).problems).toEqual([
+      { path: '/__proto__', message: 'Unknown field', code: 'unknown_field' },
+    ])
   })
 
-  test.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf'])('a field keyed %p reads nothing from Object.prototype', async (key) => {
-    expect(await parseAnswers([field(key, 'text')], {})).toEqual({ data: {}, uploads: [], problems: [], moreProblems: false })
-    expect((await parseAnswers([field(key, 'text', {}, true)], {})).problems).toEqual([{ path: `/${key}`, message: 'This field is required', code: 'required' }])
-    expect((await parseAnswers([field(key, 'checkbox')], {})).data).toEqual({ [key]: false })
-    expect((await parseAnswers([field(key, 'text')], { [key]: 'given' })).data).toEqual({ [key]: 'given' })
-  })
+  test.each(['constructor', 'toString', 'hasOwnProperty', 'valueOf'])(
+    'a field keyed %p reads nothing from Object.prototype',
+    async (key) => {
+      expect(await parseAnswers([field(key, 'text')], {})).toEqual({
+        data: {},
+        uploads: [],
+        problems: [],
+        moreProblems: false,
+      })
+      expect((await parseAnswers([field(key, 'text', {}, true)], {})).problems).toEqual([
+        { path: `/${key}`, message: 'This field is required', code: 'required' },
+      ])
+      expect((await parseAnswers([field(key, 'checkbox')], {})).data).toEqual({ [key]: false })
+      expect((await parseAnswers([field(key, 'text')], { [key]: 'given' })).data).toEqual({ [key]: 'given' })
+    },
+  )
 
   test('data keeps the order of the fields, not of the values', async () => {
-    const fields = [field('z', 'text'), field('a', 'number'), field('m', 'checkbox'), field('b', 'select', { options: ['x'] })]
+    const fields = [
+      field('z', 'text'),
+      field('a', 'number'),
+      field('m', 'checkbox'),
+      field('b', 'select', { options: ['x'] }),
+    ]
     const result = await parseAnswers(fields, { b: 'x', m: 'on', a: '2', z: 'hi' })
     expect(result.problems).toEqual([])
-    expect(Object.entries(result.data)).toEqual([['z', 'hi'], ['a', 2], ['m', true], ['b', 'x']])
+    expect(Object.entries(result.data)).toEqual([
+      ['z', 'hi'],
+      ['a', 2],
+      ['m', true],
+      ['b', 'x'],
+    ])
   })
 
   test('an upload goes to uploads, not data', async () => {
     const file = upload('a.pdf', 'application/pdf', 3)
-    const result = await parseAnswers([field('doc', 'file', { accept: '.pdf' }), field('note', 'text')], { doc: file, note: 'see' })
-    expect(result).toEqual({ data: { note: 'see' }, uploads: [{ key: 'doc', upload: file }], problems: [], moreProblems: false })
+    const result = await parseAnswers([field('doc', 'file', { accept: '.pdf' }), field('note', 'text')], {
+      doc: file,
+      note: 'see',
+    })
+    expect(result).toEqual({
+      data: { note: 'see' },
+      uploads: [{ key: 'doc', upload: file }],
+      problems: [],
+      moreProblems: false,
+    })
   })
 
   test('a field without config gets the type defaults (text max_length 1000)', async () => {
@@ -629,7 +701,11 @@ describe('checkFieldConfig', () => {
     ['date: min equal to max, default on it', 'date', { min: '2026-01-01', max: '2026-01-01', default: '2026-01-01' }],
     ['date: an empty default means none', 'date', { default: '' }],
     ['file: image/*,.pdf and a 1-byte max_size', 'file', { accept: 'image/*,.pdf', max_size: 1 }],
-    ['file: a long media type', 'file', { accept: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }],
+    [
+      'file: a long media type',
+      'file',
+      { accept: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' },
+    ],
     ['file: tokens with spaces', 'file', { accept: ' audio/* , video/* , .tar.gz ' }],
   ] as const)('%s: no problem', async (_case, type, config) => {
     expect(await checkFieldConfig(field('f', type, config))).toEqual([])
@@ -651,7 +727,12 @@ describe('checkFieldConfig', () => {
     ['number: a default off the step from min', 'number', { default: 2, min: 1, step: 2 }, '/config/default'],
     ['number: a default beyond the safe integers', 'number', { default: 9007199254740992 }, '/config/default'],
     ['select: a default not among the options', 'select', { options: ['a', 'b'], default: 'c' }, '/config/default'],
-    ['select: a default that is a label', 'select', { options: [{ value: 'a', label: 'Apple' }], default: 'Apple' }, '/config/default'],
+    [
+      'select: a default that is a label',
+      'select',
+      { options: [{ value: 'a', label: 'Apple' }], default: 'Apple' },
+      '/config/default',
+    ],
     ['select: a default in another case', 'select', { options: ['a'], default: 'A' }, '/config/default'],
     ['date: an unreal default', 'date', { default: '2026-02-30' }, '/config/default'],
     ['date: a default before min', 'date', { default: '2025-12-31', min: '2026-01-01' }, '/config/default'],
@@ -664,7 +745,12 @@ describe('checkFieldConfig', () => {
     ['number: min > max', 'number', { min: 2, max: 1 }, '/config/max'],
     ['number: min > max by a fraction', 'number', { min: 1.5, max: 1.4 }, '/config/max'],
     ['select: a duplicate string value', 'select', { options: ['a', 'b', 'a'] }, '/config/options/2'],
-    ['select: a duplicate value in an object', 'select', { options: ['x', { value: 'x', label: 'Other' }] }, '/config/options/1'],
+    [
+      'select: a duplicate value in an object',
+      'select',
+      { options: ['x', { value: 'x', label: 'Other' }] },
+      '/config/options/1',
+    ],
     ['date: min > max', 'date', { min: '2026-02-01', max: '2026-01-31' }, '/config/max'],
     ['date: an unreal min', 'date', { min: '2026-02-29' }, '/config/min'],
     ['date: an unreal max', 'date', { max: '2026-13-01' }, '/config/max'],
@@ -684,7 +770,9 @@ describe('checkFieldConfig', () => {
     ['file: one bad token among good ones', 'file', { accept: 'image/*, pdf' }, '/config/accept'],
   ] as const)('%s: a problem at %s', async (_case, type, config, path) => {
     const code = path === '/config/pattern' ? 'invalid_pattern' : expect.any(String)
-    expect(await checkFieldConfig(field('f', type, config))).toEqual([expect.objectContaining({ path, message: expect.any(String), code })])
+    expect(await checkFieldConfig(field('f', type, config))).toEqual([
+      expect.objectContaining({ path, message: expect.any(String), code }),
+    ])
   })
 
   test('problems of several keys are all reported', async () => {
@@ -726,25 +814,69 @@ describe('control', () => {
       { min: 1, max: 9, step: 2, placeholder: 'n' },
       { kind: 'input', attributes: { type: 'text', inputmode: 'numeric', spellcheck: 'false', placeholder: 'n' } },
     ],
-    ['number', { step: 0.1 }, { kind: 'input', attributes: { type: 'text', inputmode: 'decimal', spellcheck: 'false' } }],
-    ['number', { min: 0.5, step: 1 }, { kind: 'input', attributes: { type: 'text', inputmode: 'decimal', spellcheck: 'false' } }],
-    ['select', { options: ['a', { value: 'b', label: 'Bee' }] }, { kind: 'radios', options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'Bee' }] }],
+    [
+      'number',
+      { step: 0.1 },
+      { kind: 'input', attributes: { type: 'text', inputmode: 'decimal', spellcheck: 'false' } },
+    ],
+    [
+      'number',
+      { min: 0.5, step: 1 },
+      { kind: 'input', attributes: { type: 'text', inputmode: 'decimal', spellcheck: 'false' } },
+    ],
+    [
+      'select',
+      { options: ['a', { value: 'b', label: 'Bee' }] },
+      {
+        kind: 'radios',
+        options: [
+          { value: 'a', label: 'a' },
+          { value: 'b', label: 'Bee' },
+        ],
+      },
+    ],
     [
       'select',
       { options: ['a', { value: 'b', label: 'Bee' }], display: 'dropdown' },
-      { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'Bee' }], placeholder: undefined },
+      {
+        kind: 'select',
+        attributes: {},
+        options: [
+          { value: 'a', label: 'a' },
+          { value: 'b', label: 'Bee' },
+        ],
+        placeholder: undefined,
+      },
     ],
     [
       'select',
       { options: ['a'], placeholder: 'Pick one', display: 'dropdown' },
       { kind: 'select', attributes: {}, options: [{ value: 'a', label: 'a' }], placeholder: 'Pick one' },
     ],
-    ['select', { options: ['a', 'b'], multiple: true }, { kind: 'checkboxes', options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'b' }] }],
+    [
+      'select',
+      { options: ['a', 'b'], multiple: true },
+      {
+        kind: 'checkboxes',
+        options: [
+          { value: 'a', label: 'a' },
+          { value: 'b', label: 'b' },
+        ],
+      },
+    ],
     ['checkbox', { default: true }, { kind: 'checkbox', attributes: {} }],
     ['date', {}, { kind: 'input', attributes: { type: 'date' } }],
-    ['date', { min: '2026-01-01', max: '2026-12-31' }, { kind: 'input', attributes: { type: 'date', min: '2026-01-01', max: '2026-12-31' } }],
+    [
+      'date',
+      { min: '2026-01-01', max: '2026-12-31' },
+      { kind: 'input', attributes: { type: 'date', min: '2026-01-01', max: '2026-12-31' } },
+    ],
     ['file', {}, { kind: 'input', attributes: { type: 'file' } }],
-    ['file', { accept: 'image/*,.pdf', max_size: 100 }, { kind: 'input', attributes: { type: 'file', accept: 'image/*,.pdf' } }],
+    [
+      'file',
+      { accept: 'image/*,.pdf', max_size: 100 },
+      { kind: 'input', attributes: { type: 'file', accept: 'image/*,.pdf' } },
+    ],
   ])('%s with %p', (type, config, expected) => {
     expect(typeOf(type).control(config)).toEqual(expected)
   })
@@ -761,17 +893,41 @@ describe('note', () => {
     ['number', { max: 5 }, { key: 'hint.number_max', params: { max: 5 } }],
     // The date control shows its own format: a written one would contradict it.
     ['date', {}, undefined],
-    ['date', { min: '2026-01-01', max: '2026-12-31' }, { key: 'hint.date_between', params: { min: { date: '2026-01-01' }, max: { date: '2026-12-31' } } }],
+    [
+      'date',
+      { min: '2026-01-01', max: '2026-12-31' },
+      { key: 'hint.date_between', params: { min: { date: '2026-01-01' }, max: { date: '2026-12-31' } } },
+    ],
     ['date', { min: '2026-01-01' }, { key: 'hint.date_min', params: { min: { date: '2026-01-01' } } }],
     ['date', { max: '2026-12-31' }, { key: 'hint.date_max', params: { max: { date: '2026-12-31' } } }],
     ['file', {}, { key: 'hint.file_size', params: { size: { bytes: 10 * MIB } } }],
-    ['file', { accept: 'image/*,.pdf', max_size: MIB }, { key: 'hint.file_types', params: { types: { fileTypes: 'image/*,.pdf' }, size: { bytes: MIB } } }],
+    [
+      'file',
+      { accept: 'image/*,.pdf', max_size: MIB },
+      { key: 'hint.file_types', params: { types: { fileTypes: 'image/*,.pdf' }, size: { bytes: MIB } } },
+    ],
     ['select', { options: ['a', 'b'] }, undefined],
     ['select', { options: ['a', 'b'], multiple: true }, { key: 'hint.select_any' }],
-    ['select', { options: ['a', 'b', 'c'], multiple: true, min_selected: 2 }, { key: 'hint.select_at_least', params: { count: 2 } }],
-    ['select', { options: ['a', 'b', 'c'], multiple: true, max_selected: 2 }, { key: 'hint.select_at_most', params: { count: 2 } }],
-    ['select', { options: ['a', 'b', 'c'], multiple: true, min_selected: 2, max_selected: 2 }, { key: 'hint.select_exactly', params: { count: 2 } }],
-    ['select', { options: ['a', 'b', 'c'], multiple: true, min_selected: 1, max_selected: 2 }, { key: 'hint.select_between', params: { min: 1, max: 2 } }],
+    [
+      'select',
+      { options: ['a', 'b', 'c'], multiple: true, min_selected: 2 },
+      { key: 'hint.select_at_least', params: { count: 2 } },
+    ],
+    [
+      'select',
+      { options: ['a', 'b', 'c'], multiple: true, max_selected: 2 },
+      { key: 'hint.select_at_most', params: { count: 2 } },
+    ],
+    [
+      'select',
+      { options: ['a', 'b', 'c'], multiple: true, min_selected: 2, max_selected: 2 },
+      { key: 'hint.select_exactly', params: { count: 2 } },
+    ],
+    [
+      'select',
+      { options: ['a', 'b', 'c'], multiple: true, min_selected: 1, max_selected: 2 },
+      { key: 'hint.select_between', params: { min: 1, max: 2 } },
+    ],
   ])('%s with %p: %p', (type, config, expected) => {
     expect(typeOf(type).note?.(config)).toEqual(expected)
   })
@@ -787,9 +943,12 @@ describe('note', () => {
 describe('submissionBodyLimit', () => {
   const none = submissionBodyLimit([])
 
-  test.each([1, MIB, 10 * MIB, 25 * MIB])('a file field with max_size %p raises the limit by at least that much', (maxSize) => {
-    expect(submissionBodyLimit([field('f', 'file', { max_size: maxSize })]) - none).toBeGreaterThanOrEqual(maxSize)
-  })
+  test.each([1, MIB, 10 * MIB, 25 * MIB])(
+    'a file field with max_size %p raises the limit by at least that much',
+    (maxSize) => {
+      expect(submissionBodyLimit([field('f', 'file', { max_size: maxSize })]) - none).toBeGreaterThanOrEqual(maxSize)
+    },
+  )
 
   test('the limit grows byte for byte with max_size', () => {
     const small = submissionBodyLimit([field('f', 'file', { max_size: MIB })])
@@ -799,12 +958,17 @@ describe('submissionBodyLimit', () => {
 
   test('a file field without max_size allows for the default 10 MiB', () => {
     expect(submissionBodyLimit([field('f', 'file')]) - none).toBeGreaterThanOrEqual(10 * MIB)
-    expect(submissionBodyLimit([field('f', 'file')])).toBe(submissionBodyLimit([field('f', 'file', { max_size: 10 * MIB })]))
+    expect(submissionBodyLimit([field('f', 'file')])).toBe(
+      submissionBodyLimit([field('f', 'file', { max_size: 10 * MIB })]),
+    )
   })
 
   test('two file fields add up', () => {
     const one = submissionBodyLimit([field('a', 'file', { max_size: 25 * MIB })])
-    const two = submissionBodyLimit([field('a', 'file', { max_size: 25 * MIB }), field('b', 'file', { max_size: 25 * MIB })])
+    const two = submissionBodyLimit([
+      field('a', 'file', { max_size: 25 * MIB }),
+      field('b', 'file', { max_size: 25 * MIB }),
+    ])
     expect(two - one).toBeGreaterThanOrEqual(25 * MIB)
   })
 
@@ -818,16 +982,22 @@ describe('submissionBodyLimit', () => {
 
   test('a text field at max_length of 3-byte characters fits, percent-encoded', () => {
     const encoded = encodeURIComponent('€'.repeat(10_000))
-    expect(submissionBodyLimit([field('t', 'text', { max_length: 10_000 })]) - none).toBeGreaterThanOrEqual(encoded.length)
+    expect(submissionBodyLimit([field('t', 'text', { max_length: 10_000 })]) - none).toBeGreaterThanOrEqual(
+      encoded.length,
+    )
   })
 
   test('a textarea at max_length of line breaks, sent as CRLF, fits', () => {
     const encoded = encodeURIComponent('\r\n'.repeat(100_000))
-    expect(submissionBodyLimit([field('t', 'textarea', { max_length: 100_000 })]) - none).toBeGreaterThanOrEqual(encoded.length)
+    expect(submissionBodyLimit([field('t', 'textarea', { max_length: 100_000 })]) - none).toBeGreaterThanOrEqual(
+      encoded.length,
+    )
   })
 
   test('every field adds room, even one with no stated size', () => {
     expect(submissionBodyLimit([field('c', 'checkbox')])).toBeGreaterThan(none)
-    expect(submissionBodyLimit([field('c', 'checkbox'), field('d', 'date')])).toBeGreaterThan(submissionBodyLimit([field('c', 'checkbox')]))
+    expect(submissionBodyLimit([field('c', 'checkbox'), field('d', 'date')])).toBeGreaterThan(
+      submissionBodyLimit([field('c', 'checkbox')]),
+    )
   })
 })

@@ -6,7 +6,14 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { HttpError } from '../src/lib/errors.ts'
-import { multipartBoundary, multipartParser, urlencodedParser, type FileSink, type FormEntry, type FormPostHandling } from '../src/lib/form-data.ts'
+import {
+  type FileSink,
+  type FormEntry,
+  type FormPostHandling,
+  multipartBoundary,
+  multipartParser,
+  urlencodedParser,
+} from '../src/lib/form-data.ts'
 
 /** A file part as these tests keep it: in memory, every byte in the pieces it came in. */
 interface KeptFile {
@@ -27,8 +34,15 @@ function keptInMemory(_name: string, filename: string, type: string): FileSink<K
 const GENEROUS: FormPostHandling<KeptFile> = { textBytes: 1024 * 1024, openFile: keptInMemory }
 
 /** Feeds `bytes` to a parser in pieces cut at `cuts` (positions), as a slow network would deliver them. */
-function parse(bytes: Uint8Array, contentType: string, cuts: number[] = [], limits = GENEROUS): Array<FormEntry<KeptFile>> {
-  const parser = /^multipart/.test(contentType) ? multipartParser(multipartBoundary(contentType), limits) : urlencodedParser(limits)
+function parse(
+  bytes: Uint8Array,
+  contentType: string,
+  cuts: number[] = [],
+  limits = GENEROUS,
+): Array<FormEntry<KeptFile>> {
+  const parser = /^multipart/.test(contentType)
+    ? multipartParser(multipartBoundary(contentType), limits)
+    : urlencodedParser(limits)
   let from = 0
   for (const cut of [...new Set(cuts)].sort((a, b) => a - b)) {
     if (cut <= from || cut >= bytes.length) continue
@@ -53,7 +67,9 @@ function refusal(work: () => unknown): { status: number; detail: string } {
 /** Entries with each file's pieces joined, to compare with what was sent. */
 const readable = (entries: Array<FormEntry<KeptFile>>) =>
   entries.map(([name, value]) =>
-    typeof value === 'string' ? [name, value] : [name, { filename: value.filename, type: value.type, size: value.size, bytes: Buffer.concat(value.pieces) }],
+    typeof value === 'string'
+      ? [name, value]
+      : [name, { filename: value.filename, type: value.type, size: value.size, bytes: Buffer.concat(value.pieces) }],
   )
 
 async function serialized(body: FormData | URLSearchParams) {
@@ -82,17 +98,31 @@ function multipart(parts: string[], boundary = 'XyZ'): { bytes: Uint8Array; cont
 // Any one Unicode scalar value (never a lone surrogate).
 const anyCharacter = fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })
 // Text a person could type: any Unicode scalar values (no lone surrogates), line breaks and delimiters included.
-const typedText = fc.string({ unit: fc.oneof(fc.constantFrom('\r\n', '--', '-', '&', '=', '%', '+', ' ', '"', 'é', '😀', '\u0000'), anyCharacter), maxLength: 40 })
-const fieldName = fc.string({ unit: fc.oneof(fc.constantFrom('a', 'b', '_', 'é', '&', '=', '"'), anyCharacter), minLength: 1, maxLength: 12 })
+const typedText = fc.string({
+  unit: fc.oneof(fc.constantFrom('\r\n', '--', '-', '&', '=', '%', '+', ' ', '"', 'é', '😀', '\u0000'), anyCharacter),
+  maxLength: 40,
+})
+const fieldName = fc.string({
+  unit: fc.oneof(fc.constantFrom('a', 'b', '_', 'é', '&', '=', '"'), anyCharacter),
+  minLength: 1,
+  maxLength: 12,
+})
 const splits = fc.array(fc.nat({ max: 4000 }), { maxLength: 30 })
 
 describe('what is sent is read exactly, however it arrives', () => {
   test('multipart/form-data from FormData: text and files, split anywhere', async () => {
     const file = fc.record({
-      filename: fc.string({ unit: fc.oneof(fc.constantFrom('a', '.', ' ', 'é', '😀', '%', ';'), anyCharacter), minLength: 1, maxLength: 16 }),
+      filename: fc.string({
+        unit: fc.oneof(fc.constantFrom('a', '.', ' ', 'é', '😀', '%', ';'), anyCharacter),
+        minLength: 1,
+        maxLength: 16,
+      }),
       type: fc.constantFrom('application/octet-stream', 'image/png', 'application/pdf'),
       // Bytes that look like the framing around them, and random ones.
-      bytes: fc.oneof(fc.uint8Array({ maxLength: 3000 }), fc.constantFrom(Buffer.from('\r\n--'), Buffer.from('\r\n\r\n'), new Uint8Array())),
+      bytes: fc.oneof(
+        fc.uint8Array({ maxLength: 3000 }),
+        fc.constantFrom(Buffer.from('\r\n--'), Buffer.from('\r\n\r\n'), new Uint8Array()),
+      ),
     })
     const entry = fc.tuple(fieldName, fc.oneof(typedText, file))
     await fc.assert(
@@ -106,7 +136,15 @@ describe('what is sent is read exactly, however it arrives', () => {
         const expected = entries.map(([name, value]) =>
           typeof value === 'string'
             ? [asSent(withCrlf(name)), withCrlf(value)]
-            : [asSent(withCrlf(name)), { filename: asSent(value.filename), type: value.type, size: value.bytes.length, bytes: Buffer.from(value.bytes) }],
+            : [
+                asSent(withCrlf(name)),
+                {
+                  filename: asSent(value.filename),
+                  type: value.type,
+                  size: value.bytes.length,
+                  bytes: Buffer.from(value.bytes),
+                },
+              ],
         )
         expect(readable(parse(bytes, contentType, cuts))).toEqual(expected)
       }),
@@ -124,10 +162,18 @@ describe('what is sent is read exactly, however it arrives', () => {
     )
   })
 
-  test('a file part\'s bytes reach its sink whole and in order, however they are split, and its size counts each one', () => {
+  test("a file part's bytes reach its sink whole and in order, however they are split, and its size counts each one", () => {
     const content = Buffer.from(crypto.getRandomValues(new Uint8Array(5000)))
-    const { bytes, contentType } = multipart([`Content-Disposition: form-data; name="f"; filename="a.bin"\r\n\r\n${content.toString('latin1')}`])
-    const [entry] = readable(parse(bytes, contentType, Array.from({ length: bytes.length }, (_, i) => i)))
+    const { bytes, contentType } = multipart([
+      `Content-Disposition: form-data; name="f"; filename="a.bin"\r\n\r\n${content.toString('latin1')}`,
+    ])
+    const [entry] = readable(
+      parse(
+        bytes,
+        contentType,
+        Array.from({ length: bytes.length }, (_, i) => i),
+      ),
+    )
     expect(entry).toEqual(['f', { filename: 'a.bin', type: '', size: 5000, bytes: content }])
   })
 })
@@ -158,7 +204,9 @@ describe('browser encodings read as a browser meant them', () => {
   })
 
   test('multipart: the boundary may be quoted, and a preamble and epilogue are ignored', () => {
-    const body = Buffer.from('preamble\r\n--a b\r\nContent-Disposition: form-data; name="x"\r\n\r\n1\r\n--a b--\r\nepilogue')
+    const body = Buffer.from(
+      'preamble\r\n--a b\r\nContent-Disposition: form-data; name="x"\r\n\r\n1\r\n--a b--\r\nepilogue',
+    )
     expect(parse(body, 'multipart/form-data; boundary="a b"')).toEqual([['x', '1']])
   })
 })
@@ -179,7 +227,10 @@ describe('what cannot be read exactly is refused (400), never changed or dropped
   test.each([
     ['a field value that is not UTF-8', ['Content-Disposition: form-data; name="n"\r\n\r\n\xff\xfe']],
     ['a file name that is not UTF-8', ['Content-Disposition: form-data; name="f"; filename="\xff.txt"\r\n\r\nx']],
-    ['a raw CR in a file name', ['Content-Disposition: form-data; name="f"; filename="a\rb.txt"\r\nContent-Type: text/plain\r\n\r\nx']],
+    [
+      'a raw CR in a file name',
+      ['Content-Disposition: form-data; name="f"; filename="a\rb.txt"\r\nContent-Type: text/plain\r\n\r\nx'],
+    ],
     ['a raw LF in a file name', ['Content-Disposition: form-data; name="f"; filename="a\nb.txt"\r\n\r\nx']],
     ['a header line without a colon', ['Content-Disposition: form-data; name="n"\r\nnonsense\r\n\r\nx']],
     ['a part without Content-Disposition', ['Content-Type: text/plain\r\n\r\nx']],
@@ -187,7 +238,10 @@ describe('what cannot be read exactly is refused (400), never changed or dropped
     ['a Content-Disposition that is not form-data', ['Content-Disposition: attachment; name="n"\r\n\r\nx']],
     ['an unclosed quote', ['Content-Disposition: form-data; name="n\r\n\r\nx']],
     ['a name given twice', ['Content-Disposition: form-data; name="a"; name="b"\r\n\r\nx']],
-    ['a filename* in another character set', ["Content-Disposition: form-data; name=\"f\"; filename*=ISO-8859-1''caf%E9.txt\r\n\r\nx"]],
+    [
+      'a filename* in another character set',
+      ['Content-Disposition: form-data; name="f"; filename*=ISO-8859-1\'\'caf%E9.txt\r\n\r\nx'],
+    ],
   ])('multipart: %s', (_, parts) => {
     const { bytes, contentType } = multipart(parts as string[])
     expect(refusal(() => parse(bytes, contentType)).status).toBe(400)
@@ -196,11 +250,18 @@ describe('what cannot be read exactly is refused (400), never changed or dropped
   test('multipart: a body that ends before its closing boundary', () => {
     const body = Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="f"; filename="a.bin"\r\n\r\npartial file')
     const refused = refusal(() => parse(body, 'multipart/form-data; boundary=XyZ'))
-    expect(refused).toEqual({ status: 400, detail: 'The form data could not be read: the body ended before its closing boundary' })
+    expect(refused).toEqual({
+      status: 400,
+      detail: 'The form data could not be read: the body ended before its closing boundary',
+    })
   })
 
   test('multipart: a Content-Type without a usable boundary', () => {
-    for (const contentType of ['multipart/form-data', 'multipart/form-data; boundary=', `multipart/form-data; boundary=${'b'.repeat(71)}`]) {
+    for (const contentType of [
+      'multipart/form-data',
+      'multipart/form-data; boundary=',
+      `multipart/form-data; boundary=${'b'.repeat(71)}`,
+    ]) {
       expect(refusal(() => parse(Buffer.from('--b--'), contentType)).status).toBe(400)
     }
   })
@@ -209,8 +270,16 @@ describe('what cannot be read exactly is refused (400), never changed or dropped
 describe('a form post holds no more than its limits', () => {
   test('text beyond the limit is 413, as urlencoded and as multipart, also as one unfinished pair', () => {
     const limits = { textBytes: 100, openFile: keptInMemory }
-    expect(refusal(() => parse(Buffer.from(`a=${'x'.repeat(60)}&b=${'y'.repeat(60)}`), 'application/x-www-form-urlencoded', [], limits)).status).toBe(413)
-    expect(refusal(() => parse(Buffer.from(`a=${'%41'.repeat(200)}`), 'application/x-www-form-urlencoded', [10, 20, 30], limits)).status).toBe(413)
+    expect(
+      refusal(() =>
+        parse(Buffer.from(`a=${'x'.repeat(60)}&b=${'y'.repeat(60)}`), 'application/x-www-form-urlencoded', [], limits),
+      ).status,
+    ).toBe(413)
+    expect(
+      refusal(() =>
+        parse(Buffer.from(`a=${'%41'.repeat(200)}`), 'application/x-www-form-urlencoded', [10, 20, 30], limits),
+      ).status,
+    ).toBe(413)
     const { bytes, contentType } = multipart([`Content-Disposition: form-data; name="a"\r\n\r\n${'x'.repeat(101)}`])
     expect(refusal(() => parse(bytes, contentType, [], limits)).status).toBe(413)
   })
@@ -218,6 +287,11 @@ describe('a form post holds no more than its limits', () => {
   test('more than 1000 fields is 413', () => {
     const body = Buffer.from(Array.from({ length: 1001 }, (_, i) => `f${i}=1`).join('&'))
     expect(refusal(() => parse(body, 'application/x-www-form-urlencoded')).status).toBe(413)
-    expect(parse(Buffer.from(Array.from({ length: 1000 }, (_, i) => `f${i}=1`).join('&')), 'application/x-www-form-urlencoded')).toHaveLength(1000)
+    expect(
+      parse(
+        Buffer.from(Array.from({ length: 1000 }, (_, i) => `f${i}=1`).join('&')),
+        'application/x-www-form-urlencoded',
+      ),
+    ).toHaveLength(1000)
   })
 })

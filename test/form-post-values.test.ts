@@ -30,7 +30,10 @@ function postWithFileName(formId: string, filenameParams: string, name = 'Ada') 
   const body =
     textPart('name', name) +
     `--${BOUNDARY}\r\nContent-Disposition: form-data; name="doc"; ${filenameParams}\r\nContent-Type: application/octet-stream\r\n\r\nMZ payload\r\n--${BOUNDARY}--\r\n`
-  return send(t.app, 'POST', `/f/${formId}`, { body: Buffer.from(body, 'utf8'), headers: { 'content-type': multipartType } })
+  return send(t.app, 'POST', `/f/${formId}`, {
+    body: Buffer.from(body, 'utf8'),
+    headers: { 'content-type': multipartType },
+  })
 }
 
 describe('file names lose bidi controls and C0 controls before they are stored', () => {
@@ -48,7 +51,9 @@ describe('file names lose bidi controls and C0 controls before they are stored',
 
       const responses = await t.api.get(`/forms/${form.id}/responses`)
       expect(responses.text).not.toMatch(BIDI)
-      const download = await t.app.handle(new Request(responses.body[0].data.doc, { headers: { authorization: `Bearer ${t.key}` } }))
+      const download = await t.app.handle(
+        new Request(responses.body[0].data.doc, { headers: { authorization: `Bearer ${t.key}` } }),
+      )
       expect(download.status).toBe(200)
       const disposition = download.headers.get('content-disposition')!
       expect(disposition).toBe(`attachment; filename="${stored}"; filename*=UTF-8''${stored}`)
@@ -79,8 +84,19 @@ const SINGLE_VALUE_FIELDS: Array<{ field: Record<string, unknown>; values: [stri
   { field: { key: 'email', type: 'email', label: 'Email' }, values: ['ada@example.com', 'eve@example.com'] },
   { field: { key: 'guests', type: 'number', label: 'Guests' }, values: ['1', '2'] },
   { field: { key: 'day', type: 'date', label: 'Day' }, values: ['2026-06-01', '2026-06-02'] },
-  { field: { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', 'veg'] } }, values: ['fish', 'veg'] },
-  { field: { key: 'city', type: 'select', label: 'City', config: { options: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] } }, values: ['a', 'b'] },
+  {
+    field: { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', 'veg'] } },
+    values: ['fish', 'veg'],
+  },
+  {
+    field: {
+      key: 'city',
+      type: 'select',
+      label: 'City',
+      config: { options: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] },
+    },
+    values: ['a', 'b'],
+  },
   { field: { key: 'agree', type: 'checkbox', label: 'I agree' }, values: ['true', 'true'] },
 ]
 const OTHER = { key: 'other', type: 'text', label: 'Something else' }
@@ -106,7 +122,8 @@ describe('a field that takes one value, sent twice, is a 422 on that field', () 
       await expectRepeatedRefused(urlencoded, field.key as string)
       expect(inputsOf(urlencoded.text).find((input) => input.name === 'other')?.value).toBe('kept')
       // The page shows the first value sent.
-      if (field.type === 'text') expect(inputsOf(urlencoded.text).find((input) => input.name === 'text')?.value).toBe(values[0])
+      if (field.type === 'text')
+        expect(inputsOf(urlencoded.text).find((input) => input.name === 'text')?.value).toBe(values[0])
 
       const multipart = new FormData()
       for (const [key, value] of entries) multipart.append(key, value)

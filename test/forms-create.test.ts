@@ -8,9 +8,9 @@ import {
   BASE_URL,
   createTestContext,
   send,
-  validForm,
   type TestContext,
   type TestResponse,
+  validForm,
 } from './utils.ts'
 
 let t: TestContext
@@ -175,12 +175,24 @@ describe('unknown keys are 422 at their JSON Pointer', () => {
     ['top level, key holding "/" (escaped as ~1)', { ...validForm(), 'a/b': 1 }, '/a~1b'],
     ['top level, key holding "~" (escaped as ~0)', { ...validForm(), 'a~b': 1 }, '/a~0b'],
     ['in a field', oneField({ ...fieldOf('text'), bogus: true }), '/fields/0/bogus'],
-    ['in the second field', validForm({ fields: [fieldOf('text'), { ...fieldOf('text'), key: 'r', bogus: 1 }] }), '/fields/1/bogus'],
+    [
+      'in the second field',
+      validForm({ fields: [fieldOf('text'), { ...fieldOf('text'), key: 'r', bogus: 1 }] }),
+      '/fields/1/bogus',
+    ],
     ['in a field, typo of "required"', oneField({ ...fieldOf('text'), requried: true }), '/fields/0/requried'],
     ['in a field config', oneField(fieldOf('text', { bogus: 1 })), '/fields/0/config/bogus'],
-    ['in the second field config', validForm({ fields: [fieldOf('text'), { ...fieldOf('number', { bogus: 1 }), key: 'r' }] }), '/fields/1/config/bogus'],
-    ['another type\'s config key (rows on text)', oneField(fieldOf('text', { rows: 3 })), '/fields/0/config/rows'],
-    ['in a select option object', oneField(fieldOf('select', { options: [{ value: 'a', label: 'A', extra: 1 }] })), '/fields/0/config/options/0/extra'],
+    [
+      'in the second field config',
+      validForm({ fields: [fieldOf('text'), { ...fieldOf('number', { bogus: 1 }), key: 'r' }] }),
+      '/fields/1/config/bogus',
+    ],
+    ["another type's config key (rows on text)", oneField(fieldOf('text', { rows: 3 })), '/fields/0/config/rows'],
+    [
+      'in a select option object',
+      oneField(fieldOf('select', { options: [{ value: 'a', label: 'A', extra: 1 }] })),
+      '/fields/0/config/options/0/extra',
+    ],
   ])('%s', async (_name, body, path) => {
     expectRejected(await create(body), path)
   })
@@ -248,7 +260,11 @@ describe('title, description and fields', () => {
 
   test.each<[string, unknown, string]>([
     ['no fields', [], '/fields'],
-    ['101 fields', Array.from({ length: 101 }, (_, i) => ({ key: `f${i}`, type: 'text', label: `Field ${i}` })), '/fields'],
+    [
+      '101 fields',
+      Array.from({ length: 101 }, (_, i) => ({ key: `f${i}`, type: 'text', label: `Field ${i}` })),
+      '/fields',
+    ],
     ['fields missing', undefined, '/fields'],
     ['fields an object', { name: { type: 'text', label: 'Name' } }, '/fields'],
     ['fields null', null, '/fields'],
@@ -268,14 +284,14 @@ describe('a field', () => {
     ['a-b_C9'],
     ['A1'],
     ['x-'],
-    ['a' + 'b'.repeat(63)], // 64 chars
+    [`a${'b'.repeat(63)}`], // 64 chars
   ])('key %j is accepted', async (key) => {
     const form = expectCreated(await create(oneField({ ...fieldOf('text'), key })))
     expect((await getForm(form.id as string)).fields[0].key).toBe(key)
   })
 
   test.each<[string, unknown]>([
-    ['65 chars', 'a' + 'b'.repeat(64)],
+    ['65 chars', `a${'b'.repeat(64)}`],
     ['empty', ''],
     ['leading digit', '1abc'],
     ['leading underscore (reserved)', '_x'],
@@ -506,7 +522,10 @@ describe('callback_metadata, context and settings', () => {
 
     test('whitespace in the request does not count: a pretty-printed context of 65,536 compact bytes is accepted', async () => {
       const context = { ...contextOfBytes(65_536 - 200), more: { a: [1, 2, 3], b: 'é' } }
-      const padded = { ...context, more: { ...context.more, b: 'é'.padEnd(1 + 65_536 - utf8Bytes(JSON.stringify(context)), 'x') } }
+      const padded = {
+        ...context,
+        more: { ...context.more, b: 'é'.padEnd(1 + 65_536 - utf8Bytes(JSON.stringify(context)), 'x') },
+      }
       expect(utf8Bytes(JSON.stringify(padded))).toBe(65_536)
       const raw = JSON.stringify(validForm({ context: padded }), null, 4)
       expect(utf8Bytes(raw)).toBeGreaterThan(65_536 + 100)
@@ -516,15 +535,21 @@ describe('callback_metadata, context and settings', () => {
   })
 
   describe('nesting depth', () => {
-    test.each(['context', 'settings', 'callback_metadata'])('%s nested 100 levels deep is accepted and returned as given', async (name) => {
-      const value = nestedObject(100)
-      const form = expectCreated(await create(validForm({ [name]: value })))
-      expect((await getForm(form.id as string))[name]).toStrictEqual(value)
-    })
+    test.each(['context', 'settings', 'callback_metadata'])(
+      '%s nested 100 levels deep is accepted and returned as given',
+      async (name) => {
+        const value = nestedObject(100)
+        const form = expectCreated(await create(validForm({ [name]: value })))
+        expect((await getForm(form.id as string))[name]).toStrictEqual(value)
+      },
+    )
 
-    test.each(['context', 'settings', 'callback_metadata'])('%s nested 101 levels deep: 422 at its path', async (name) => {
-      expectRejected(await create(validForm({ [name]: nestedObject(101) })), `/${name}`)
-    })
+    test.each(['context', 'settings', 'callback_metadata'])(
+      '%s nested 101 levels deep: 422 at its path',
+      async (name) => {
+        expectRejected(await create(validForm({ [name]: nestedObject(101) })), `/${name}`)
+      },
+    )
 
     // Far deeper than any valid body: refused before it is parsed, at the body's member that holds it.
     const deep = nestedArrayText(100_000)
@@ -532,12 +557,28 @@ describe('callback_metadata, context and settings', () => {
     test.each<[string, string, PathMatcher | undefined]>([
       ['context holding 100,000 nested arrays', `${head},"context":{"a":${deep}}}`, '/context'],
       ['settings holding 100,000 nested arrays', `${head},"settings":{"a":${deep}}}`, '/settings'],
-      ['callback_metadata holding 100,000 nested arrays', `${head},"callback_metadata":{"a":${deep}}}`, '/callback_metadata'],
+      [
+        'callback_metadata holding 100,000 nested arrays',
+        `${head},"callback_metadata":{"a":${deep}}}`,
+        '/callback_metadata',
+      ],
       ['an unknown top-level key holding 100,000 nested arrays', `${head},"deep":${deep}}`, '/deep'],
-      ['a title that is 100,000 nested arrays', `{"title":${deep},"fields":[{"key":"a","type":"text","label":"A"}]}`, '/title'],
+      [
+        'a title that is 100,000 nested arrays',
+        `{"title":${deep},"fields":[{"key":"a","type":"text","label":"A"}]}`,
+        '/title',
+      ],
       ['a field that is 100,000 nested arrays', `{"title":"T","fields":[${deep}]}`, '/fields'],
-      ['a config key holding 100,000 nested arrays', `{"title":"T","fields":[{"key":"a","type":"text","label":"A","config":{"default":${deep}}}]}`, '/fields'],
-      ['select options of 100,000 nested arrays', `{"title":"T","fields":[{"key":"a","type":"select","label":"A","config":{"options":${deep}}}]}`, '/fields'],
+      [
+        'a config key holding 100,000 nested arrays',
+        `{"title":"T","fields":[{"key":"a","type":"text","label":"A","config":{"default":${deep}}}]}`,
+        '/fields',
+      ],
+      [
+        'select options of 100,000 nested arrays',
+        `{"title":"T","fields":[{"key":"a","type":"select","label":"A","config":{"options":${deep}}}]}`,
+        '/fields',
+      ],
       ['a body that is 100,000 nested arrays', deep, undefined],
     ])('%s: 422, never 500', async (_name, raw, path) => {
       const res = await create(raw)
@@ -640,7 +681,11 @@ const ACCEPTED_CONFIGS: Array<[string, string, Json]> = [
   ['text', 'default of exactly min_length', { min_length: 3, default: 'abc' }],
   ['text', 'pattern', { pattern: '[A-Z][a-z]+' }],
   ['text', 'default matching pattern', { pattern: '[0-9]{3}', default: '123' }],
-  ['text', 'every key', { placeholder: 'ABC-123', default: 'XYZ-999', min_length: 7, max_length: 7, pattern: '[A-Z]{3}-[0-9]{3}' }],
+  [
+    'text',
+    'every key',
+    { placeholder: 'ABC-123', default: 'XYZ-999', min_length: 7, max_length: 7, pattern: '[A-Z]{3}-[0-9]{3}' },
+  ],
   // textarea
   ['textarea', 'placeholder', { placeholder: 'Tell us more' }],
   ['textarea', 'default', { default: 'line one\nline two' }],
@@ -707,7 +752,12 @@ const REJECTED_CONFIGS: Array<[string, string, unknown, PathMatcher]> = [
   ['text', 'min_length > max_length', { min_length: 6, max_length: 5 }, /^\/fields\/0\/config\/(min|max)_length$/],
   ['text', 'min_length > the default max_length 1000', { min_length: 1001 }, /^\/fields\/0\/config\/(min|max)_length$/],
   ['text', 'default longer than max_length', { max_length: 5, default: 'abcdef' }, '/fields/0/config/default'],
-  ['text', 'default longer than the default max_length 1000', { default: 'x'.repeat(1001) }, '/fields/0/config/default'],
+  [
+    'text',
+    'default longer than the default max_length 1000',
+    { default: 'x'.repeat(1001) },
+    '/fields/0/config/default',
+  ],
   ['text', 'default shorter than min_length', { min_length: 3, default: 'ab' }, '/fields/0/config/default'],
   ['text', 'default not matching pattern', { pattern: '[0-9]+', default: '12a' }, '/fields/0/config/default'],
   ['text', 'default matching pattern only in part', { pattern: 'abc', default: 'xabcx' }, '/fields/0/config/default'],
@@ -721,16 +771,31 @@ const REJECTED_CONFIGS: Array<[string, string, unknown, PathMatcher]> = [
   ['textarea', 'rows 51', { rows: 51 }, '/fields/0/config/rows'],
   ['textarea', 'rows not an integer', { rows: 2.5 }, '/fields/0/config/rows'],
   ['textarea', 'rows a string', { rows: '4' }, '/fields/0/config/rows'],
-  ['textarea', 'min_length > max_length', { min_length: 20, max_length: 10 }, /^\/fields\/0\/config\/(min|max)_length$/],
+  [
+    'textarea',
+    'min_length > max_length',
+    { min_length: 20, max_length: 10 },
+    /^\/fields\/0\/config\/(min|max)_length$/,
+  ],
   ['textarea', 'default longer than max_length', { max_length: 5, default: 'abcdef' }, '/fields/0/config/default'],
-  ['textarea', 'default longer than the default max_length 10,000', { default: 'x'.repeat(10_001) }, '/fields/0/config/default'],
+  [
+    'textarea',
+    'default longer than the default max_length 10,000',
+    { default: 'x'.repeat(10_001) },
+    '/fields/0/config/default',
+  ],
   ['textarea', 'default shorter than min_length', { min_length: 5, default: 'abc' }, '/fields/0/config/default'],
   ['textarea', 'pattern (a text-only key)', { pattern: '.*' }, '/fields/0/config/pattern'],
   // email
   ['email', 'default not an address', { default: 'not an email' }, '/fields/0/config/default'],
   ['email', 'default without a domain', { default: 'ada@' }, '/fields/0/config/default'],
   ['email', 'default without a local part', { default: '@example.com' }, '/fields/0/config/default'],
-  ['email', 'default longer than 254 chars', { default: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com` }, '/fields/0/config/default'],
+  [
+    'email',
+    'default longer than 254 chars',
+    { default: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com` },
+    '/fields/0/config/default',
+  ],
   ['email', 'default a number', { default: 1 }, '/fields/0/config/default'],
   ['email', 'min_length (not an email key)', { min_length: 3 }, '/fields/0/config/min_length'],
   // number
@@ -751,15 +816,50 @@ const REJECTED_CONFIGS: Array<[string, string, unknown, PathMatcher]> = [
   ['select', '1,001 options', { options: options(1001) }, '/fields/0/config/options'],
   ['select', 'options missing', {}, '/fields/0/config/options'],
   ['select', 'options a string', { options: 'a,b' }, '/fields/0/config/options'],
-  ['select', 'an option object with an extra key', { options: ['a', { value: 'b', label: 'B', extra: 1 }] }, /^\/fields\/0\/config\/options\/1(\/extra)?$/],
-  ['select', 'an option object without label', { options: [{ value: 'b' }] }, /^\/fields\/0\/config\/options\/0(\/label)?$/],
-  ['select', 'an option object without value', { options: [{ label: 'B' }] }, /^\/fields\/0\/config\/options\/0(\/value)?$/],
+  [
+    'select',
+    'an option object with an extra key',
+    { options: ['a', { value: 'b', label: 'B', extra: 1 }] },
+    /^\/fields\/0\/config\/options\/1(\/extra)?$/,
+  ],
+  [
+    'select',
+    'an option object without label',
+    { options: [{ value: 'b' }] },
+    /^\/fields\/0\/config\/options\/0(\/label)?$/,
+  ],
+  [
+    'select',
+    'an option object without value',
+    { options: [{ label: 'B' }] },
+    /^\/fields\/0\/config\/options\/0(\/value)?$/,
+  ],
   ['select', 'an option that is a number', { options: ['a', 5] }, /^\/fields\/0\/config\/options\/1$/],
   ['select', 'duplicate string values', { options: ['a', 'b', 'a'] }, /^\/fields\/0\/config\/options(\/2)?$/],
-  ['select', 'duplicate values across a string and an object', { options: ['a', { value: 'a', label: 'Also a' }] }, /^\/fields\/0\/config\/options(\/1)?$/],
-  ['select', 'duplicate object values', { options: [{ value: 'v', label: 'One' }, { value: 'v', label: 'Two' }] }, /^\/fields\/0\/config\/options(\/1)?$/],
+  [
+    'select',
+    'duplicate values across a string and an object',
+    { options: ['a', { value: 'a', label: 'Also a' }] },
+    /^\/fields\/0\/config\/options(\/1)?$/,
+  ],
+  [
+    'select',
+    'duplicate object values',
+    {
+      options: [
+        { value: 'v', label: 'One' },
+        { value: 'v', label: 'Two' },
+      ],
+    },
+    /^\/fields\/0\/config\/options(\/1)?$/,
+  ],
   ['select', 'default not among the values', { options: ['a', 'b'], default: 'z' }, '/fields/0/config/default'],
-  ['select', 'default an option label, not its value', { options: [{ value: 'v', label: 'Label' }], default: 'Label' }, '/fields/0/config/default'],
+  [
+    'select',
+    'default an option label, not its value',
+    { options: [{ value: 'v', label: 'Label' }], default: 'Label' },
+    '/fields/0/config/default',
+  ],
   ['select', 'default a number', { options: ['1', '2'], default: 1 }, '/fields/0/config/default'],
   // checkbox
   ['checkbox', 'default "true"', { default: 'true' }, '/fields/0/config/default'],
@@ -791,23 +891,29 @@ const REJECTED_CONFIGS: Array<[string, string, unknown, PathMatcher]> = [
 ]
 
 describe('field config', () => {
-  test.each(ACCEPTED_CONFIGS)('%s accepts %s, and Get Form returns the config exactly as given', async (type, _what, config) => {
-    const form = expectCreated(await create(oneField(fieldOf(type, config))))
-    const field = (await getForm(form.id as string)).fields[0]
-    expect(field.type).toBe(type)
-    expect(field.config).toStrictEqual(config)
-    // Exactly as given: no defaults filled in, keys in the order sent.
-    expect(JSON.stringify(field.config)).toBe(JSON.stringify(config))
-  })
+  test.each(ACCEPTED_CONFIGS)(
+    '%s accepts %s, and Get Form returns the config exactly as given',
+    async (type, _what, config) => {
+      const form = expectCreated(await create(oneField(fieldOf(type, config))))
+      const field = (await getForm(form.id as string)).fields[0]
+      expect(field.type).toBe(type)
+      expect(field.config).toStrictEqual(config)
+      // Exactly as given: no defaults filled in, keys in the order sent.
+      expect(JSON.stringify(field.config)).toBe(JSON.stringify(config))
+    },
+  )
 
   test.each(REJECTED_CONFIGS)('%s rejects %s', async (type, _what, config, path) => {
     expectRejected(await create(oneField(fieldOf(type, config))), path)
   })
 
-  test.each(ALL_TYPES.map((type) => [type]))('%s rejects an unknown config key at /fields/0/config/bogus', async (type) => {
-    const config = { ...MINIMAL_CONFIG[type], bogus: 1 }
-    expectRejected(await create(oneField(fieldOf(type, config))), '/fields/0/config/bogus')
-  })
+  test.each(ALL_TYPES.map((type) => [type]))(
+    '%s rejects an unknown config key at /fields/0/config/bogus',
+    async (type) => {
+      const config = { ...MINIMAL_CONFIG[type], bogus: 1 }
+      expectRejected(await create(oneField(fieldOf(type, config))), '/fields/0/config/bogus')
+    },
+  )
 
   test.each(ALL_TYPES.filter((type) => type !== 'select').map((type) => [type]))(
     '%s without config: Get Form returns config {}',
@@ -835,7 +941,12 @@ describe('field config', () => {
       { key: 'notes', type: 'textarea', label: 'Notes', config: { rows: 3 } },
       { key: 'email', type: 'email', label: 'Email' },
       { key: 'guests', type: 'number', label: 'Guests', config: { min: 1, max: 10, step: 1, default: 2 } },
-      { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }] } },
+      {
+        key: 'meal',
+        type: 'select',
+        label: 'Meal',
+        config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }] },
+      },
       { key: 'agree', type: 'checkbox', label: 'I agree', required: true, config: { default: false } },
       { key: 'day', type: 'date', label: 'Day', config: { min: '2026-01-01', max: '2026-12-31' } },
       { key: 'photo', type: 'file', label: 'Photo', config: { accept: 'image/*', max_size: 1024 } },
@@ -858,11 +969,24 @@ describe('field config', () => {
 
 describe('the 201 response', () => {
   test('has exactly the Form keys, with url, status, counts and times as the contract fixes them', async () => {
-    const res = await create(validForm({ description: 'Please answer', context: { a: 1 }, callback_url: 'https://example.com/hook' }))
+    const res = await create(
+      validForm({ description: 'Please answer', context: { a: 1 }, callback_url: 'https://example.com/hook' }),
+    )
     const form = expectCreated(res)
     expect(res.headers.get('content-type')).toContain('application/json')
     expect(Object.keys(form).sort()).toEqual(
-      ['id', 'title', 'description', 'url', 'status', 'fields_count', 'expires_at', 'created_at', 'context', 'page'].sort(),
+      [
+        'id',
+        'title',
+        'description',
+        'url',
+        'status',
+        'fields_count',
+        'expires_at',
+        'created_at',
+        'context',
+        'page',
+      ].sort(),
     )
     expect(form.id).toMatch(/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/)
     expect(form.title).toBe('Travel preferences')

@@ -122,7 +122,14 @@ describe('GET /api/v1/forms/<id>', () => {
       title: 'Trip',
       description: 'Where to next?',
       fields: [
-        { key: 'city', type: 'text', label: 'City', description: 'Where you want to go', required: true, config: { max_length: 80 } },
+        {
+          key: 'city',
+          type: 'text',
+          label: 'City',
+          description: 'Where you want to go',
+          required: true,
+          config: { max_length: 80 },
+        },
         { key: 'nights', type: 'number', label: 'Nights' },
       ],
       callback_url: 'https://agent.example.org/hook',
@@ -146,7 +153,14 @@ describe('GET /api/v1/forms/<id>', () => {
       created_at: apiTime(t.clock()),
       context: { conversation: 'c-1', nested: { ok: true } },
       fields: [
-        { key: 'city', type: 'text', label: 'City', description: 'Where you want to go', required: true, config: { max_length: 80 } },
+        {
+          key: 'city',
+          type: 'text',
+          label: 'City',
+          description: 'Where you want to go',
+          required: true,
+          config: { max_length: 80 },
+        },
         { key: 'nights', type: 'number', label: 'Nights', description: null, required: false, config: {} },
       ],
       callback_url: 'https://agent.example.org/hook',
@@ -171,7 +185,9 @@ describe('GET /api/v1/forms/<id>', () => {
     expect(res.body.callback_url).toBeNull()
     expect(res.body.callback_metadata).toEqual({})
     expect(res.body.settings).toEqual({})
-    expect(res.body.fields).toEqual([{ key: 'name', type: 'text', label: 'Your name', description: null, required: true, config: {} }])
+    expect(res.body.fields).toEqual([
+      { key: 'name', type: 'text', label: 'Your name', description: null, required: true, config: {} },
+    ])
   })
 
   test('the webhook secret appears in no response and under no key', async () => {
@@ -228,7 +244,10 @@ describe('GET /api/v1/forms/<id>', () => {
 
 describe('GET /api/v1/forms', () => {
   test('lists the forms newest first, as summaries without context', async () => {
-    const ids = await createForms(3, { context: { private: 'agent state' }, callback_url: 'https://agent.example.org/hook' })
+    const ids = await createForms(3, {
+      context: { private: 'agent state' },
+      callback_url: 'https://agent.example.org/hook',
+    })
 
     const res = await t.api.get('/forms')
 
@@ -748,7 +767,11 @@ describe('PATCH /api/v1/forms/<id>: bodies', () => {
     await cancel(cancelled.id)
     const expired = await expiredForm()
 
-    for (const [form, status] of [[completed, 'completed'], [cancelled, 'cancelled'], [expired, 'expired']] as const) {
+    for (const [form, status] of [
+      [completed, 'completed'],
+      [cancelled, 'cancelled'],
+      [expired, 'expired'],
+    ] as const) {
       const res = await t.api.patch(`/forms/${form.id}`, {})
       expect(res.status).toBe(200)
       expect(res.body.status).toBe(status)
@@ -791,13 +814,20 @@ describe('PATCH /api/v1/forms/<id>: bodies', () => {
   test('one invalid field rejects the whole request: the other field does not apply', async () => {
     const form = await t.api.createForm()
 
-    expectValidationError(await t.api.patch(`/forms/${form.id}`, { status: 'cancelled', expires_at: '2020-01-01T00:00:00Z' }), '/expires_at')
+    expectValidationError(
+      await t.api.patch(`/forms/${form.id}`, { status: 'cancelled', expires_at: '2020-01-01T00:00:00Z' }),
+      '/expires_at',
+    )
     const got = await t.api.get(`/forms/${form.id}`)
     expect(got.body.status).toBe('active')
     expect(got.body.expires_at).toBe(form.expires_at)
   })
 
-  for (const body of [{ expire_at: '2099-01-01T00:00:00Z' }, { status: 'cancelled', title: 'Renamed' }, { context: { a: 1 } }]) {
+  for (const body of [
+    { expire_at: '2099-01-01T00:00:00Z' },
+    { status: 'cancelled', title: 'Renamed' },
+    { context: { a: 1 } },
+  ]) {
     test(`an unknown key is 422 and nothing applies: ${JSON.stringify(body)}`, async () => {
       const form = await t.api.createForm()
 

@@ -93,7 +93,14 @@ export async function startFreezingProxy(upstreamUrl: string): Promise<FreezingP
     port: 0,
     socket: {
       open(client) {
-        const pair: Pair = { client: { pending: [], socket: client }, server: { pending: [] }, closed: false, clientGone: false, serverGone: false, stranded: false }
+        const pair: Pair = {
+          client: { pending: [], socket: client },
+          server: { pending: [] },
+          closed: false,
+          clientGone: false,
+          serverGone: false,
+          stranded: false,
+        }
         client.data = pair
         pairs.add(pair)
         Bun.connect<Pair>({

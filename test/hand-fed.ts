@@ -39,7 +39,8 @@ export const filePartHead = (key: string, name = 'upload.bin', type = 'applicati
   `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${key}"; filename="${name}"\r\nContent-Type: ${type}\r\n\r\n`
 
 /** A whole text part, ending where the next part's delimiter begins. */
-export const textPart = (key: string, value: string) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`
+export const textPart = (key: string, value: string) =>
+  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`
 
 /** What ends the last part and the body. */
 export const closing = `\r\n--${BOUNDARY}--\r\n`

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { FORM_FILES_MAX_SIZE } from '../src/fields/file.ts'
 import { translator } from '../src/i18n/index.ts'
 import { inputsOf, pageText } from './html.ts'
-import { BASE_URL, createTestContext, postForm, until, type TestContext } from './utils.ts'
+import { BASE_URL, createTestContext, postForm, type TestContext, until } from './utils.ts'
 
 let t: TestContext
 beforeEach(async () => {
@@ -22,7 +22,8 @@ const HOUR = 3_600_000
 const NAME = { key: 'name', type: 'text', label: 'Your name', required: true }
 const DOC = { key: 'doc', type: 'file', label: 'Document', config: { max_size: 4096, accept: '.pdf' } }
 
-const pdf = (text: string, name = 'report.pdf') => new File([new TextEncoder().encode(`%PDF ${text}`)], name, { type: 'application/pdf' })
+const pdf = (text: string, name = 'report.pdf') =>
+  new File([new TextEncoder().encode(`%PDF ${text}`)], name, { type: 'application/pdf' })
 
 /** A browser's post: `fields` as text, files as given; a file control left empty sends an empty, nameless part. */
 function post(fields: Record<string, string | File | undefined>) {
@@ -75,7 +76,9 @@ describe('a valid file survives a 422', () => {
     const text = pageText(res.text)
     const { t: words } = translator('en')
     // pageText makes every space a plain one; the size's is a no-break one.
-    expect(text).toContain(words('file.kept', { name: 'report.pdf', size: { bytes: '%PDF first'.length } }).replace(/\u00a0/g, ' '))
+    expect(text).toContain(
+      words('file.kept', { name: 'report.pdf', size: { bytes: '%PDF first'.length } }).replace(/\u00a0/g, ' '),
+    )
     expect(text).toContain(words('file.remove'))
     expect(text).toContain(words('file.replace'))
     const inputs = inputsOf(res.text)
@@ -125,7 +128,11 @@ describe('a valid file survives a 422', () => {
   test('a file that fails its own checks is not held; a valid one beside it is', async () => {
     const photo = { key: 'photo', type: 'file', label: 'Photo', config: { max_size: 10 } }
     const form = await t.api.createForm({ fields: [NAME, DOC, photo] })
-    const res = await postForm(t.app, form.id, post({ name: '', doc: pdf('ok'), photo: pdf('far too large for ten bytes', 'big.pdf') }))
+    const res = await postForm(
+      t.app,
+      form.id,
+      post({ name: '', doc: pdf('ok'), photo: pdf('far too large for ten bytes', 'big.pdf') }),
+    )
     expect(res.status).toBe(422)
     expect(heldId(res.text, 'doc')).toBeDefined()
     expect(heldId(res.text, 'photo')).toBeUndefined()
@@ -135,7 +142,11 @@ describe('a valid file survives a 422', () => {
   test('ticking "Remove this file": the hold is let go and the field is empty', async () => {
     const { form, id } = await refusedWithFile()
     const [row] = await heldRows(form.id)
-    const res = await postForm(t.app, form.id, post({ name: 'Ada', _held_doc: id!, _remove_doc: 'true', doc: undefined }))
+    const res = await postForm(
+      t.app,
+      form.id,
+      post({ name: 'Ada', _held_doc: id!, _remove_doc: 'true', doc: undefined }),
+    )
     expect(res.status).toBe(303)
     expect(await downloaded(form.id, 'doc')).toBeUndefined()
     expect(await heldRows(form.id)).toEqual([])
@@ -144,7 +155,11 @@ describe('a valid file survives a 422', () => {
 
   test('removed while the form is still refused: the page keeps nothing and a required file is asked for again', async () => {
     const { form, id } = await refusedWithFile([NAME, { ...DOC, required: true }])
-    const res = await postForm(t.app, form.id, post({ name: 'Ada', _held_doc: id!, _remove_doc: 'true', doc: undefined }))
+    const res = await postForm(
+      t.app,
+      form.id,
+      post({ name: 'Ada', _held_doc: id!, _remove_doc: 'true', doc: undefined }),
+    )
     expect(res.status).toBe(422)
     expect(heldId(res.text, 'doc')).toBeUndefined()
     expect(await heldRows(form.id)).toEqual([])
@@ -159,7 +174,7 @@ describe('a valid file survives a 422', () => {
     expect(await isLetGo(old!.file_id)).toBe(true)
   })
 
-  test("a hold id of another form, or of another field, is ignored: no file, no error page", async () => {
+  test('a hold id of another form, or of another field, is ignored: no file, no error page', async () => {
     const { id } = await refusedWithFile()
     const other = await t.api.createForm({ fields: [NAME, DOC] })
     expect((await postForm(t.app, other.id, post({ name: 'Ada', _held_doc: id!, doc: undefined }))).status).toBe(303)
@@ -168,7 +183,11 @@ describe('a valid file survives a 422', () => {
     const twoFiles = await t.api.createForm({ fields: [NAME, DOC, { ...DOC, key: 'other', required: true }] })
     const first = await postForm(t.app, twoFiles.id, post({ name: '', doc: pdf('doc'), other: undefined }))
     const docHold = heldId(first.text, 'doc')!
-    const res = await postForm(t.app, twoFiles.id, post({ name: 'Ada', _held_other: docHold, other: undefined, doc: undefined }))
+    const res = await postForm(
+      t.app,
+      twoFiles.id,
+      post({ name: 'Ada', _held_other: docHold, other: undefined, doc: undefined }),
+    )
     expect(res.status).toBe(422)
     expect(pageText(res.text)).toContain('Document')
     expect(heldId(res.text, 'other')).toBeUndefined()
@@ -211,14 +230,18 @@ describe('held files are bounded, and go', () => {
     expect(heldId(later.text, 'doc')).toBeDefined()
   })
 
-  test('answered: the file used is the answer\'s; every other hold of the form is let go', async () => {
+  test("answered: the file used is the answer's; every other hold of the form is let go", async () => {
     const photo = { key: 'photo', type: 'file', label: 'Photo' }
     const form = await t.api.createForm({ fields: [NAME, DOC, photo] })
     const first = await postForm(t.app, form.id, post({ name: '', doc: pdf('doc'), photo: pdf('photo', 'p.pdf') }))
     const rows = await heldRows(form.id)
     expect(rows).toHaveLength(2)
     // The answer names only the document's hold.
-    const res = await postForm(t.app, form.id, post({ name: 'Ada', _held_doc: heldId(first.text, 'doc')!, doc: undefined, photo: undefined }))
+    const res = await postForm(
+      t.app,
+      form.id,
+      post({ name: 'Ada', _held_doc: heldId(first.text, 'doc')!, doc: undefined, photo: undefined }),
+    )
     expect(res.status).toBe(303)
     expect(await heldRows(form.id)).toEqual([])
     expect(await isLetGo(rows.find((row) => row.field_key === 'doc')!.file_id)).toBe(false)
@@ -228,7 +251,17 @@ describe('held files are bounded, and go', () => {
   test('answered over JSON meanwhile: the holds are let go too', async () => {
     const { form } = await refusedWithFile()
     const [row] = await heldRows(form.id)
-    expect((await t.app.handle(new Request(`${BASE_URL}/f/${form.id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Ada"}' }))).status).toBe(201)
+    expect(
+      (
+        await t.app.handle(
+          new Request(`${BASE_URL}/f/${form.id}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"name":"Ada"}',
+          }),
+        )
+      ).status,
+    ).toBe(201)
     expect(await heldRows(form.id)).toEqual([])
     expect(await isLetGo(row!.file_id)).toBe(true)
   })
@@ -257,10 +290,17 @@ describe('held files are bounded, and go', () => {
     t.clock.advance(HOUR / 2)
     t.background.start()
     await until(async () => (await heldRows(form.id)).length === 0, 5000, 'the lapsed hold forgotten')
-    await until(async () => {
-      const [chunks] = await t.sql('SELECT CAST(count(*) AS INTEGER) AS n FROM file_chunks WHERE file_id = ?', lapsing!.file_id)
-      return Number(chunks!.n) === 0
-    }, 5000, "the lapsed hold's bytes removed")
+    await until(
+      async () => {
+        const [chunks] = await t.sql(
+          'SELECT CAST(count(*) AS INTEGER) AS n FROM file_chunks WHERE file_id = ?',
+          lapsing!.file_id,
+        )
+        return Number(chunks!.n) === 0
+      },
+      5000,
+      "the lapsed hold's bytes removed",
+    )
     expect(await heldRows(newer.id)).toHaveLength(1)
   })
 })

@@ -183,13 +183,20 @@ export async function parsePage(html: string): Promise<Page> {
 /** The page's text as read: the body without its tags, with spaces (and Intl's narrow ones) collapsed. */
 export function pageText(html: string): string {
   const body = html.slice(html.indexOf('<body'))
-  return decodeEntities(body.replace(/<[^>]*>/g, ' ')).replace(/[\s\u00a0\u202f]+/g, ' ').trim()
+  return decodeEntities(body.replace(/<[^>]*>/g, ' '))
+    .replace(/[\s\u00a0\u202f]+/g, ' ')
+    .trim()
 }
 
 /** Every <input>'s attributes, decoded. */
 export function inputsOf(html: string): Array<Record<string, string>> {
   return [...html.matchAll(/<input\b([^>]*)>/g)].map(([, attrs]) =>
-    Object.fromEntries([...attrs!.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].map(([, name, value]) => [name!.toLowerCase(), decodeEntities(value ?? '')])),
+    Object.fromEntries(
+      [...attrs!.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].map(([, name, value]) => [
+        name!.toLowerCase(),
+        decodeEntities(value ?? ''),
+      ]),
+    ),
   )
 }
 

@@ -5,7 +5,7 @@
  * same key with another body is a 422; concurrent duplicates create one form.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { apiClient, createTestContext, validForm, type TestContext, type TestResponse } from './utils.ts'
+import { apiClient, createTestContext, type TestContext, type TestResponse, validForm } from './utils.ts'
 
 let t: TestContext
 
@@ -69,7 +69,10 @@ describe('the same key and body', () => {
     const pretty = await createWithKey('formatted', JSON.stringify(body, null, 2))
     expectCreated(pretty, true)
     expect(pretty.body.id).toBe(first.body.id)
-    const padded = await createWithKey('formatted', `\n\t  ${JSON.stringify(body, null, '\t').replaceAll(':', ' :  ')}  \r\n`)
+    const padded = await createWithKey(
+      'formatted',
+      `\n\t  ${JSON.stringify(body, null, '\t').replaceAll(':', ' :  ')}  \r\n`,
+    )
     expectCreated(padded, true)
     expect(padded.body.id).toBe(first.body.id)
     expect(await formIds()).toEqual([first.body.id])
@@ -78,16 +81,29 @@ describe('the same key and body', () => {
   test('the same keys in another order, at any depth, are the same body', async () => {
     const a = { key: 'a', type: 'text', label: 'A' }
     const b = { key: 'b', type: 'text', label: 'B' }
-    const first = await createWithKey('reordered', JSON.stringify({ title: 'T', fields: [a, b], context: { x: 1, y: { p: 1, q: 2 } } }))
+    const first = await createWithKey(
+      'reordered',
+      JSON.stringify({ title: 'T', fields: [a, b], context: { x: 1, y: { p: 1, q: 2 } } }),
+    )
     expectCreated(first, false)
     const reordered = await createWithKey(
       'reordered',
-      JSON.stringify({ context: { y: { q: 2, p: 1 }, x: 1 }, fields: [{ label: 'A', type: 'text', key: 'a' }, { type: 'text', label: 'B', key: 'b' }], title: 'T' }),
+      JSON.stringify({
+        context: { y: { q: 2, p: 1 }, x: 1 },
+        fields: [
+          { label: 'A', type: 'text', key: 'a' },
+          { type: 'text', label: 'B', key: 'b' },
+        ],
+        title: 'T',
+      }),
     )
     expectCreated(reordered, true)
     expect(reordered.body.id).toBe(first.body.id)
     // The order of a list's items is part of the body: the fields in another order make another form.
-    const swapped = await createWithKey('reordered', JSON.stringify({ title: 'T', fields: [b, a], context: { x: 1, y: { p: 1, q: 2 } } }))
+    const swapped = await createWithKey(
+      'reordered',
+      JSON.stringify({ title: 'T', fields: [b, a], context: { x: 1, y: { p: 1, q: 2 } } }),
+    )
     expect(swapped.status).toBe(422)
     expect(await formIds()).toEqual([first.body.id])
   })
@@ -132,7 +148,13 @@ describe('the same key with a different body', () => {
     expectCreated(first, false)
     expect422(await createWithKey('deep', validForm({ context: { step: 2 } })))
     expect422(
-      await createWithKey('deep', validForm({ context: { step: 1 }, fields: [{ key: 'name', type: 'text', label: 'Your full name', required: true }] })),
+      await createWithKey(
+        'deep',
+        validForm({
+          context: { step: 1 },
+          fields: [{ key: 'name', type: 'text', label: 'Your full name', required: true }],
+        }),
+      ),
     )
     expect(await formIds()).toEqual([first.body.id])
   })
@@ -165,7 +187,7 @@ describe('scope and lifetime of a key', () => {
     expect(await formIds(third)).toEqual([differentBody.body.id])
   })
 
-  test('two keys of the same account share the account\'s Idempotency-Keys', async () => {
+  test("two keys of the same account share the account's Idempotency-Keys", async () => {
     const sameAccount = apiClient(t.app, (await t.createKey('default')).key)
     const first = await createWithKey('account-wide')
     const second = await createWithKey('account-wide', validForm(), sameAccount)
@@ -230,7 +252,8 @@ describe('concurrent duplicates', () => {
   test('20 POSTs with the same key and body at once: all 201, one and the same form id, exactly one form', async () => {
     const body = validForm({ title: 'Race', context: { attempt: 'same' } })
     const results = await Promise.all(Array.from({ length: 20 }, () => createWithKey('race-key', body)))
-    for (const res of results) expect({ status: res.status, text: res.status === 201 ? '' : res.text }).toEqual({ status: 201, text: '' })
+    for (const res of results)
+      expect({ status: res.status, text: res.status === 201 ? '' : res.text }).toEqual({ status: 201, text: '' })
     const ids = new Set(results.map((res) => res.body.id))
     expect(ids.size).toBe(1)
     const replayed = results.filter((res) => res.headers.get('idempotent-replayed') === 'true')
@@ -241,7 +264,9 @@ describe('concurrent duplicates', () => {
   test('20 POSTs at once with the same key and two different bodies: one form; the other body is 422', async () => {
     const a = validForm({ title: 'A' })
     const b = validForm({ title: 'B' })
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => createWithKey('race-two', i % 2 === 0 ? a : b)))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createWithKey('race-two', i % 2 === 0 ? a : b)),
+    )
     const created = results.filter((res) => res.status === 201)
     const refused = results.filter((res) => res.status === 422)
     expect(created.length + refused.length).toBe(20)

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
-import { apiClient, createTestContext, submit, until, type TestContext } from './utils.ts'
+import { apiClient, createTestContext, submit, type TestContext, until } from './utils.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
 
@@ -49,7 +49,12 @@ async function heldWait(server: ReturnType<typeof apiClient>, formId: string) {
   return waiter
 }
 
-async function wokenWithin<T>(waiter: ReturnType<typeof track<T>>, changedAt: number, ms: number, what: string): Promise<T> {
+async function wokenWithin<T>(
+  waiter: ReturnType<typeof track<T>>,
+  changedAt: number,
+  ms: number,
+  what: string,
+): Promise<T> {
   await until(() => waiter.settled, ms, what)
   console.log(`${what}: ${(waiter.settledAt - changedAt).toFixed(1)} ms`)
   return waiter.promise
@@ -77,13 +82,26 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
 
     let changedAt = performance.now()
     expect((await one.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
-    const afterCancel = await wokenWithin(cancelWaiter, changedAt, WAKE_MS, 'a long-poll woken by a cancel through another server')
+    const afterCancel = await wokenWithin(
+      cancelWaiter,
+      changedAt,
+      WAKE_MS,
+      'a long-poll woken by a cancel through another server',
+    )
     expect({ status: afterCancel.status, body: afterCancel.body }).toEqual({ status: 200, body: [] })
 
     changedAt = performance.now()
     expect((await one.delete(`/forms/${deleted.id}`)).status).toBe(204)
-    const afterDelete = await wokenWithin(deleteWaiter, changedAt, WAKE_MS, 'a long-poll woken by a delete through another server')
-    expect({ status: afterDelete.status, body: afterDelete.body }).toEqual({ status: 404, body: { detail: 'Form not found' } })
+    const afterDelete = await wokenWithin(
+      deleteWaiter,
+      changedAt,
+      WAKE_MS,
+      'a long-poll woken by a delete through another server',
+    )
+    expect({ status: afterDelete.status, body: afterDelete.body }).toEqual({
+      status: 404,
+      body: { detail: 'Form not found' },
+    })
   })
 
   test('and of an expiry that another server wrote', async () => {
@@ -95,7 +113,12 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
     t.clock.advance(61_000)
     const expiredAt = performance.now()
     // The sweep looks at least once a second.
-    const res = await wokenWithin(waiter, expiredAt, 1000 + WAKE_MS, 'a long-poll woken by an expiry another server wrote')
+    const res = await wokenWithin(
+      waiter,
+      expiredAt,
+      1000 + WAKE_MS,
+      'a long-poll woken by an expiry another server wrote',
+    )
     expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: [] })
     expect((await other.get(`/forms/${form.id}`)).body.status).toBe('expired')
   })
@@ -109,16 +132,30 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
     await Bun.sleep(300)
     expect(waiter.settled).toBe(false)
     // Listening again after its connection was cut, a server is told that any form may have changed.
-    const listening = async () => (await t.sql(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)).map((row) => row.pid)
+    const listening = async () =>
+      (
+        await t.sql(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
+      ).map((row) => row.pid)
     const before = await listening()
     expect(before).toHaveLength(2)
-    await t.sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
-    await until(async () => (await listening()).filter((pid) => !before.includes(pid)).length === 2, 5000, 'both servers to listen again')
+    await t.sql(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+    )
+    await until(
+      async () => (await listening()).filter((pid) => !before.includes(pid)).length === 2,
+      5000,
+      'both servers to listen again',
+    )
     await Bun.sleep(300)
     expect(waiter.settled).toBe(false)
     const answeredAt = performance.now()
     expect((await submit(t.app, waited.id, { name: 'Ada' })).status).toBe(201)
-    const res = await wokenWithin(waiter, answeredAt, WAKE_MS, 'the long-poll woken by its own form, after a wake for another')
+    const res = await wokenWithin(
+      waiter,
+      answeredAt,
+      WAKE_MS,
+      'the long-poll woken by its own form, after a wake for another',
+    )
     expect(res.body).toHaveLength(1)
   })
 
@@ -132,7 +169,9 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
     const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
     await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
     try {
-      const cut = await t.sql(`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
+      const cut = await t.sql(
+        `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+      )
       expect(cut).toHaveLength(2)
       const answeredAt = performance.now()
       expect((await submit(t.app, form.id, { name: 'Ada' })).status).toBe(201)
@@ -160,7 +199,9 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
       otherServer.background.start()
       const servers = [t.app, otherServer.app]
       const answeredAt = new Map<string, number>()
-      const forms = await Promise.all(Array.from({ length: 20 }, () => one.createForm({ callback_url: `http://127.0.0.1:${receiver.port}/hook` })))
+      const forms = await Promise.all(
+        Array.from({ length: 20 }, () => one.createForm({ callback_url: `http://127.0.0.1:${receiver.port}/hook` })),
+      )
       await Promise.all(
         forms.map(async (form, i) => {
           const sentAt = performance.now()
@@ -179,7 +220,9 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
         delays.push(arrivals.find((arrival) => arrival.id === delivery.id)!.at - answeredAt.get(form.id)!)
       }
       delays.sort((a, b) => a - b)
-      console.log(`answer sent → first attempt arrived, two servers sending: median ${delays[10]!.toFixed(1)} ms, max ${delays[19]!.toFixed(1)} ms`)
+      console.log(
+        `answer sent → first attempt arrived, two servers sending: median ${delays[10]!.toFixed(1)} ms, max ${delays[19]!.toFixed(1)} ms`,
+      )
     } finally {
       receiver.stop(true)
     }
@@ -195,7 +238,11 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
       log.push(`${name} out`)
       return name
     }
-    const ran = await Promise.all([t.store.alone(work('a')), otherServer.store.alone(work('b')), third.store.alone(work('c'))])
+    const ran = await Promise.all([
+      t.store.alone(work('a')),
+      otherServer.store.alone(work('b')),
+      third.store.alone(work('c')),
+    ])
     expect(ran).toEqual(['a', 'b', 'c'])
     // Each `in` is followed by its own `out`: no two overlapped.
     for (let i = 0; i < log.length; i += 2) expect(log[i + 1]).toBe(log[i]!.replace(' in', ' out'))
@@ -220,7 +267,9 @@ describe.skipIf(skipPostgres)("the account's event feed on several servers (CONT
     const cancelledAt = performance.now()
     expect((await one.patch(`/forms/${form.id}`, { status: 'cancelled' })).status).toBe(200)
     const res = await wokenWithin(waiter, cancelledAt, WAKE_MS, 'a feed wait woken by a cancel through another server')
-    expect(res.body.events.map((event: { type: string; form_id: string }) => [event.type, event.form_id])).toEqual([['form.cancelled', form.id]])
+    expect(res.body.events.map((event: { type: string; form_id: string }) => [event.type, event.form_id])).toEqual([
+      ['form.cancelled', form.id],
+    ])
     expect(res.body.next).toBe(res.body.events[0].id)
   })
 
@@ -232,7 +281,11 @@ describe.skipIf(skipPostgres)("the account's event feed on several servers (CONT
     const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
     await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
     try {
-      expect(await t.sql(`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)).toHaveLength(2)
+      expect(
+        await t.sql(
+          `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+        ),
+      ).toHaveLength(2)
       const answeredAt = performance.now()
       expect((await submit(t.app, form.id, { name: 'Ada' })).status).toBe(201)
       const res = await wokenWithin(waiter, answeredAt, POLL_WAKE_MS, 'a feed wait whose notification was lost')
@@ -246,7 +299,14 @@ describe.skipIf(skipPostgres)("the account's event feed on several servers (CONT
   test('racing writers of one account on two servers: a reader following `next` sees neither early, both once, in commit order', async () => {
     const { one, otherServer } = await twoServers()
     const accountId = (await t.sql('SELECT id FROM accounts'))[0]!.id as string
-    const event = (formId: string) => ({ accountId, formId, type: 'form.deleted' as const, occurredAt: t.clock(), payload: JSON.stringify({ form_id: formId }), createdAt: t.clock() })
+    const event = (formId: string) => ({
+      accountId,
+      formId,
+      type: 'form.deleted' as const,
+      occurredAt: t.clock(),
+      payload: JSON.stringify({ form_id: formId }),
+      createdAt: t.clock(),
+    })
     const first = '01J0000000000000000000000A'
     const second = '01J0000000000000000000000B'
     const start = (await one.get('/events?after=latest')).body.next

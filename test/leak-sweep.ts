@@ -89,7 +89,8 @@ function secretsIn(text: string): Array<[secret: string, description: string]> {
     const run = match.toLowerCase()
     for (let i = 0; i + 48 <= run.length; i++) {
       const key = keyBodies.get(run.slice(i, i + 48))
-      if (key !== undefined) found.set(match.slice(i, i + 48), `the API key ${shorten(KEY_PREFIX + run.slice(i, i + 48))} (${key})`)
+      if (key !== undefined)
+        found.set(match.slice(i, i + 48), `the API key ${shorten(KEY_PREFIX + run.slice(i, i + 48))} (${key})`)
       if (i + 64 <= run.length) {
         const secret = webhookSecrets.get(run.slice(i, i + 64))
         if (secret !== undefined) found.set(match.slice(i, i + 64), `${secret} (${shorten(run.slice(i, i + 64))})`)
@@ -97,7 +98,8 @@ function secretsIn(text: string): Array<[secret: string, description: string]> {
     }
   }
   if (text.includes(KEY_PREFIX)) {
-    for (const token of presentedTokens) if (text.includes(token)) found.set(token, `the bearer token ${shorten(token)} a test sent`)
+    for (const token of presentedTokens)
+      if (text.includes(token)) found.set(token, `the bearer token ${shorten(token)} a test sent`)
   }
   return [...found]
 }
@@ -112,7 +114,10 @@ function redact(text: string, secrets: string[] = secretsIn(text).map(([secret])
 function record(where: string, text: string) {
   const found = secretsIn(text)
   if (found.length === 0) return
-  const excerpt = redact(text, found.map(([secret]) => secret)).slice(0, 300)
+  const excerpt = redact(
+    text,
+    found.map(([secret]) => secret),
+  ).slice(0, 300)
   for (const [, description] of found) findings.push(`${redact(where)}: ${description}\n    in: ${excerpt}`)
 }
 
@@ -160,7 +165,12 @@ const recordingFetch = async (input: string | URL | Request, init?: RequestInit)
         .clone()
         .text()
         .then(
-          (body) => observeResponse(`a response body from ${url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]} read over fetch`, authorization, body),
+          (body) =>
+            observeResponse(
+              `a response body from ${url.replace(/^https?:\/\/[^/]+/, '').split('?')[0]} read over fetch`,
+              authorization,
+              body,
+            ),
           () => undefined,
         )
     }
@@ -229,7 +239,13 @@ const PRINTED_KEY_LINE = /API key/
 /** The first-start banner's ready command, which carries the key printed just above it. */
 const READY_CURL_LINE = /^ {2}curl -s \S+\/api\/v1\/forms -H 'Authorization: Bearer (svc_live_[0-9a-f]{48})'/
 const printedKeysIn = (stdout: string) =>
-  new Set(stdout.split('\n').flatMap((line) => (PRINTED_KEY_LINE.test(line) ? [...line.matchAll(/svc_live_[0-9a-f]{48}/g)].map(([key]) => key) : [])))
+  new Set(
+    stdout
+      .split('\n')
+      .flatMap((line) =>
+        PRINTED_KEY_LINE.test(line) ? [...line.matchAll(/svc_live_[0-9a-f]{48}/g)].map(([key]) => key) : [],
+      ),
+  )
 
 afterAll(async () => {
   const startedAt = performance.now()
@@ -269,7 +285,9 @@ afterAll(async () => {
     `(final pass ${Math.round(performance.now() - startedAt)} ms)`
   if (findings.length > 0) {
     const shown = findings.slice(0, 20).join('\n  ')
-    throw new Error(`${summary}: ${findings.length} leak(s) found\n  ${shown}${findings.length > 20 ? `\n  ... and ${findings.length - 20} more` : ''}`)
+    throw new Error(
+      `${summary}: ${findings.length} leak(s) found\n  ${shown}${findings.length > 20 ? `\n  ... and ${findings.length - 20} more` : ''}`,
+    )
   }
   console.log(`${summary}: no leak`)
 })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { STYLESHEET } from '../views/assets.ts'
 import { fieldTypes } from '../src/fields/index.ts'
 import { ERROR_CODES } from '../src/lib/errors.ts'
+import { STYLESHEET } from '../views/assets.ts'
 import { createTestContext, send, type TestContext } from './utils.ts'
 
 let t: TestContext
@@ -33,11 +33,21 @@ describe('GET /api/v1/openapi.json', () => {
       Object.keys(operations as object).map((method) => routeKey(method, path)),
     )
     expect(documented.sort()).toEqual([...new Set(served)].sort())
-    expect(documented).toEqual(expect.arrayContaining([
-      'POST /api/v1/forms', 'GET /api/v1/forms', 'GET /api/v1/forms/{id}', 'PATCH /api/v1/forms/{id}',
-      'DELETE /api/v1/forms/{id}', 'GET /api/v1/forms/{id}/responses', 'GET /api/v1/forms/{id}/responses/{responseId}',
-      'POST /f/{id}', 'GET /healthz', 'GET /api/v1/forms/{id}/schema', 'POST /mcp',
-    ]))
+    expect(documented).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/forms',
+        'GET /api/v1/forms',
+        'GET /api/v1/forms/{id}',
+        'PATCH /api/v1/forms/{id}',
+        'DELETE /api/v1/forms/{id}',
+        'GET /api/v1/forms/{id}/responses',
+        'GET /api/v1/forms/{id}/responses/{responseId}',
+        'POST /f/{id}',
+        'GET /healthz',
+        'GET /api/v1/forms/{id}/schema',
+        'POST /mcp',
+      ]),
+    )
   })
 
   test('declares bearer auth, and each authenticated operation documents 401, 403 and 429 with the error shape', () => {
@@ -49,7 +59,10 @@ describe('GET /api/v1/openapi.json', () => {
         expect(operation.security, `${method} ${path}`).toEqual(authenticated ? [{ bearerAuth: [] }] : [])
         expect(operation.summary, `${method} ${path}`).toBeTruthy()
         for (const status of authenticated ? ['401', '403', '429', '500'] : ['500']) {
-          expect(operation.responses[status]?.content['application/json'].schema, `${method} ${path} ${status}`).toEqual({
+          expect(
+            operation.responses[status]?.content['application/json'].schema,
+            `${method} ${path} ${status}`,
+          ).toEqual({
             $ref: '#/components/schemas/Error',
           })
         }
@@ -79,14 +92,17 @@ describe('GET /api/v1/openapi.json', () => {
   })
 
   test('documents the choice and autofill keys, the codes of a 422, and an answer that is an array', () => {
-    const variants = doc.paths['/api/v1/forms'].post.requestBody.content['application/json'].schema.properties.fields.items.anyOf
-    const config = (type: string) => variants.find((v: any) => v.properties.type.const === type).properties.config.properties
+    const variants =
+      doc.paths['/api/v1/forms'].post.requestBody.content['application/json'].schema.properties.fields.items.anyOf
+    const config = (type: string) =>
+      variants.find((v: any) => v.properties.type.const === type).properties.config.properties
     expect(config('select').multiple).toMatchObject({ type: 'boolean', default: false })
     expect(config('select').min_selected).toMatchObject({ type: 'integer', minimum: 1 })
     expect(config('select').max_selected).toMatchObject({ type: 'integer', minimum: 1 })
     expect(config('select').display.anyOf.map((v: any) => v.const)).toEqual(['auto', 'radio', 'dropdown'])
     expect(config('select').default.anyOf.map((v: any) => v.type)).toEqual(['string', 'array'])
-    for (const type of ['text', 'textarea', 'email', 'date']) expect(config(type).autocomplete).toMatchObject({ type: 'string' })
+    for (const type of ['text', 'textarea', 'email', 'date'])
+      expect(config(type).autocomplete).toMatchObject({ type: 'string' })
     const problem = doc.components.schemas.Error.properties.errors.items
     expect(problem.required).toEqual(['path', 'message', 'code'])
     expect(problem.properties.code.anyOf.map((v: any) => v.const)).toEqual([...ERROR_CODES])
@@ -114,8 +130,11 @@ describe('MCP tools/list', () => {
     expect(res.status).toBe(200)
     const createForm = res.body.result.tools.find((tool: any) => tool.name === 'create_form')
     const variants = createForm.inputSchema.properties.fields.items.anyOf
-    const config = (type: string) => variants.find((v: any) => v.properties.type.const === type).properties.config.properties
-    expect(Object.keys(config('select'))).toEqual(expect.arrayContaining(['multiple', 'min_selected', 'max_selected', 'display']))
+    const config = (type: string) =>
+      variants.find((v: any) => v.properties.type.const === type).properties.config.properties
+    expect(Object.keys(config('select'))).toEqual(
+      expect.arrayContaining(['multiple', 'min_selected', 'max_selected', 'display']),
+    )
     for (const type of ['text', 'textarea', 'email', 'date']) expect(config(type)).toHaveProperty('autocomplete')
   })
 })

@@ -25,7 +25,11 @@ beforeAll(() => {
   bin = join(root, 'bin')
   mkdirSync(bin)
   // The real `intake` (from source), and a `date` that answers with the night the test says.
-  writeFileSync(join(bin, 'intake'), `#!/bin/sh\nexec '${process.execPath}' '${join(PROJECT_ROOT, 'src', 'main.ts')}' "$@"\n`, { mode: 0o755 })
+  writeFileSync(
+    join(bin, 'intake'),
+    `#!/bin/sh\nexec '${process.execPath}' '${join(PROJECT_ROOT, 'src', 'main.ts')}' "$@"\n`,
+    { mode: 0o755 },
+  )
   const realDate = Bun.which('date')
   if (!realDate) throw new Error('no date command on PATH')
   writeFileSync(join(bin, 'date'), `#!/bin/sh\nexec '${realDate}' -d "@$INTAKE_TEST_NOW" "$@"\n`, { mode: 0o755 })
@@ -33,7 +37,11 @@ beforeAll(() => {
   const data = join(root, 'data')
   mkdirSync(data)
   database = join(data, 'intake.db')
-  const made = Bun.spawnSync([join(bin, 'intake'), 'keys', 'create', '--db', database], { env: childEnv(), stdout: 'pipe', stderr: 'pipe' })
+  const made = Bun.spawnSync([join(bin, 'intake'), 'keys', 'create', '--db', database], {
+    env: childEnv(),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   if (made.exitCode !== 0) throw new Error(`intake keys create failed: ${made.stderr.toString()}`)
 })
 

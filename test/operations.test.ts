@@ -1,6 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { SECURITY_HEADERS } from '../src/lib/http.ts'
-import { createTestContext, failEveryStoreCall, logsWritten, send, submit, validForm, type TestContext } from './utils.ts'
+import {
+  createTestContext,
+  failEveryStoreCall,
+  logsWritten,
+  send,
+  submit,
+  type TestContext,
+  validForm,
+} from './utils.ts'
 
 let t: TestContext
 beforeEach(async () => {
@@ -132,7 +140,16 @@ describe('access log', () => {
     await logsWritten()
     const text = t.logText()
     expect(t.logs.length).toBeGreaterThanOrEqual(5)
-    for (const secret of [t.key, 'svc_live_wrong', 'CONTEXT-SENTINEL', 'CALLBACK-SENTINEL', 'METADATA-SENTINEL', 'ANSWER-SENTINEL', 'AGENT-SENTINEL', 'QUERY-SENTINEL']) {
+    for (const secret of [
+      t.key,
+      'svc_live_wrong',
+      'CONTEXT-SENTINEL',
+      'CALLBACK-SENTINEL',
+      'METADATA-SENTINEL',
+      'ANSWER-SENTINEL',
+      'AGENT-SENTINEL',
+      'QUERY-SENTINEL',
+    ]) {
       expect(text).not.toContain(secret)
     }
   })

@@ -8,7 +8,7 @@
 import { describe, expect, test } from 'bun:test'
 import { translator } from '../src/i18n/index.ts'
 import type { Page } from './html.ts'
-import { AMP, HOVER, SCRIPT, expectNoInjectedMarkup, expectPage } from './page-checks.ts'
+import { AMP, expectNoInjectedMarkup, expectPage, HOVER, SCRIPT } from './page-checks.ts'
 import { contextsPerTest, openPage, postForm, send, type TestContext } from './utils.ts'
 
 const contexts = contextsPerTest()
@@ -17,12 +17,20 @@ const { t: words } = translator('en')
 const FIELDS = [
   { key: 'name', type: 'text', label: 'Your name', required: true },
   { key: 'notes', type: 'textarea', label: 'Anything else?' },
-  { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', { value: 'veg', label: 'Vegetarian dish' }] } },
+  {
+    key: 'meal',
+    type: 'select',
+    label: 'Meal',
+    config: { options: ['fish', { value: 'veg', label: 'Vegetarian dish' }] },
+  },
   {
     key: 'extras',
     type: 'select',
     label: 'Extras',
-    config: { multiple: true, options: [{ value: 'wifi', label: 'Wi-Fi' }, { value: 'bike', label: 'Bicycle' }, 'parking'] },
+    config: {
+      multiple: true,
+      options: [{ value: 'wifi', label: 'Wi-Fi' }, { value: 'bike', label: 'Bicycle' }, 'parking'],
+    },
   },
   { key: 'agree', type: 'checkbox', label: 'I agree to the terms', required: true },
   { key: 'news', type: 'checkbox', label: 'Send me news' },
@@ -84,14 +92,22 @@ function expectWhatTheySent(page: Page) {
   expect(rows.get('Passport scan')).toContain('passport.pdf')
   const text = copyBox(page)
   // A label that ends in its own punctuation ("Anything else?") takes no colon after it.
-  for (const line of ['Your name: Ada Lovelace', 'Meal: Vegetarian dish', 'I agree to the terms: Yes', 'Send me news: No', 'Anything else?\nLine one\nLine two', '- Wi-Fi\n- Bicycle']) {
+  for (const line of [
+    'Your name: Ada Lovelace',
+    'Meal: Vegetarian dish',
+    'I agree to the terms: Yes',
+    'Send me news: No',
+    'Anything else?\nLine one\nLine two',
+    '- Wi-Fi\n- Bicycle',
+  ]) {
     expect(text).toContain(line)
   }
   expect(text).toMatch(/Passport scan: passport\.pdf/)
   expect(page.html).not.toContain(FILE_TEXT)
 }
 
-const responsesOf = async (t: TestContext, formId: string) => (await t.api.get(`/forms/${formId}/responses`)).body as unknown[]
+const responsesOf = async (t: TestContext, formId: string) =>
+  (await t.api.get(`/forms/${formId}/responses`)).body as unknown[]
 const chunkCount = async (t: TestContext) => Number((await t.sql('SELECT count(*) AS n FROM file_chunks'))[0]!.n)
 
 describe('the form ended while the person typed', () => {
@@ -142,7 +158,10 @@ describe('the form ended while the person typed', () => {
   test('two tabs sending at once: one is recorded, the other is 409 with what it sent', async () => {
     const t = await contexts.create()
     const form = await t.api.createForm({ fields: FIELDS })
-    const results = await Promise.all([postForm(t.app, form.id, typedAnswer()), postForm(t.app, form.id, typedAnswer())])
+    const results = await Promise.all([
+      postForm(t.app, form.id, typedAnswer()),
+      postForm(t.app, form.id, typedAnswer()),
+    ])
     expect(results.map((res) => res.status).sort()).toEqual([303, 409])
     expectWhatTheySent(await expectPage(results.find((res) => res.status === 409)!, 409))
     expect(await responsesOf(t, form.id)).toHaveLength(1)
@@ -186,7 +205,12 @@ describe('what was sent is shown as text, never as markup', () => {
     const fields = [
       { key: 'nick', type: 'text', label: `Nick ${SCRIPT}` },
       { key: 'story', type: 'textarea', label: `Story <b>${HOVER}` },
-      { key: 'choice', type: 'select', label: 'Choice', config: { options: [{ value: 'x', label: `<b>${AMP}</b>${SCRIPT}` }] } },
+      {
+        key: 'choice',
+        type: 'select',
+        label: 'Choice',
+        config: { options: [{ value: 'x', label: `<b>${AMP}</b>${SCRIPT}` }] },
+      },
       { key: 'doc', type: 'file', label: 'Doc' },
     ]
     const form = await t.api.createForm({ title: `Title ${SCRIPT}`, fields })

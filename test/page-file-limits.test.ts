@@ -35,7 +35,11 @@ describe('a file larger than its field takes', () => {
   test('6 MB for a 5 MB field is a 422 on that field, the text and the other file kept (not the 413 page)', async () => {
     const t = await create()
     const form = await t.api.createForm(photoForm)
-    const refused = await postForm(t.app, form.id, post('Anna Müller', new File(['%PDF-1.7'], 'beleg.pdf'), new File([new Uint8Array(6 * MiB)], 'IMG_2041.jpg')))
+    const refused = await postForm(
+      t.app,
+      form.id,
+      post('Anna Müller', new File(['%PDF-1.7'], 'beleg.pdf'), new File([new Uint8Array(6 * MiB)], 'IMG_2041.jpg')),
+    )
     expect(refused.status).toBe(422)
     expect(refused.text).toContain('Die ausgewählte Datei darf höchstens 5')
     // What was typed, and the file that passed its checks, are there for the next try.
@@ -48,24 +52,32 @@ describe('a file larger than its field takes', () => {
   test('a file of the wrong kind beside a too-large one: both are problems on their fields, nothing is lost', async () => {
     const t = await create()
     const form = await t.api.createForm(photoForm)
-    const refused = await postForm(t.app, form.id, post('Anna', new File(['x'], 'beleg.exe'), new File([new Uint8Array(12 * MiB)], 'IMG.jpg')))
+    const refused = await postForm(
+      t.app,
+      form.id,
+      post('Anna', new File(['x'], 'beleg.exe'), new File([new Uint8Array(12 * MiB)], 'IMG.jpg')),
+    )
     expect(refused.status).toBe(422)
     expect(refused.text).toContain('href="#field-receipt"')
     expect(refused.text).toContain('href="#field-photo"')
     expect(refused.text).toContain('value="Anna"')
   })
 
-  test('the oversized file is answered from what was kept of it: no more than its field\'s max_size is written', async () => {
+  test("the oversized file is answered from what was kept of it: no more than its field's max_size is written", async () => {
     const t = await create()
     const form = await t.api.createForm(photoForm)
-    await postForm(t.app, form.id, post('Anna', new File(['%PDF'], 'a.pdf'), new File([new Uint8Array(20 * MiB)], 'IMG.jpg')))
+    await postForm(
+      t.app,
+      form.id,
+      post('Anna', new File(['%PDF'], 'a.pdf'), new File([new Uint8Array(20 * MiB)], 'IMG.jpg')),
+    )
     const [kept] = await t.sql('SELECT CAST(coalesce(sum(length(bytes)), 0) AS INTEGER) AS n FROM file_chunks')
     expect(kept!.n).toBeLessThanOrEqual(5 * MiB + 4)
   })
 })
 
 describe('a post larger than the form can ever take', () => {
-  test('is the 413 page in the form\'s language, naming the form and the limit, with a link back to it', async () => {
+  test("is the 413 page in the form's language, naming the form and the limit, with a link back to it", async () => {
     const t = await create()
     const form = await t.api.createForm(photoForm)
     const limit = submissionBodyLimit(photoForm.fields)
@@ -87,7 +99,11 @@ describe('a post larger than the form can ever take', () => {
     const limit = submissionBodyLimit(photoForm.fields)
     const res = await send(t.app, 'POST', `/f/${form.id}`, {
       body: new Uint8Array(16),
-      headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(limit + 1), 'accept-language': 'en' },
+      headers: {
+        'content-type': 'multipart/form-data; boundary=x',
+        'content-length': String(limit + 1),
+        'accept-language': 'en',
+      },
     }).catch((error: unknown) => ({ status: 0, text: String(error), headers: new Headers() }))
     expect(res.status).toBe(413)
     expect(res.text).toContain('Schadensmeldung')

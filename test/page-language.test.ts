@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { catalogs } from '../src/i18n/catalogs/index.ts'
-import { matchLocale, negotiateLocale, SUPPORTED_LOCALES, translator, type Locale } from '../src/i18n/index.ts'
-import { parsePage, type Page } from './html.ts'
-import { createTestContext, openPage, postForm, send, UNKNOWN_ID, type TestContext } from './utils.ts'
+import { type Locale, matchLocale, negotiateLocale, SUPPORTED_LOCALES, translator } from '../src/i18n/index.ts'
+import { type Page, parsePage } from './html.ts'
+import { createTestContext, openPage, postForm, send, type TestContext, UNKNOWN_ID } from './utils.ts'
 
 let t: TestContext
 beforeEach(async () => {
@@ -17,7 +17,11 @@ afterEach(() => t.close())
 
 const words = (locale: Locale) => catalogs[locale]
 const pageIn = async (formId: string, acceptLanguage?: string) => {
-  const response = await openPage(t.app, formId, acceptLanguage === undefined ? {} : { 'accept-language': acceptLanguage })
+  const response = await openPage(
+    t.app,
+    formId,
+    acceptLanguage === undefined ? {} : { 'accept-language': acceptLanguage },
+  )
   return { response, page: await parsePage(response.text) }
 }
 const htmlLanguage = (page: Page) => ({ lang: page.one('html').attrs.lang, dir: page.one('html').attrs.dir })
@@ -25,10 +29,32 @@ const button = (page: Page) => page.one('button').text.trim()
 
 describe('a tag names a supported language as CONTRACT 11 matches it', () => {
   test.each([
-    ['de-AT', 'de'], ['DE', 'de'], ['zh', 'zh-Hans'], ['zh-CN', 'zh-Hans'], ['zh-SG', 'zh-Hans'], ['zh-TW', 'zh-Hant'], ['zh-HK', 'zh-Hant'],
-    ['zh-hant', 'zh-Hant'], ['no', 'nb'], ['nn', 'nb'], ['nb-NO', 'nb'], ['pt', 'pt'], ['pt-PT', 'pt'], ['pt-AO', 'pt'], ['pt-BR', 'pt-BR'],
-    ['pt-br', 'pt-BR'], ['en-GB', 'en'], ['ar-EG', 'ar'], ['he-IL', 'he'], ['iw', 'he'], ['ja-JP', 'ja'], ['sr', undefined], ['xx', undefined],
-    ['', undefined], ['not a tag', undefined], ['de-', undefined],
+    ['de-AT', 'de'],
+    ['DE', 'de'],
+    ['zh', 'zh-Hans'],
+    ['zh-CN', 'zh-Hans'],
+    ['zh-SG', 'zh-Hans'],
+    ['zh-TW', 'zh-Hant'],
+    ['zh-HK', 'zh-Hant'],
+    ['zh-hant', 'zh-Hant'],
+    ['no', 'nb'],
+    ['nn', 'nb'],
+    ['nb-NO', 'nb'],
+    ['pt', 'pt'],
+    ['pt-PT', 'pt'],
+    ['pt-AO', 'pt'],
+    ['pt-BR', 'pt-BR'],
+    ['pt-br', 'pt-BR'],
+    ['en-GB', 'en'],
+    ['ar-EG', 'ar'],
+    ['he-IL', 'he'],
+    ['iw', 'he'],
+    ['ja-JP', 'ja'],
+    ['sr', undefined],
+    ['xx', undefined],
+    ['', undefined],
+    ['not a tag', undefined],
+    ['de-', undefined],
   ])('%p is %p', (tag, locale) => {
     expect(matchLocale(tag)).toBe(locale as Locale | undefined)
   })
@@ -51,7 +77,7 @@ describe('a tag names a supported language as CONTRACT 11 matches it', () => {
 })
 
 describe('the page speaks the chosen language', () => {
-  test("without page.locale it follows Accept-Language (q-values honoured), says so in Vary, and falls back to English", async () => {
+  test('without page.locale it follows Accept-Language (q-values honoured), says so in Vary, and falls back to English', async () => {
     const form = await t.api.createForm({ fields: [{ key: 'name', type: 'text', label: 'Name', required: true }] })
     const german = await pageIn(form.id, 'xx, de-AT;q=0.9, en;q=0.5')
     expect(htmlLanguage(german.page)).toEqual({ lang: 'de', dir: 'ltr' })
@@ -81,14 +107,27 @@ describe('the page speaks the chosen language', () => {
     }
     const { page } = await pageIn(form.id, 'ar')
     expect(page.one('h1').attrs.dir).toBe('auto')
-    expect(page.all('p').filter((p) => p.text === 'Bring your papers.').map((p) => p.attrs.dir)).toEqual(['auto'])
+    expect(
+      page
+        .all('p')
+        .filter((p) => p.text === 'Bring your papers.')
+        .map((p) => p.attrs.dir),
+    ).toEqual(['auto'])
     expect(page.withText('Name').some((node) => node.attrs.dir === 'auto')).toBe(true)
     expect(page.control('name').attrs.dir).toBe('auto')
-    expect(page.all('label').filter((l) => l.text === 'fish').map((l) => l.attrs.dir)).toEqual(['auto'])
+    expect(
+      page
+        .all('label')
+        .filter((l) => l.text === 'fish')
+        .map((l) => l.attrs.dir),
+    ).toEqual(['auto'])
   })
 
   test('page.locale wins over Accept-Language, and the page does not vary by it', async () => {
-    const form = await t.api.createForm({ page: { locale: 'zh-TW' }, fields: [{ key: 'name', type: 'text', label: 'Name' }] })
+    const form = await t.api.createForm({
+      page: { locale: 'zh-TW' },
+      fields: [{ key: 'name', type: 'text', label: 'Name' }],
+    })
     const { response, page } = await pageIn(form.id, 'de, en;q=0.5')
     expect(htmlLanguage(page)).toEqual({ lang: 'zh-Hant', dir: 'ltr' })
     expect(button(page)).toBe(words('zh-Hant')['page.submit'] as string)
@@ -106,7 +145,10 @@ describe('the page speaks the chosen language', () => {
   })
 
   test('a cancelled form says so in its language', async () => {
-    const form = await t.api.createForm({ page: { locale: 'ja' }, fields: [{ key: 'name', type: 'text', label: 'Name' }] })
+    const form = await t.api.createForm({
+      page: { locale: 'ja' },
+      fields: [{ key: 'name', type: 'text', label: 'Name' }],
+    })
     expect((await t.api.patch(`/forms/${form.id}`, { status: 'cancelled' })).status).toBe(200)
     const { response, page } = await pageIn(form.id, 'en')
     expect(response.status).toBe(410)
@@ -129,7 +171,12 @@ describe('the page speaks the chosen language', () => {
     const de = translator('de')
     expect(page.one('title').text).toBe(de.t('page.title_error', { title: 'Travel preferences' }))
     expect(page.one('h2').text).toBe(de.t('summary.title'))
-    const messages = Object.fromEntries(['name', 'mail', 'day', 'count'].map((key) => [key, page.byId(`field-${key}-error`).text.replace(de.t('error.prefix'), '').trim()]))
+    const messages = Object.fromEntries(
+      ['name', 'mail', 'day', 'count'].map((key) => [
+        key,
+        page.byId(`field-${key}-error`).text.replace(de.t('error.prefix'), '').trim(),
+      ]),
+    )
     expect(messages).toEqual({
       name: de.t('error.required.text'),
       mail: de.t('error.email'),
@@ -143,7 +190,9 @@ describe('the page speaks the chosen language', () => {
     expect(links.get('mail')!.text).toBe(de.t('error.email'))
     // The API's own message stays English.
     const json = await send(t.app, 'POST', `/f/${form.id}`, { body: { name: '', mail: 'nope' } })
-    expect((json.body as { errors: Array<{ message: string }> }).errors.map((e) => e.message).join(' ')).not.toContain(de.t('error.email'))
+    expect((json.body as { errors: Array<{ message: string }> }).errors.map((e) => e.message).join(' ')).not.toContain(
+      de.t('error.email'),
+    )
   })
 
   test('the summary takes focus without a script, and the form leaves every check to the server', async () => {
@@ -167,7 +216,9 @@ describe('the page speaks the chosen language', () => {
     for (const locale of ['de', 'ja', 'ar', 'en'] as const) {
       const tr = translator(locale)
       const { page } = await pageIn(form.id, locale)
-      expect(page.byId('field-day-hint').text).toBe(tr.t('hint.date_between', { min: { date: '2026-01-01' }, max: { date: '2026-12-31' } }))
+      expect(page.byId('field-day-hint').text).toBe(
+        tr.t('hint.date_between', { min: { date: '2026-01-01' }, max: { date: '2026-12-31' } }),
+      )
       expect(page.byId('field-amount-hint').text).toBe(tr.t('hint.number_between', { min: 1000, max: 2500.5 }))
       expect(page.hasId('field-free-hint')).toBe(false)
       expect(page.bodyText).not.toContain('YYYY')
@@ -210,15 +261,22 @@ describe("the page's own words", () => {
   })
 
   test('descriptions keep paragraphs and line breaks, make "- " lines a list and URLs links; nothing else is markup', async () => {
-    const description = 'First <b>paragraph</b>\nsecond line & more.\n\n- one\n- two, see https://example.com/a?b=1&c=2).\n\nLast: http://example.org.'
-    const form = await t.api.createForm({ description, fields: [{ key: 'a', type: 'text', label: 'A', description: 'Read https://example.net first' }] })
+    const description =
+      'First <b>paragraph</b>\nsecond line & more.\n\n- one\n- two, see https://example.com/a?b=1&c=2).\n\nLast: http://example.org.'
+    const form = await t.api.createForm({
+      description,
+      fields: [{ key: 'a', type: 'text', label: 'A', description: 'Read https://example.net first' }],
+    })
     const { page, response } = await pageIn(form.id)
     expect(response.text).not.toContain('<b>')
     const rich = page.nodes.find((n) => n.attrs.class === 'rich-text description')!
     const paragraphs = page.within(rich, 'p')
     expect(paragraphs[0]!.text).toBe('First <b>paragraph</b>second line & more.')
     expect(page.within(paragraphs[0]!, 'br')).toHaveLength(1)
-    expect(page.within(rich, 'li').map((li) => li.text.replace(' (opens in a new tab)', ''))).toEqual(['one', 'two, see https://example.com/a?b=1&c=2).'])
+    expect(page.within(rich, 'li').map((li) => li.text.replace(' (opens in a new tab)', ''))).toEqual([
+      'one',
+      'two, see https://example.com/a?b=1&c=2).',
+    ])
     const links = page.within(rich, 'a')
     expect(links.map((a) => a.attrs.href)).toEqual(['https://example.com/a?b=1&c=2', 'http://example.org'])
     for (const link of links) {
@@ -247,7 +305,11 @@ describe("the page's own words", () => {
       ],
     })
     page = (await pageIn(mostlyOptional.id, 'de')).page
-    expect(['a', 'b', 'c'].map((key) => page.label(key).text)).toEqual([`A ${translator('de').t('mark.required')}`, 'B', 'C'])
+    expect(['a', 'b', 'c'].map((key) => page.label(key).text)).toEqual([
+      `A ${translator('de').t('mark.required')}`,
+      'B',
+      'C',
+    ])
   })
 })
 
@@ -263,23 +325,37 @@ describe("a field's config.error_message", () => {
     { type: 'file' },
   ]
 
-  test.each(TYPES.map((field) => [field.type as string, field]))('%s takes it, 1 to 300 characters', async (_type, field) => {
-    const create = (message: unknown) =>
-      t.api.post('/forms', { title: 'T', fields: [{ key: 'f', label: 'F', ...field, config: { ...(field.config as object), error_message: message } }] })
-    expect((await create('x')).status).toBe(201)
-    expect((await create('x'.repeat(300))).status).toBe(201)
-    for (const bad of ['', 'x'.repeat(301), 7, null]) {
-      const refused = await create(bad)
-      expect(refused.status).toBe(422)
-      expect((refused.body as { errors: Array<{ path: string }> }).errors.map((e) => e.path)).toEqual(['/fields/0/config/error_message'])
-    }
-  })
+  test.each(TYPES.map((field) => [field.type as string, field]))(
+    '%s takes it, 1 to 300 characters',
+    async (_type, field) => {
+      const create = (message: unknown) =>
+        t.api.post('/forms', {
+          title: 'T',
+          fields: [{ key: 'f', label: 'F', ...field, config: { ...(field.config as object), error_message: message } }],
+        })
+      expect((await create('x')).status).toBe(201)
+      expect((await create('x'.repeat(300))).status).toBe(201)
+      for (const bad of ['', 'x'.repeat(301), 7, null]) {
+        const refused = await create(bad)
+        expect(refused.status).toBe(422)
+        expect((refused.body as { errors: Array<{ path: string }> }).errors.map((e) => e.path)).toEqual([
+          '/fields/0/config/error_message',
+        ])
+      }
+    },
+  )
 
   test("replaces the page's message for a missing and for an invalid value; the API's message stays the built-in English", async () => {
     const form = await t.api.createForm({
       page: { locale: 'fr' },
       fields: [
-        { key: 'ref', type: 'text', label: 'Référence', required: true, config: { pattern: '[A-Z]{3}-[0-9]{4}', error_message: 'Saisissez la référence du dossier, comme ABC-1234' } },
+        {
+          key: 'ref',
+          type: 'text',
+          label: 'Référence',
+          required: true,
+          config: { pattern: '[A-Z]{3}-[0-9]{4}', error_message: 'Saisissez la référence du dossier, comme ABC-1234' },
+        },
         { key: 'other', type: 'text', label: 'Autre', required: true },
       ],
     })

@@ -6,18 +6,21 @@
  * page, its messages and the receipt.
  */
 import { describe, expect, test } from 'bun:test'
-import { SUPPORTED_LOCALES, translator, type Locale } from '../src/i18n/index.ts'
+import { type Locale, SUPPORTED_LOCALES, translator } from '../src/i18n/index.ts'
 import { readNumber } from '../src/i18n/numbers.ts'
-import { collapsed, parsePage, type Page } from './html.ts'
+import { collapsed, type Page, parsePage } from './html.ts'
 import { contextsPerTest, openPage, postForm, submit, type TestContext, type TestResponse } from './utils.ts'
 
 const contexts = contextsPerTest()
 
 const intlTag = (locale: Locale) => (locale === 'pt' ? 'pt-PT' : locale)
 /** What Intl writes for the language: the test's own formats, not the product's. */
-const intl = (locale: Locale, options: Intl.NumberFormatOptions = {}) => new Intl.NumberFormat(intlTag(locale), { maximumFractionDigits: 20, ...options })
+const intl = (locale: Locale, options: Intl.NumberFormatOptions = {}) =>
+  new Intl.NumberFormat(intlTag(locale), { maximumFractionDigits: 20, ...options })
 const partOf = (locale: Locale, type: 'decimal' | 'group', options: Intl.NumberFormatOptions = {}) =>
-  intl(locale, { useGrouping: 'always', ...options } as Intl.NumberFormatOptions).formatToParts(1234567.5).find((part) => part.type === type)!.value
+  intl(locale, { useGrouping: 'always', ...options } as Intl.NumberFormatOptions)
+    .formatToParts(1234567.5)
+    .find((part) => part.type === type)!.value
 /** The language's native digits besides ASCII ones, where it has them. */
 const NATIVE: Partial<Record<Locale, string>> = { ar: 'arab', hi: 'deva' }
 
@@ -56,7 +59,9 @@ describe('the German amount (issue 26)', () => {
     const res = await postForm(t.app, form.id, { amount: '412.80' })
     expect(res.status).toBe(422)
     const page = await parsePage(res.text)
-    expect(page.byId('field-amount-error').text).toContain(translator('de').t('error.invalid_format.number', { example: '1.234,5' }))
+    expect(page.byId('field-amount-error').text).toContain(
+      translator('de').t('error.invalid_format.number', { example: '1.234,5' }),
+    )
     expect(page.byId('field-amount-error').text).toContain('1.234,5')
     expect(page.control('amount').attrs.value).toBe('412.80')
     expect(await storedData(t, form.id)).toEqual([])
@@ -66,7 +71,9 @@ describe('the German amount (issue 26)', () => {
     const t = await contexts.create()
     const form = await t.api.createForm({ fields: [AMOUNT] })
     expect((await postForm(t.app, form.id, { amount: '412,80' }, { 'accept-language': 'en' })).status).toBe(422)
-    expect((await postForm(t.app, form.id, { amount: '1.412,80' }, { 'accept-language': 'de-AT, en;q=0.5' })).status).toBe(303)
+    expect(
+      (await postForm(t.app, form.id, { amount: '1.412,80' }, { 'accept-language': 'de-AT, en;q=0.5' })).status,
+    ).toBe(303)
     expect(await storedData(t, form.id)).toEqual([{ amount: 1412.8 }])
   })
 })
@@ -85,13 +92,18 @@ describe('other languages', () => {
     ['ja', '１，２３４．５'],
     ['zh-Hans', '1234．5'],
     ['ko', '１２３４.５'],
-  ] as const)('%s reads %p (a space of any kind where the language groups with one; full-width forms) as 1234.5', async (locale, typed) => {
-    const t = await contexts.create()
-    const form = await amountForm(t, locale)
-    const receipt = await receiptAfter(t, form.id, await postForm(t.app, form.id, { amount: typed }))
-    expect(await storedData(t, form.id)).toEqual([{ amount: 1234.5 }])
-    expect(collapsed(receipt.nodes.find((node) => node.attrs.class === 'receipt-answer')!.text)).toBe(collapsed(intl(locale).format(1234.5)))
-  })
+  ] as const)(
+    '%s reads %p (a space of any kind where the language groups with one; full-width forms) as 1234.5',
+    async (locale, typed) => {
+      const t = await contexts.create()
+      const form = await amountForm(t, locale)
+      const receipt = await receiptAfter(t, form.id, await postForm(t.app, form.id, { amount: typed }))
+      expect(await storedData(t, form.id)).toEqual([{ amount: 1234.5 }])
+      expect(collapsed(receipt.nodes.find((node) => node.attrs.class === 'receipt-answer')!.text)).toBe(
+        collapsed(intl(locale).format(1234.5)),
+      )
+    },
+  )
 
   test('a region that writes numbers the other way round: what reads as two numbers is refused, the rest read as the page writes them', async () => {
     const t = await contexts.create()
@@ -114,7 +126,11 @@ describe('other languages', () => {
 
   test('a number with more digits than can be stored exactly is refused, never rounded', async () => {
     const t = await contexts.create()
-    const form = await t.api.createForm({ title: 'Messwert', page: { locale: 'de' }, fields: [{ key: 'value', type: 'number', label: 'Wert' }] })
+    const form = await t.api.createForm({
+      title: 'Messwert',
+      page: { locale: 'de' },
+      fields: [{ key: 'value', type: 'number', label: 'Wert' }],
+    })
     for (const typed of ['0,12345678901234567891', '1234567890,123456789']) {
       expect((await postForm(t.app, form.id, { value: typed })).status).toBe(422)
     }
@@ -142,7 +158,11 @@ describe('other languages', () => {
     expect(arabic).toBe('\u0664\u0661\u0662\u066b\u0668')
     expect((await postForm(t.app, form.id, { amount: '4\u0661\u0662\u066b\u0668' })).status).toBe(422)
     expect((await postForm(t.app, form.id, { amount: '\u0664\u0661\u0662.\u0668' })).status).toBe(422)
-    const receipt = await receiptAfter(t, form.id, await postForm(t.app, form.id, { amount: arabic, other: intl('ar').format(-1234.5) }))
+    const receipt = await receiptAfter(
+      t,
+      form.id,
+      await postForm(t.app, form.id, { amount: arabic, other: intl('ar').format(-1234.5) }),
+    )
     expect(await storedData(t, form.id)).toEqual([{ amount: 412.8, other: -1234.5 }])
     const answers = receipt.nodes.filter((node) => node.attrs.class === 'receipt-answer').map((node) => node.text)
     expect(answers).toEqual([intl('ar').format(412.8), intl('ar').format(-1234.5)])
@@ -160,21 +180,26 @@ describe('the control', () => {
       { key: 'free', type: 'number', label: 'Free' },
     ])
     const page = await parsePage((await openPage(t.app, form.id)).text)
-    const modes = Object.fromEntries(['guests', 'pairs', 'half', 'money', 'free'].map((key) => [key, page.control(key).attrs.inputmode]))
+    const modes = Object.fromEntries(
+      ['guests', 'pairs', 'half', 'money', 'free'].map((key) => [key, page.control(key).attrs.inputmode]),
+    )
     expect(modes).toEqual({ guests: 'numeric', pairs: 'numeric', half: 'decimal', money: 'decimal', free: 'decimal' })
     for (const key of Object.keys(modes)) {
       const control = page.control(key)
       expect(control.tag).toBe('input')
       expect(control.attrs.type).toBe('text')
       expect(control.attrs.spellcheck).toBe('false')
-      for (const ignored of ['min', 'max', 'step', 'maxlength', 'pattern']) expect(control.attrs[ignored]).toBeUndefined()
+      for (const ignored of ['min', 'max', 'step', 'maxlength', 'pattern'])
+        expect(control.attrs[ignored]).toBeUndefined()
     }
     expect(page.control('money').attrs.placeholder).toBe('0,00')
   })
 
   test('a default is written in the page language, and the page sent as it stands stores it', async () => {
     const t = await contexts.create()
-    const form = await amountForm(t, 'de', [{ key: 'weight', type: 'number', label: 'Weight', config: { default: 1234.75 } }])
+    const form = await amountForm(t, 'de', [
+      { key: 'weight', type: 'number', label: 'Weight', config: { default: 1234.75 } },
+    ])
     const page = await parsePage((await openPage(t.app, form.id)).text)
     expect(page.control('weight').attrs.value).toBe('1.234,75')
     expect((await postForm(t.app, form.id, page.browserEntries())).status).toBe(303)
@@ -183,7 +208,9 @@ describe('the control', () => {
 
   test('messages and hints write their numbers in the page language', async () => {
     const t = await contexts.create()
-    const form = await amountForm(t, 'de', [{ key: 'dose', type: 'number', label: 'Dose', config: { min: 0.5, max: 2500.5, step: 0.25 } }])
+    const form = await amountForm(t, 'de', [
+      { key: 'dose', type: 'number', label: 'Dose', config: { min: 0.5, max: 2500.5, step: 0.25 } },
+    ])
     const de = translator('de')
     const opened = await parsePage((await openPage(t.app, form.id)).text)
     expect(opened.byId('field-dose-hint').text).toContain('0,5 bis 2.500,5')
@@ -202,7 +229,9 @@ describe('the JSON path is as before', () => {
     const form = await amountForm(t, 'de', [AMOUNT, { key: 'other', type: 'number', label: 'Other' }])
     const refused = await submit(t.app, form.id, { amount: '412,80' })
     expect(refused.status).toBe(422)
-    expect(refused.body.errors).toEqual([{ path: '/amount', code: 'invalid_format', message: expect.stringContaining('1234.5') }])
+    expect(refused.body.errors).toEqual([
+      { path: '/amount', code: 'invalid_format', message: expect.stringContaining('1234.5') },
+    ])
     expect(refused.text).not.toContain('1.234,5')
     expect((await submit(t.app, form.id, { amount: '412.80', other: 7 })).status).toBe(201)
     expect(await storedData(t, form.id)).toEqual([{ amount: 412.8, other: 7 }])
@@ -223,12 +252,18 @@ function seeded(seed: number) {
 
 /** Integers, decimals, negatives, small and large (up to 2^53), each exactly what its decimal digits say. */
 function sampleNumbers(random: () => number, count: number): number[] {
-  const values = [0, 1, -1, 7, 12, 123, 1234, 12345, 123456, 1234567, 1000000, 0.5, 0.05, 1234.5, 412.8, -412.8, 9007199254740991, -9007199254740991, 1234567890123.25]
+  const values = [
+    0, 1, -1, 7, 12, 123, 1234, 12345, 123456, 1234567, 1000000, 0.5, 0.05, 1234.5, 412.8, -412.8, 9007199254740991,
+    -9007199254740991, 1234567890123.25,
+  ]
   while (values.length < count) {
     const digits = 1 + Math.floor(random() * 15)
     const whole = Math.floor(random() * 10 ** digits)
     const fractionDigits = Math.floor(random() * 7)
-    const fraction = fractionDigits === 0 ? '' : `.${String(Math.floor(random() * 10 ** fractionDigits)).padStart(fractionDigits, '0')}`
+    const fraction =
+      fractionDigits === 0
+        ? ''
+        : `.${String(Math.floor(random() * 10 ** fractionDigits)).padStart(fractionDigits, '0')}`
     const value = Number(`${random() < 0.4 ? '-' : ''}${whole}${fraction}`)
     if (Math.abs(value) <= Number.MAX_SAFE_INTEGER) values.push(value === 0 ? 0 : value)
   }
@@ -240,8 +275,16 @@ describe('property: every language reads back what Intl writes for it', () => {
   const values = sampleNumbers(random, 400)
 
   test.each([...SUPPORTED_LOCALES])('%s', (locale) => {
-    const formats = [intl(locale), intl(locale, { useGrouping: false }), intl(locale, { useGrouping: 'always' } as Intl.NumberFormatOptions)]
-    if (NATIVE[locale]) formats.push(intl(locale, { numberingSystem: NATIVE[locale] }), intl(locale, { numberingSystem: NATIVE[locale], useGrouping: false }))
+    const formats = [
+      intl(locale),
+      intl(locale, { useGrouping: false }),
+      intl(locale, { useGrouping: 'always' } as Intl.NumberFormatOptions),
+    ]
+    if (NATIVE[locale])
+      formats.push(
+        intl(locale, { numberingSystem: NATIVE[locale] }),
+        intl(locale, { numberingSystem: NATIVE[locale], useGrouping: false }),
+      )
     for (const format of formats) {
       for (const value of values) {
         const written = format.format(value)
@@ -257,10 +300,14 @@ describe('property: every language reads back what Intl writes for it', () => {
     for (const locale of SUPPORTED_LOCALES) {
       const form = await amountForm(t, locale, fields)
       const native = NATIVE[locale]
-      const written = sample.map((value, index) => (native && index % 2 === 1 ? intl(locale, { numberingSystem: native }) : intl(locale)).format(value))
+      const written = sample.map((value, index) =>
+        (native && index % 2 === 1 ? intl(locale, { numberingSystem: native }) : intl(locale)).format(value),
+      )
       const res = await postForm(t.app, form.id, Object.fromEntries(written.map((text, index) => [`n${index}`, text])))
       expect({ locale, written, status: res.status }).toEqual({ locale, written, status: 303 })
-      expect(await storedData(t, form.id)).toEqual([Object.fromEntries(sample.map((value, index) => [`n${index}`, value]))])
+      expect(await storedData(t, form.id)).toEqual([
+        Object.fromEntries(sample.map((value, index) => [`n${index}`, value])),
+      ])
     }
   })
 })

@@ -7,8 +7,17 @@
 import { describe, expect, test } from 'bun:test'
 import { translator } from '../src/i18n/index.ts'
 import type { Page } from './html.ts'
-import { AMP, HOVER, SCRIPT, expectNoInjectedMarkup, expectPage } from './page-checks.ts'
-import { contextsPerTest, openPage, postForm, send, submit, until, type TestContext, type TestResponse } from './utils.ts'
+import { AMP, expectNoInjectedMarkup, expectPage, HOVER, SCRIPT } from './page-checks.ts'
+import {
+  contextsPerTest,
+  openPage,
+  postForm,
+  send,
+  submit,
+  type TestContext,
+  type TestResponse,
+  until,
+} from './utils.ts'
 
 const contexts = contextsPerTest()
 const { t: words, date } = translator('en')
@@ -18,7 +27,12 @@ const FIELDS = [
   { key: 'name', type: 'text', label: 'Your name', required: true },
   { key: 'notes', type: 'textarea', label: 'Anything else?' },
   { key: 'guests', type: 'number', label: 'Guests', config: { min: 1, max: 10 } },
-  { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', { value: 'veg', label: 'Vegetarian dish' }] } },
+  {
+    key: 'meal',
+    type: 'select',
+    label: 'Meal',
+    config: { options: ['fish', { value: 'veg', label: 'Vegetarian dish' }] },
+  },
   { key: 'agree', type: 'checkbox', label: 'I agree to the terms', required: true },
   { key: 'day', type: 'date', label: 'Arrival day' },
   { key: 'doc', type: 'file', label: 'Passport scan', config: { max_size: 4096 } },
@@ -50,7 +64,10 @@ function reviewRows(page: Page) {
     const [answerCell] = page.within(row, 'dd')
     const [link] = page.within(row, 'a')
     const [hidden] = page.within(link!, 'span').filter((span) => span.attrs.class === 'visually-hidden')
-    rows.set(label!.text.trim(), { answer: answerCell!.text.trim(), change: { href: link!.attrs.href!, text: link!.text, hidden: hidden!.text.trim() } })
+    rows.set(label!.text.trim(), {
+      answer: answerCell!.text.trim(),
+      change: { href: link!.attrs.href!, text: link!.text, hidden: hidden!.text.trim() },
+    })
   }
   return rows
 }
@@ -65,10 +82,11 @@ function sendBody(page: Page) {
 const draftIdOf = (page: Page) => page.browserEntries().find(([name]) => name === '_draft')![1]
 /** The request a browser makes for a link: its path and query, never the fragment. */
 const pathOf = (href: string) => href.slice(href.indexOf('/f/')).split('#')[0]!
-const responsesOf = async (t: TestContext, formId: string) => (await t.api.get(`/forms/${formId}/responses`)).body as Array<{ id: string; data: Record<string, unknown> }>
+const responsesOf = async (t: TestContext, formId: string) =>
+  (await t.api.get(`/forms/${formId}/responses`)).body as Array<{ id: string; data: Record<string, unknown> }>
 const draftCount = async (t: TestContext) => Number((await t.sql('SELECT count(*) AS n FROM drafts'))[0]!.n)
 
-async function reviewed(t: TestContext, res: TestResponse) {
+async function reviewed(_t: TestContext, res: TestResponse) {
   const page = await expectPage(res, 200)
   expect(page.one('h1').text).toBe(words('review.heading'))
   return page
@@ -81,7 +99,9 @@ describe('page.review', () => {
     expect((await t.api.get(`/forms/${form.id}`)).body.page).toEqual({ review: true })
     const refused = await t.api.post('/forms', { title: 'x', fields: FIELDS, page: { review: 'yes' } })
     expect(refused.status).toBe(422)
-    expect(refused.body.errors.map((e: { path: string; code: string }) => [e.path, e.code])).toEqual([['/page/review', 'invalid_type']])
+    expect(refused.body.errors.map((e: { path: string; code: string }) => [e.path, e.code])).toEqual([
+      ['/page/review', 'invalid_type'],
+    ])
   })
 
   test('a valid post shows each answer as the receipt would, with Change links; nothing is recorded', async () => {
@@ -118,7 +138,10 @@ describe('page.review', () => {
     const t = await contexts.create()
     const form = await reviewForm(t)
     const review = await reviewed(t, await postForm(t.app, form.id, answer()))
-    const change = await expectPage(await send(t.app, 'GET', pathOf(reviewRows(review).get('Your name')!.change.href)), 200)
+    const change = await expectPage(
+      await send(t.app, 'GET', pathOf(reviewRows(review).get('Your name')!.change.href)),
+      200,
+    )
     expect(change.control('name').attrs.value).toBe('Ada Lovelace')
     expect(change.control('notes').text.replace(/\r\n/g, '\n')).toBe('Line one\nLine two')
     expect(change.control('guests').attrs.value).toBe('3')
@@ -215,14 +238,34 @@ describe('page.review', () => {
   test('a multiple choice and an unticked box are recorded on Send as a direct post records them', async () => {
     const t = await contexts.create()
     const fields = [
-      { key: 'extras', type: 'select', label: 'Extras', config: { multiple: true, options: ['wifi', 'bike', 'parking'] } },
+      {
+        key: 'extras',
+        type: 'select',
+        label: 'Extras',
+        config: { multiple: true, options: ['wifi', 'bike', 'parking'] },
+      },
       { key: 'news', type: 'checkbox', label: 'Send me news' },
     ]
     const form = await t.api.createForm({ fields, page: { review: true } })
-    const review = await reviewed(t, await postForm(t.app, form.id, [['extras', 'parking'], ['extras', 'wifi']]))
+    const review = await reviewed(
+      t,
+      await postForm(t.app, form.id, [
+        ['extras', 'parking'],
+        ['extras', 'wifi'],
+      ]),
+    )
     expect(reviewRows(review).get('Send me news')!.answer).toBe(words('receipt.no'))
-    const change = await expectPage(await send(t.app, 'GET', pathOf(reviewRows(review).get('Extras')!.change.href)), 200)
-    expect(change.browserEntries().filter(([name]) => name === 'extras').map(([, value]) => value).sort()).toEqual(['parking', 'wifi'])
+    const change = await expectPage(
+      await send(t.app, 'GET', pathOf(reviewRows(review).get('Extras')!.change.href)),
+      200,
+    )
+    expect(
+      change
+        .browserEntries()
+        .filter(([name]) => name === 'extras')
+        .map(([, value]) => value)
+        .sort(),
+    ).toEqual(['parking', 'wifi'])
     expect((await postForm(t.app, form.id, sendBody(review))).status).toBe(303)
     // The options' order, as for any post.
     expect((await responsesOf(t, form.id))[0]!.data).toEqual({ extras: ['wifi', 'parking'], news: false })
@@ -235,9 +278,17 @@ describe('page.review', () => {
       { key: 'amount', type: 'number', label: 'Betrag', required: true },
     ]
     const form = await t.api.createForm({ fields, page: { review: true, locale: 'de' } })
-    const posted = [['_day_born', '27'], ['_month_born', '3'], ['_year_born', '1987'], ['amount', '412,80']] as Array<[string, string]>
+    const posted = [
+      ['_day_born', '27'],
+      ['_month_born', '3'],
+      ['_year_born', '1987'],
+      ['amount', '412,80'],
+    ] as Array<[string, string]>
     const review = await expectPage(await postForm(t.app, form.id, posted), 200)
-    const change = await expectPage(await send(t.app, 'GET', pathOf(reviewRows(review).get('Date of birth')!.change.href)), 200)
+    const change = await expectPage(
+      await send(t.app, 'GET', pathOf(reviewRows(review).get('Date of birth')!.change.href)),
+      200,
+    )
     expect(change.browserEntries().filter(([name]) => name !== '_draft')).toEqual(expect.arrayContaining(posted))
     expect((await postForm(t.app, form.id, sendBody(review))).status).toBe(303)
     expect((await responsesOf(t, form.id))[0]!.data).toEqual({ born: '1987-03-27', amount: 412.8 })
@@ -282,9 +333,18 @@ describe('page.review', () => {
     const fields = [
       { key: 'nick', type: 'text', label: `Nick ${SCRIPT}`, required: true },
       { key: 'story', type: 'textarea', label: `Story <b>${HOVER}` },
-      { key: 'choice', type: 'select', label: 'Choice', config: { options: [{ value: `v${AMP}"<d>`, label: `<b>${AMP}</b>${SCRIPT}` }] } },
+      {
+        key: 'choice',
+        type: 'select',
+        label: 'Choice',
+        config: { options: [{ value: `v${AMP}"<d>`, label: `<b>${AMP}</b>${SCRIPT}` }] },
+      },
     ]
-    const form = await t.api.createForm({ title: `Title ${SCRIPT}`, fields, page: { review: true, submit_label: `Go ${SCRIPT}` } })
+    const form = await t.api.createForm({
+      title: `Title ${SCRIPT}`,
+      fields,
+      page: { review: true, submit_label: `Go ${SCRIPT}` },
+    })
     const typed = { nick: `${SCRIPT}${HOVER}`, story: `</textarea>${SCRIPT}\r\n${AMP}`, choice: `v${AMP}"<d>` }
     const page = await reviewed(t, await postForm(t.app, form.id, typed))
     expectNoInjectedMarkup(page)
@@ -298,6 +358,10 @@ describe('page.review', () => {
     expect(page.withText(`Title ${SCRIPT}`).length).toBeGreaterThan(0)
     expect((await postForm(t.app, form.id, sendBody(page))).status).toBe(303)
     const [response] = await responsesOf(t, form.id)
-    expect(response!.data).toEqual({ nick: `${SCRIPT}${HOVER}`, story: `</textarea>${SCRIPT}\n${AMP}`, choice: `v${AMP}"<d>` })
+    expect(response!.data).toEqual({
+      nick: `${SCRIPT}${HOVER}`,
+      story: `</textarea>${SCRIPT}\n${AMP}`,
+      choice: `v${AMP}"<d>`,
+    })
   })
 })

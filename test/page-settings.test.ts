@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SUPPORTED_LOCALES } from '../src/i18n/index.ts'
-import { createTestContext, validForm, type TestContext } from './utils.ts'
+import { createTestContext, type TestContext, validForm } from './utils.ts'
 
 let t: TestContext
 beforeAll(async () => {
@@ -25,7 +25,13 @@ async function refused(page: unknown) {
 
 describe('page: accepted and returned exactly as given', () => {
   test('create, get and patch return it; lists do not; absent or null is {}', async () => {
-    const page = { time_zone: 'Europe/Berlin', sender: 'Acme HR', locale: 'de-AT', success_message: 'Danke!\n\nWir melden uns.', submit_label: 'Senden' }
+    const page = {
+      time_zone: 'Europe/Berlin',
+      sender: 'Acme HR',
+      locale: 'de-AT',
+      success_message: 'Danke!\n\nWir melden uns.',
+      submit_label: 'Senden',
+    }
     const created = await create(page)
     expect(created.status).toBe(201)
     // The keys in the order given, the locale as written (not as matched).
@@ -71,13 +77,23 @@ describe('page: refused, each problem with a code', () => {
 
   test('an unknown time zone: invalid_value', async () => {
     for (const time_zone of ['Mars/Olympus_Mons', 'Europe/Berlinn', 'GMT+25']) {
-      expect(await refused({ time_zone })).toEqual({ path: '/page/time_zone', message: expect.stringContaining(time_zone), code: 'invalid_value' })
+      expect(await refused({ time_zone })).toEqual({
+        path: '/page/time_zone',
+        message: expect.stringContaining(time_zone),
+        code: 'invalid_value',
+      })
     }
   })
 
   test('lengths: one past the longest is too_long; empty or blank is too_short', async () => {
-    expect(await refused({ submit_label: 'b'.repeat(61) })).toMatchObject({ path: '/page/submit_label', code: 'too_long' })
-    expect(await refused({ success_message: 'm'.repeat(2001) })).toMatchObject({ path: '/page/success_message', code: 'too_long' })
+    expect(await refused({ submit_label: 'b'.repeat(61) })).toMatchObject({
+      path: '/page/submit_label',
+      code: 'too_long',
+    })
+    expect(await refused({ success_message: 'm'.repeat(2001) })).toMatchObject({
+      path: '/page/success_message',
+      code: 'too_long',
+    })
     expect(await refused({ sender: 's'.repeat(101) })).toMatchObject({ path: '/page/sender', code: 'too_long' })
     expect(await refused({ submit_label: '' })).toMatchObject({ path: '/page/submit_label', code: 'too_short' })
     expect(await refused({ sender: '   ' })).toMatchObject({ path: '/page/sender', code: 'too_short' })
@@ -88,7 +104,8 @@ describe('page: refused, each problem with a code', () => {
     expect(await refused({ theme: 'dark' })).toMatchObject({ path: '/page/theme', code: 'unknown_key' })
     expect(await refused({ sender: 7 })).toMatchObject({ path: '/page/sender', code: 'invalid_type' })
     expect(await refused({ time_zone: null })).toMatchObject({ path: '/page/time_zone', code: 'invalid_type' })
-    for (const page of ['de', [], 3, true]) expect(await refused(page)).toMatchObject({ path: '/page', code: 'invalid_type' })
+    for (const page of ['de', [], 3, true])
+      expect(await refused(page)).toMatchObject({ path: '/page', code: 'invalid_type' })
   })
 
   test('control characters, as in every other text: control_character', async () => {
@@ -117,18 +134,25 @@ describe('page: described where clients look', () => {
     const doc = (await t.api.get('/openapi.json')).body
     const text = JSON.stringify(doc)
     expect(text).toContain('"PageSettings"')
-    for (const key of ['locale', 'submit_label', 'success_message', 'sender', 'time_zone']) expect(text).toContain(`"${key}"`)
+    for (const key of ['locale', 'submit_label', 'success_message', 'sender', 'time_zone'])
+      expect(text).toContain(`"${key}"`)
   })
 
   test('the MCP create_form tool takes it', async () => {
     const res = await t.app.handle(
       new Request('http://intake.test/mcp', {
         method: 'POST',
-        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${t.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       }),
     )
-    const body = (await res.json()) as { result: { tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown> } }> } }
+    const body = (await res.json()) as {
+      result: { tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown> } }> }
+    }
     const tool = body.result.tools.find((candidate: { name: string }) => candidate.name === 'create_form')
     const page = tool!.inputSchema.properties.page
     expect(JSON.stringify(page)).toContain('time_zone')

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import * as i18n from '../src/i18n/index.ts'
-import { createTestContext, openPage, send, validForm, type TestContext } from './utils.ts'
+import { createTestContext, openPage, send, type TestContext, validForm } from './utils.ts'
 
 let t: TestContext
 beforeAll(async () => {
@@ -40,19 +40,29 @@ describe('page.time_zone is stored and returned in its canonical spelling', () =
     ['aMerica/Argentina/ComodRivadavia', 'America/Argentina/ComodRivadavia'],
     ['asia/calcutta', 'Asia/Calcutta'],
     ['us/eastern', 'US/Eastern'],
-  ])('%s is stored as %s: in the create answer and in Get Form, the other page keys as given', async (sent, canonical) => {
-    const created = await create({ sender: 'Ops', time_zone: sent, locale: 'de-AT' })
-    expect(created.status).toBe(201)
-    expect(JSON.stringify(created.body.page)).toBe(JSON.stringify({ sender: 'Ops', time_zone: canonical, locale: 'de-AT' }))
-    const got = await t.api.get(`/forms/${created.body.id}`)
-    expect(JSON.stringify(got.body.page)).toBe(JSON.stringify(created.body.page))
-  })
+  ])(
+    '%s is stored as %s: in the create answer and in Get Form, the other page keys as given',
+    async (sent, canonical) => {
+      const created = await create({ sender: 'Ops', time_zone: sent, locale: 'de-AT' })
+      expect(created.status).toBe(201)
+      expect(JSON.stringify(created.body.page)).toBe(
+        JSON.stringify({ sender: 'Ops', time_zone: canonical, locale: 'de-AT' }),
+      )
+      const got = await t.api.get(`/forms/${created.body.id}`)
+      expect(JSON.stringify(got.body.page)).toBe(JSON.stringify(created.body.page))
+    },
+  )
 
   test('through MCP create_form too', async () => {
     const res = await send(t.app, 'POST', '/mcp', {
       key: t.key,
       headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_form', arguments: validForm({ page: { time_zone: 'aSIA/tOKYO' } }) } },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'create_form', arguments: validForm({ page: { time_zone: 'aSIA/tOKYO' } }) },
+      },
     })
     expect(res.body.result.structuredContent.page).toEqual({ time_zone: 'Asia/Tokyo' })
   })
@@ -61,7 +71,9 @@ describe('page.time_zone is stored and returned in its canonical spelling', () =
     for (const time_zone of ['america/new_yorkk', 'Mars/Olympus_Mons']) {
       const res = await create({ time_zone })
       expect(res.status).toBe(422)
-      expect(res.body.errors).toEqual([{ path: '/page/time_zone', message: expect.stringContaining(time_zone), code: 'invalid_value' }])
+      expect(res.body.errors).toEqual([
+        { path: '/page/time_zone', message: expect.stringContaining(time_zone), code: 'invalid_value' },
+      ])
     }
   })
 })

@@ -6,6 +6,7 @@
  * for the count of stored files and the webhook outbox payload.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { type Page, parsePage } from './html.ts'
 import {
   BASE_URL,
   createTestContext,
@@ -15,11 +16,10 @@ import {
   postForm,
   send,
   submit,
-  UNKNOWN_ID,
   type TestContext,
   type TestResponse,
+  UNKNOWN_ID,
 } from './utils.ts'
-import { parsePage, type Page } from './html.ts'
 
 let t: TestContext
 beforeEach(async () => {
@@ -29,14 +29,18 @@ afterEach(() => t.close())
 
 // ---------------------------------------------------------------- page checks
 
-const CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /**
  * An HTML page with the given status: the CONTRACT 6 headers, no script, no
  * inline handler, no CORS header. Returns the parsed page.
  */
 async function expectPage(res: TestResponse, status: number): Promise<Page> {
-  expect({ status: res.status, text: res.status === status ? '' : res.text.slice(0, 300) }).toEqual({ status, text: '' })
+  expect({ status: res.status, text: res.status === status ? '' : res.text.slice(0, 300) }).toEqual({
+    status,
+    text: '',
+  })
   expect(res.headers.get('content-type') ?? '').toMatch(/^text\/html\s*(;|$)/i)
   expect(res.headers.get('content-security-policy')).toBe(CSP)
   expect(res.headers.get('x-content-type-options')).toBe('nosniff')
@@ -46,7 +50,11 @@ async function expectPage(res: TestResponse, status: number): Promise<Page> {
   expect(res.text.toLowerCase()).not.toContain('<script')
   const page = await parsePage(res.text)
   expect(page.all('script')).toEqual([])
-  const handlers = page.nodes.flatMap((n) => Object.keys(n.attrs).filter((name) => name.startsWith('on')).map((name) => `${n.tag}[${name}]`))
+  const handlers = page.nodes.flatMap((n) =>
+    Object.keys(n.attrs)
+      .filter((name) => name.startsWith('on'))
+      .map((name) => `${n.tag}[${name}]`),
+  )
   expect(handlers).toEqual([])
   // A page a person reads: a language and a body.
   expect(page.one('html').attrs.lang ?? '').not.toBe('')
@@ -71,7 +79,10 @@ async function expectFormPage(res: TestResponse, status = 200) {
 }
 
 function expectSeeOther(res: TestResponse, formId: string) {
-  expect({ status: res.status, text: res.status === 303 ? '' : res.text.slice(0, 500) }).toEqual({ status: 303, text: '' })
+  expect({ status: res.status, text: res.status === 303 ? '' : res.text.slice(0, 500) }).toEqual({
+    status: 303,
+    text: '',
+  })
   const location = res.headers.get('location')
   expect(location).not.toBeNull()
   expect(new URL(location!, BASE_URL).href).toBe(`${BASE_URL}/f/${formId}`)
@@ -92,10 +103,18 @@ function multipart(parts: Part[]): { body: Uint8Array; contentType: string } {
   const chunks: Uint8Array[] = []
   for (const part of parts) {
     if ('value' in part) {
-      chunks.push(enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(part.name)}"\r\n\r\n${part.value}\r\n`))
+      chunks.push(
+        enc.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${quote(part.name)}"\r\n\r\n${part.value}\r\n`,
+        ),
+      )
     } else {
       const type = part.type === undefined ? '' : `Content-Type: ${part.type}\r\n`
-      chunks.push(enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(part.name)}"; filename="${quote(part.filename)}"\r\n${type}\r\n`))
+      chunks.push(
+        enc.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${quote(part.name)}"; filename="${quote(part.filename)}"\r\n${type}\r\n`,
+        ),
+      )
       chunks.push(part.bytes)
       chunks.push(enc.encode('\r\n'))
     }
@@ -105,7 +124,13 @@ function multipart(parts: Part[]): { body: Uint8Array; contentType: string } {
 }
 
 /** POST /f/<id> with exactly this body and content type. */
-const postRaw = (formId: string, body: Uint8Array | string, contentType: string, headers: Record<string, string> = {}, ctx: TestContext = t): Promise<TestResponse> =>
+const postRaw = (
+  formId: string,
+  body: Uint8Array | string,
+  contentType: string,
+  headers: Record<string, string> = {},
+  ctx: TestContext = t,
+): Promise<TestResponse> =>
   send(ctx.app, 'POST', `/f/${formId}`, { body, headers: { 'content-type': contentType, ...headers } })
 
 const postParts = (formId: string, parts: Part[], headers: Record<string, string> = {}) => {
@@ -149,7 +174,14 @@ function binaryBytes(size: number): Uint8Array {
 }
 
 /** A form's field definitions, for `field-<key>` ordering checks. */
-type FieldDef = { key: string; type: string; label: string; required?: boolean; description?: string; config?: Record<string, unknown> }
+type FieldDef = {
+  key: string
+  type: string
+  label: string
+  required?: boolean
+  description?: string
+  config?: Record<string, unknown>
+}
 
 /**
  * The 422 page marks field `key` as invalid: a summary link to "#field-<key>",
@@ -167,7 +199,8 @@ function expectFieldError(page: Page, fields: FieldDef[], key: string) {
   expect(index).toBeGreaterThanOrEqual(0)
   const own = (k: string) => [page.label(k), page.control(k)]
   const after = index > 0 ? Math.max(...own(fields[index - 1]!.key).map((n) => n.end)) : page.one('form').start
-  const before = index < fields.length - 1 ? Math.min(...own(fields[index + 1]!.key).map((n) => n.start)) : page.one('form').end
+  const before =
+    index < fields.length - 1 ? Math.min(...own(fields[index + 1]!.key).map((n) => n.start)) : page.one('form').end
   const errors = page
     .describedBy(control)
     .map((id) => page.byId(id))
@@ -203,7 +236,13 @@ const TRICKY_VALUE = `a&amp;b "c" <d> 'e'`
 describe('each field type is rendered with its native control', () => {
   test('text: type=text with no maxlength (nothing cut), minlength, pattern, placeholder, the default as value, and required', async () => {
     const fields = [
-      { key: 'code', type: 'text', label: 'Code', required: true, config: { max_length: 12, min_length: 3, pattern: '[A-Z]{3}[0-9]*', placeholder: 'ABC123', default: 'XYZ9' } },
+      {
+        key: 'code',
+        type: 'text',
+        label: 'Code',
+        required: true,
+        config: { max_length: 12, min_length: 3, pattern: '[A-Z]{3}[0-9]*', placeholder: 'ABC123', default: 'XYZ9' },
+      },
     ]
     const form = await t.api.createForm({ fields })
     const page = await expectFormPage(await openPage(t.app, form.id))
@@ -220,7 +259,14 @@ describe('each field type is rendered with its native control', () => {
   })
 
   test('textarea: rows, no maxlength, placeholder, and the default as its text', async () => {
-    const fields = [{ key: 'notes', type: 'textarea', label: 'Notes', config: { rows: 6, max_length: 500, placeholder: 'Anything else?', default: 'line 1\nline 2' } }]
+    const fields = [
+      {
+        key: 'notes',
+        type: 'textarea',
+        label: 'Notes',
+        config: { rows: 6, max_length: 500, placeholder: 'Anything else?', default: 'line 1\nline 2' },
+      },
+    ]
     const form = await t.api.createForm({ fields })
     const page = await expectFormPage(await openPage(t.app, form.id))
     const area = page.control('notes')
@@ -241,7 +287,15 @@ describe('each field type is rendered with its native control', () => {
   })
 
   test('email: type=email with placeholder and default', async () => {
-    const fields = [{ key: 'email', type: 'email', label: 'Email', required: true, config: { placeholder: 'you@example.com', default: 'ada@example.com' } }]
+    const fields = [
+      {
+        key: 'email',
+        type: 'email',
+        label: 'Email',
+        required: true,
+        config: { placeholder: 'you@example.com', default: 'ada@example.com' },
+      },
+    ]
     const form = await t.api.createForm({ fields })
     const page = await expectFormPage(await openPage(t.app, form.id))
     const input = page.control('email')
@@ -280,7 +334,18 @@ describe('each field type is rendered with its native control', () => {
 
   test('select: a placeholder option with value "", then string and {value,label} options; the default is selected', async () => {
     const fields = [
-      { key: 'meal', type: 'select', label: 'Meal', required: true, config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }, 'meat'], placeholder: 'Pick a meal', default: 'veg', display: 'dropdown' } },
+      {
+        key: 'meal',
+        type: 'select',
+        label: 'Meal',
+        required: true,
+        config: {
+          options: ['fish', { value: 'veg', label: 'Vegetarian' }, 'meat'],
+          placeholder: 'Pick a meal',
+          default: 'veg',
+          display: 'dropdown',
+        },
+      },
       { key: 'size', type: 'select', label: 'Size', config: { options: ['S', 'M'], display: 'dropdown' } },
     ]
     const form = await t.api.createForm({ fields })
@@ -329,7 +394,14 @@ describe('each field type is rendered with its native control', () => {
   })
 
   test('date: type=date with min, max and default', async () => {
-    const fields = [{ key: 'day', type: 'date', label: 'Day', config: { min: '2026-01-01', max: '2026-12-31', default: '2026-03-15' } }]
+    const fields = [
+      {
+        key: 'day',
+        type: 'date',
+        label: 'Day',
+        config: { min: '2026-01-01', max: '2026-12-31', default: '2026-03-15' },
+      },
+    ]
     const form = await t.api.createForm({ fields })
     const page = await expectFormPage(await openPage(t.app, form.id))
     const input = page.control('day')
@@ -343,7 +415,13 @@ describe('each field type is rendered with its native control', () => {
   test('file: type=file with accept and no value; the form posts multipart/form-data', async () => {
     const fields = [
       { key: 'name', type: 'text', label: 'Name' },
-      { key: 'photo', type: 'file', label: 'Photo', required: true, config: { accept: 'image/*,.pdf', max_size: 2048 } },
+      {
+        key: 'photo',
+        type: 'file',
+        label: 'Photo',
+        required: true,
+        config: { accept: 'image/*,.pdf', max_size: 2048 },
+      },
     ]
     const form = await t.api.createForm({ fields })
     const page = await expectFormPage(await openPage(t.app, form.id))
@@ -360,7 +438,9 @@ describe('each field type is rendered with its native control', () => {
   test('a form without a file field is not multipart', async () => {
     const form = await t.api.createForm({ fields: EVERY_TYPE_FIELDS.filter((f) => f.type !== 'file') })
     const page = await expectFormPage(await openPage(t.app, form.id))
-    expect((page.one('form').attrs.enctype ?? 'application/x-www-form-urlencoded').toLowerCase()).toBe('application/x-www-form-urlencoded')
+    expect((page.one('form').attrs.enctype ?? 'application/x-www-form-urlencoded').toLowerCase()).toBe(
+      'application/x-www-form-urlencoded',
+    )
   })
 
   test('the form posts to /f/<id>, every field has a label tied to its control, and "(required)" marks exactly the required ones', async () => {
@@ -433,14 +513,32 @@ describe('posting the form', () => {
     const fields = EVERY_TYPE_FIELDS.filter((f) => f.type !== 'file')
     const full = await t.api.createForm({ fields })
     expectSeeOther(
-      await postForm(t.app, full.id, { name: 'Ada', notes: 'Line one\r\nLine two', email: 'ada@example.com', guests: '3', meal: 'veg', agree: 'on', day: '2026-06-01' }),
+      await postForm(t.app, full.id, {
+        name: 'Ada',
+        notes: 'Line one\r\nLine two',
+        email: 'ada@example.com',
+        guests: '3',
+        meal: 'veg',
+        agree: 'on',
+        day: '2026-06-01',
+      }),
       full.id,
     )
     expect((await onlyResponse(full.id)).data).toEqual(EVERY_TYPE_ANSWERS)
 
-    const sparse = await t.api.createForm({ fields: [...fields, { key: 'extra_box', type: 'checkbox', label: 'Extra' }] })
+    const sparse = await t.api.createForm({
+      fields: [...fields, { key: 'extra_box', type: 'checkbox', label: 'Extra' }],
+    })
     expectSeeOther(
-      await postForm(t.app, sparse.id, { name: 'Ada', notes: '', email: '', guests: '', meal: '', agree: 'true', day: '' }),
+      await postForm(t.app, sparse.id, {
+        name: 'Ada',
+        notes: '',
+        email: '',
+        guests: '',
+        meal: '',
+        agree: 'true',
+        day: '',
+      }),
       sparse.id,
     )
     expect((await onlyResponse(sparse.id)).data).toEqual({ name: 'Ada', agree: true, extra_box: false })
@@ -448,7 +546,14 @@ describe('posting the form', () => {
 
   test('keys starting with "_" are ignored', async () => {
     const form = await t.api.createForm()
-    expectSeeOther(await postForm(t.app, form.id, [['_token', 'abc'], ['name', 'Ada'], ['_submit', 'Send']]), form.id)
+    expectSeeOther(
+      await postForm(t.app, form.id, [
+        ['_token', 'abc'],
+        ['name', 'Ada'],
+        ['_submit', 'Send'],
+      ]),
+      form.id,
+    )
     expect((await onlyResponse(form.id)).data).toEqual({ name: 'Ada' })
   })
 
@@ -497,7 +602,12 @@ describe('a refused post (422) shows the page again', () => {
     { key: 'notes', type: 'textarea', label: 'Notes', config: { default: 'default notes' } },
     { key: 'email', type: 'email', label: 'Email' },
     { key: 'guests', type: 'number', label: 'Guests', config: { min: 1, max: 10, step: 1 } },
-    { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }], default: 'fish' } },
+    {
+      key: 'meal',
+      type: 'select',
+      label: 'Meal',
+      config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }], default: 'fish' },
+    },
     { key: 'agree', type: 'checkbox', label: 'I agree', required: true },
     { key: 'news', type: 'checkbox', label: 'Newsletter', config: { default: true } },
     { key: 'day', type: 'date', label: 'Day', config: { min: '2026-01-01', max: '2026-12-31', default: '2026-02-02' } },
@@ -505,7 +615,14 @@ describe('a refused post (422) shows the page again', () => {
 
   test('with a summary at the top linking to each invalid field, and each error next to its field', async () => {
     const form = await t.api.createForm({ fields })
-    const res = await postForm(t.app, form.id, { name: 'Far too long a name', notes: '', email: 'not-an-email', guests: '11', meal: 'veg', day: '2027-01-01' })
+    const res = await postForm(t.app, form.id, {
+      name: 'Far too long a name',
+      notes: '',
+      email: 'not-an-email',
+      guests: '11',
+      meal: 'veg',
+      day: '2027-01-01',
+    })
     const page = await expectFormPage(res, 422)
     const invalid = ['name', 'email', 'guests', 'agree', 'day']
     expect([...page.summaryLinks().keys()].sort()).toEqual([...invalid].sort())
@@ -524,14 +641,27 @@ describe('a refused post (422) shows the page again', () => {
     expect(first.control('day').attrs.value).toBe('2026-02-02')
 
     // name missing: refused; everything else as typed. "news" unticked, "agree" ticked.
-    const typed = { name: '', notes: 'my own\r\nnotes', email: 'ada@example', guests: '2.5', meal: 'veg', agree: 'true', day: '2026-07-08' }
+    const typed = {
+      name: '',
+      notes: 'my own\r\nnotes',
+      email: 'ada@example',
+      guests: '2.5',
+      meal: 'veg',
+      agree: 'true',
+      day: '2026-07-08',
+    }
     const page = await expectFormPage(await postForm(t.app, form.id, typed), 422)
     expectFieldError(page, fields, 'name')
     expect(page.control('name').attrs.value ?? '').toBe('')
     expect(page.control('notes').text.replace(/\r\n/g, '\n')).toBe('my own\nnotes')
     expect(page.control('email').attrs.value).toBe('ada@example')
     expect(page.control('guests').attrs.value).toBe('2.5')
-    expect(page.all('input').filter((o) => o.attrs.name === 'meal' && 'checked' in o.attrs).map((o) => o.attrs.value)).toEqual(['veg'])
+    expect(
+      page
+        .all('input')
+        .filter((o) => o.attrs.name === 'meal' && 'checked' in o.attrs)
+        .map((o) => o.attrs.value),
+    ).toEqual(['veg'])
     expect('checked' in page.control('agree').attrs).toBe(true)
     expect('checked' in page.control('news').attrs).toBe(false)
     expect(page.control('day').attrs.value).toBe('2026-07-08')
@@ -542,15 +672,27 @@ describe('a refused post (422) shows the page again', () => {
     const page = await expectFormPage(await postForm(t.app, form.id, { name: '', notes: '', meal: '', day: '' }), 422)
     expect(page.control('notes').text).toBe('')
     expect(page.control('day').attrs.value ?? '').toBe('')
-    expect(page.within(page.control('meal'), 'option').filter((o) => 'selected' in o.attrs && o.attrs.value !== '')).toEqual([])
+    expect(
+      page.within(page.control('meal'), 'option').filter((o) => 'selected' in o.attrs && o.attrs.value !== ''),
+    ).toEqual([])
   })
 
   test('after fixing the errors the same page submits: 303 and the corrected values are stored', async () => {
     const form = await t.api.createForm({ fields })
-    const page = await expectFormPage(await postForm(t.app, form.id, { name: '', guests: '3', meal: 'veg', agree: 'true', day: '2026-07-08' }), 422)
+    const page = await expectFormPage(
+      await postForm(t.app, form.id, { name: '', guests: '3', meal: 'veg', agree: 'true', day: '2026-07-08' }),
+      422,
+    )
     const entries = page.browserEntries().map(([k, v]): [string, string] => (k === 'name' ? [k, 'Ada'] : [k, v]))
     expectSeeOther(await postForm(t.app, form.id, entries), form.id)
-    expect((await onlyResponse(form.id)).data).toEqual({ name: 'Ada', guests: 3, meal: 'veg', agree: true, news: false, day: '2026-07-08' })
+    expect((await onlyResponse(form.id)).data).toEqual({
+      name: 'Ada',
+      guests: 3,
+      meal: 'veg',
+      agree: true,
+      news: false,
+      day: '2026-07-08',
+    })
   })
 
   test('a required checkbox left unticked is refused next to the box', async () => {
@@ -640,7 +782,10 @@ describe('a form that takes no answer', () => {
 describe('refused browser posts', () => {
   test('a cross-site post is a 403 page and records nothing; same-site, same-origin, none and no header are accepted', async () => {
     const form = await t.api.createForm()
-    const page = await expectPage(await postForm(t.app, form.id, { name: 'Eve' }, { 'sec-fetch-site': 'cross-site' }), 403)
+    const page = await expectPage(
+      await postForm(t.app, form.id, { name: 'Eve' }, { 'sec-fetch-site': 'cross-site' }),
+      403,
+    )
     expect(page.all('form')).toEqual([])
     expect(await responsesOf(form.id)).toEqual([])
     const multi = new FormData()
@@ -659,8 +804,12 @@ describe('refused browser posts', () => {
     try {
       const form = await ctx.api.createForm()
       // The proxy appends the real client last; what the client claims before it does not matter.
-      expect((await postForm(ctx.app, form.id, { name: '' }, { 'x-forwarded-for': '10.0.0.1, 203.0.113.5' })).status).toBe(422)
-      expect((await postForm(ctx.app, form.id, { name: '' }, { 'x-forwarded-for': '10.0.0.2, 203.0.113.5' })).status).toBe(422)
+      expect(
+        (await postForm(ctx.app, form.id, { name: '' }, { 'x-forwarded-for': '10.0.0.1, 203.0.113.5' })).status,
+      ).toBe(422)
+      expect(
+        (await postForm(ctx.app, form.id, { name: '' }, { 'x-forwarded-for': '10.0.0.2, 203.0.113.5' })).status,
+      ).toBe(422)
       const limited = await postForm(ctx.app, form.id, { name: 'Ada' }, { 'x-forwarded-for': '10.0.0.3, 203.0.113.5' })
       const page = await expectPage(limited, 429)
       expect(page.all('form')).toEqual([])
@@ -727,7 +876,10 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
       key: 'story',
       type: 'textarea',
       label: `${HOVER}`,
-      config: { placeholder: `${BOLD}${AMP}`, default: `</textarea><script>alert(1)</script>\n${AMP} ${BOLD} ${HOVER}` },
+      config: {
+        placeholder: `${BOLD}${AMP}`,
+        default: `</textarea><script>alert(1)</script>\n${AMP} ${BOLD} ${HOVER}`,
+      },
     },
     {
       key: 'choice',
@@ -735,13 +887,23 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
       label: `Choice ${AMP} ${BOLD}`,
       description: SCRIPT,
       config: {
-        options: [SCRIPT, { value: TRICKY_VALUE, label: `<b>L</b> ${HOVER}` }, '&lt;', { value: `${HOVER}`, label: AMP }],
+        options: [
+          SCRIPT,
+          { value: TRICKY_VALUE, label: `<b>L</b> ${HOVER}` },
+          '&lt;',
+          { value: `${HOVER}`, label: AMP },
+        ],
         placeholder: `${HOVER}${BOLD}`,
         default: TRICKY_VALUE,
         display: 'dropdown',
       },
     },
-    { key: 'mail', type: 'email', label: `Mail ${SCRIPT}`, config: { placeholder: `${SCRIPT}${HOVER}`, default: "o'neil&co@example.com" } },
+    {
+      key: 'mail',
+      type: 'email',
+      label: `Mail ${SCRIPT}`,
+      config: { placeholder: `${SCRIPT}${HOVER}`, default: "o'neil&co@example.com" },
+    },
     { key: 'count', type: 'number', label: `Count ${HOVER}`, config: { placeholder: `${AMP}${SCRIPT}` } },
     { key: 'ok', type: 'checkbox', label: `OK ${SCRIPT} ${AMP}`, description: `${BOLD}${HOVER}` },
   ]
@@ -774,7 +936,8 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
     for (const field of hostileFields) {
       const label = page.label(field.key).text.replace(/\s*\(required\)\s*$/, '')
       expect(label).toBe(field.label)
-      if (field.description) expect(page.withText(field.description).length, `description of ${field.key}`).toBeGreaterThanOrEqual(1)
+      if (field.description)
+        expect(page.withText(field.description).length, `description of ${field.key}`).toBeGreaterThanOrEqual(1)
     }
 
     const nick = page.control('nick')
@@ -823,35 +986,62 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
     ['multipart', 'dropdown', true],
     ['urlencoded', 'radio', false],
     ['multipart', 'radio', true],
-  ] as const)('the option value %s from a %s, posted back as a browser sends it, is accepted and stored exactly', async (_name, display, asMultipart) => {
-    const form = await t.api.createForm({
-      fields: [{ key: 'choice', type: 'select', label: 'Choice', required: true, config: { options: ['plain', { value: TRICKY_VALUE, label: 'Tricky' }], display } }],
-    })
-    const page = await expectFormPage(await openPage(t.app, form.id))
-    const option = display === 'dropdown'
-      ? page.within(page.control('choice'), 'option').find((o) => o.text === 'Tricky')
-      : page.all('input').find((o) => o.attrs.name === 'choice' && page.label(o.attrs.id!.slice('field-'.length)).text === 'Tricky')
-    expect(option?.attrs.value).toBe(TRICKY_VALUE)
-    let res: TestResponse
-    if (asMultipart) {
-      const data = new FormData()
-      data.append('choice', option!.attrs.value!)
-      res = await postForm(t.app, form.id, data)
-    } else {
-      res = await postForm(t.app, form.id, { choice: option!.attrs.value! })
-    }
-    expectSeeOther(res, form.id)
-    expect((await onlyResponse(form.id)).data).toEqual({ choice: TRICKY_VALUE })
-  })
+  ] as const)(
+    'the option value %s from a %s, posted back as a browser sends it, is accepted and stored exactly',
+    async (_name, display, asMultipart) => {
+      const form = await t.api.createForm({
+        fields: [
+          {
+            key: 'choice',
+            type: 'select',
+            label: 'Choice',
+            required: true,
+            config: { options: ['plain', { value: TRICKY_VALUE, label: 'Tricky' }], display },
+          },
+        ],
+      })
+      const page = await expectFormPage(await openPage(t.app, form.id))
+      const option =
+        display === 'dropdown'
+          ? page.within(page.control('choice'), 'option').find((o) => o.text === 'Tricky')
+          : page
+              .all('input')
+              .find(
+                (o) => o.attrs.name === 'choice' && page.label(o.attrs.id!.slice('field-'.length)).text === 'Tricky',
+              )
+      expect(option?.attrs.value).toBe(TRICKY_VALUE)
+      let res: TestResponse
+      if (asMultipart) {
+        const data = new FormData()
+        data.append('choice', option!.attrs.value!)
+        res = await postForm(t.app, form.id, data)
+      } else {
+        res = await postForm(t.app, form.id, { choice: option!.attrs.value! })
+      }
+      expectSeeOther(res, form.id)
+      expect((await onlyResponse(form.id)).data).toEqual({ choice: TRICKY_VALUE })
+    },
+  )
 
   test('hostile typed values on a 422 page come back exactly, and the labels of the failing fields are escaped too', async () => {
     const form = await hostileForm()
-    const typed = { nick: '', story: `${SCRIPT}\r\n${AMP}`, choice: TRICKY_VALUE, mail: `${HOVER}${SCRIPT}`, count: `${AMP}<b>` }
+    const typed = {
+      nick: '',
+      story: `${SCRIPT}\r\n${AMP}`,
+      choice: TRICKY_VALUE,
+      mail: `${HOVER}${SCRIPT}`,
+      count: `${AMP}<b>`,
+    }
     const page = await expectFormPage(await postForm(t.app, form.id, typed), 422)
     expectNoInjectedMarkup(page)
     expect(page.control('nick').attrs.value ?? '').toBe('')
     expect(page.control('story').text.replace(/\r\n/g, '\n')).toBe(`${SCRIPT}\n${AMP}`)
-    expect(page.within(page.control('choice'), 'option').filter((o) => 'selected' in o.attrs).map((o) => o.attrs.value)).toEqual([TRICKY_VALUE])
+    expect(
+      page
+        .within(page.control('choice'), 'option')
+        .filter((o) => 'selected' in o.attrs)
+        .map((o) => o.attrs.value),
+    ).toEqual([TRICKY_VALUE])
     expect(page.control('mail').attrs.value).toBe(`${HOVER}${SCRIPT}`)
     expect(page.control('count').attrs.value).toBe(`${AMP}<b>`)
     const links = page.summaryLinks()
@@ -869,7 +1059,8 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
       expect([200, 409]).toContain(res.status)
       expectNoInjectedMarkup(page)
       // Where the title is shown, it is shown whole, as text.
-      for (const node of page.nodes.filter((n) => n.text.startsWith('Title '))) expect(node.text).toContain(hostileTitle)
+      for (const node of page.nodes.filter((n) => n.text.startsWith('Title ')))
+        expect(node.text).toContain(hostileTitle)
     }
   })
 
@@ -886,7 +1077,8 @@ describe('everything the API client wrote is escaped and round-trips exactly', (
     ]
     expect(pages.map((p) => p.status)).toEqual([200, 422, 303, 200, 409])
     for (const res of pages) {
-      for (const secret of ['CTX-SECRET-4471', 'agent private', 'META-SECRET-9932']) expect(res.text).not.toContain(secret)
+      for (const secret of ['CTX-SECRET-4471', 'agent private', 'META-SECRET-9932'])
+        expect(res.text).not.toContain(secret)
     }
   })
 })
@@ -901,7 +1093,9 @@ describe('every page', () => {
       const answered = await ctx.api.createForm()
       const cancelled = await ctx.api.createForm()
       const expiring = await ctx.api.createForm({ expires_in: '1m' })
-      const small = await ctx.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', config: { max_size: 1024 } }] })
+      const small = await ctx.api.createForm({
+        fields: [{ key: 'doc', type: 'file', label: 'Doc', config: { max_size: 1024 } }],
+      })
       expect((await ctx.api.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
       expect((await submit(ctx.app, answered.id, { name: 'Ada' })).status).toBe(201)
       // That submission used this minute's one post.
@@ -924,7 +1118,9 @@ describe('every page', () => {
       await expectPage(await postForm(ctx.app, active.id, { name: 'Ada' }, { 'sec-fetch-site': 'cross-site' }), 403)
       ctx.clock.advance(61_000)
       // Past a file field's max_size by more than is read to refuse it on the page (FILE_OVERSIZE_READ).
-      const { body, contentType } = multipart([{ name: 'doc', filename: 'big.bin', type: 'application/octet-stream', bytes: new Uint8Array(27 * 1024 * 1024) }])
+      const { body, contentType } = multipart([
+        { name: 'doc', filename: 'big.bin', type: 'application/octet-stream', bytes: new Uint8Array(27 * 1024 * 1024) },
+      ])
       await expectPage(await postRaw(small.id, body, contentType, {}, ctx), 413)
       ctx.clock.advance(61_000)
       await expectPage(await postForm(ctx.app, UNKNOWN_ID, { name: 'Ada' }), 404)
@@ -952,7 +1148,10 @@ describe('file uploads', () => {
     ])
     expectSeeOther(res, form.id)
     const response = await onlyResponse(form.id)
-    expect(response.data).toEqual({ name: 'Ada', photo: `${BASE_URL}/api/v1/forms/${form.id}/responses/${response.id}/files/photo` })
+    expect(response.data).toEqual({
+      name: 'Ada',
+      photo: `${BASE_URL}/api/v1/forms/${form.id}/responses/${response.id}/files/photo`,
+    })
     expect(await storedFileCount()).toBe(1)
 
     const file = await download(response.data.photo, t.key)
@@ -972,7 +1171,9 @@ describe('file uploads', () => {
   })
 
   test('an upload sent with FormData as a browser does is stored too', async () => {
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true, config: { accept: '.pdf', max_size: 1024 } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true, config: { accept: '.pdf', max_size: 1024 } }],
+    })
     const bytes = binaryBytes(700)
     const data = new FormData()
     data.append('doc', new File([bytes], 'report.PDF', { type: 'application/pdf' }))
@@ -1012,7 +1213,10 @@ describe('file uploads', () => {
   test('an HTML upload is still served as an attachment, never inline', async () => {
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true }] })
     const bytes = new TextEncoder().encode('<script>alert(1)</script>')
-    expectSeeOther(await postParts(form.id, [{ name: 'doc', filename: 'page.html', type: 'text/html', bytes }]), form.id)
+    expectSeeOther(
+      await postParts(form.id, [{ name: 'doc', filename: 'page.html', type: 'text/html', bytes }]),
+      form.id,
+    )
     const file = await download((await onlyResponse(form.id)).data.doc, t.key)
     expect(file.status).toBe(200)
     expect(file.headers.get('content-disposition') ?? '').toMatch(/^attachment\s*;/i)
@@ -1020,9 +1224,12 @@ describe('file uploads', () => {
     expect(Buffer.from(file.bytes).equals(Buffer.from(bytes))).toBe(true)
   })
 
-  test('the download needs the owner\'s key: no key is 403, another account\'s key is 404', async () => {
+  test("the download needs the owner's key: no key is 403, another account's key is 404", async () => {
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true }] })
-    expectSeeOther(await postParts(form.id, [{ name: 'doc', filename: 'a.txt', type: 'text/plain', bytes: binaryBytes(50) }]), form.id)
+    expectSeeOther(
+      await postParts(form.id, [{ name: 'doc', filename: 'a.txt', type: 'text/plain', bytes: binaryBytes(50) }]),
+      form.id,
+    )
     const url = (await onlyResponse(form.id)).data.doc
     const none = await download(url, null)
     expect(none.status).toBe(403)
@@ -1035,7 +1242,12 @@ describe('file uploads', () => {
 
   test('deleting the form deletes its files: the download is 404 and no file is left stored', async () => {
     const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true }] })
-    expectSeeOther(await postParts(form.id, [{ name: 'doc', filename: 'a.bin', type: 'application/octet-stream', bytes: binaryBytes(500) }]), form.id)
+    expectSeeOther(
+      await postParts(form.id, [
+        { name: 'doc', filename: 'a.bin', type: 'application/octet-stream', bytes: binaryBytes(500) },
+      ]),
+      form.id,
+    )
     const url = (await onlyResponse(form.id)).data.doc
     expect(await storedFileCount()).toBe(1)
     expect((await t.api.delete(`/forms/${form.id}`)).status).toBe(204)
@@ -1066,9 +1278,14 @@ describe('file uploads', () => {
   })
 
   test('a file of exactly max_size is accepted', async () => {
-    const form = await t.api.createForm({ fields: [{ key: 'photo', type: 'file', label: 'Photo', required: true, config: { max_size: 1024 } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'photo', type: 'file', label: 'Photo', required: true, config: { max_size: 1024 } }],
+    })
     const bytes = binaryBytes(1024)
-    expectSeeOther(await postParts(form.id, [{ name: 'photo', filename: 'exact.png', type: 'image/png', bytes }]), form.id)
+    expectSeeOther(
+      await postParts(form.id, [{ name: 'photo', filename: 'exact.png', type: 'image/png', bytes }]),
+      form.id,
+    )
     const file = await download((await onlyResponse(form.id)).data.photo, t.key)
     expect(Buffer.from(file.bytes).equals(Buffer.from(bytes))).toBe(true)
   })
@@ -1076,7 +1293,12 @@ describe('file uploads', () => {
   test.each([
     ['a wrong extension (accept .pdf, file.txt declared application/pdf)', '.pdf', 'notes.txt', 'application/pdf'],
     ['a wrong declared type (accept image/*, photo.png declared text/plain)', 'image/*', 'photo.png', 'text/plain'],
-    ['a wrong exact type (accept application/pdf, declared application/zip)', 'application/pdf', 'doc.pdf', 'application/zip'],
+    [
+      'a wrong exact type (accept application/pdf, declared application/zip)',
+      'application/pdf',
+      'doc.pdf',
+      'application/zip',
+    ],
   ])('%s is a 422 page next to the file field', async (_name, accept, filename, type) => {
     const fields: FieldDef[] = [
       { key: 'doc', type: 'file', label: 'Document', required: true, config: { accept } },
@@ -1098,9 +1320,16 @@ describe('file uploads', () => {
     ['by extension, case-insensitively (accept .pdf, REPORT.PDF)', '.pdf', 'REPORT.PDF', 'application/octet-stream'],
     ['by wildcard type (accept image/*, image/jpeg)', 'image/*', 'cat.jpg', 'image/jpeg'],
     ['by one of several tokens (accept .doc,application/pdf)', '.doc,application/pdf', 'x.pdf', 'application/pdf'],
-    ['by declared type when the name has no extension (accept image/*, "scan" declared image/jpeg)', 'image/*', 'scan', 'image/jpeg'],
+    [
+      'by declared type when the name has no extension (accept image/*, "scan" declared image/jpeg)',
+      'image/*',
+      'scan',
+      'image/jpeg',
+    ],
   ])('a file matching accept %s is stored', async (_name, accept, filename, type) => {
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Document', required: true, config: { accept } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Document', required: true, config: { accept } }],
+    })
     expectSeeOther(await postParts(form.id, [{ name: 'doc', filename, type, bytes: binaryBytes(64) }]), form.id)
     expect(await storedFileCount()).toBe(1)
   })
@@ -1122,7 +1351,10 @@ describe('file uploads', () => {
     expect(await responsesOf(required.id)).toEqual([])
 
     const optional = await t.api.createForm({
-      fields: [{ key: 'name', type: 'text', label: 'Name' }, { key: 'doc', type: 'file', label: 'Document' }],
+      fields: [
+        { key: 'name', type: 'text', label: 'Name' },
+        { key: 'doc', type: 'file', label: 'Document' },
+      ],
     })
     expectSeeOther(
       await postParts(optional.id, [
@@ -1136,15 +1368,29 @@ describe('file uploads', () => {
   })
 
   test('a file field posted urlencoded (no file at all) is no answer when left empty', async () => {
-    const form = await t.api.createForm({ fields: [{ key: 'name', type: 'text', label: 'Name' }, { key: 'doc', type: 'file', label: 'Document' }] })
+    const form = await t.api.createForm({
+      fields: [
+        { key: 'name', type: 'text', label: 'Name' },
+        { key: 'doc', type: 'file', label: 'Document' },
+      ],
+    })
     expectSeeOther(await postForm(t.app, form.id, { name: 'Ada' }), form.id)
     expect((await onlyResponse(form.id)).data).toEqual({ name: 'Ada' })
   })
 
   test('file fields whose max_size add up to more than 100 MiB are refused at creation (422); exactly 100 MiB is fine', async () => {
     const MiB = 1024 * 1024
-    const files = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `f${i}`, type: 'file', label: `File ${i}`, config: { max_size: 25 * MiB } }))
-    const tooMuch = await t.api.post('/forms', { title: 'Many files', fields: [...files(4), { key: 'extra', type: 'file', label: 'Extra', config: { max_size: 1 } }] })
+    const files = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        key: `f${i}`,
+        type: 'file',
+        label: `File ${i}`,
+        config: { max_size: 25 * MiB },
+      }))
+    const tooMuch = await t.api.post('/forms', {
+      title: 'Many files',
+      fields: [...files(4), { key: 'extra', type: 'file', label: 'Extra', config: { max_size: 1 } }],
+    })
     expect(tooMuch.status).toBe(422)
     expect(Array.isArray(tooMuch.body.errors)).toBe(true)
     const exactly = await t.api.post('/forms', { title: 'Many files', fields: files(4) })
@@ -1152,9 +1398,13 @@ describe('file uploads', () => {
   })
 
   test('a post larger than the form allows is a 413 page, and nothing is stored', async () => {
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', config: { max_size: 1024 } }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Doc', config: { max_size: 1024 } }],
+    })
     // More past max_size than is read to refuse the file next to its field (FILE_OVERSIZE_READ).
-    const res = await postParts(form.id, [{ name: 'doc', filename: 'huge.bin', type: 'application/octet-stream', bytes: new Uint8Array(27 * 1024 * 1024) }])
+    const res = await postParts(form.id, [
+      { name: 'doc', filename: 'huge.bin', type: 'application/octet-stream', bytes: new Uint8Array(27 * 1024 * 1024) },
+    ])
     const page = await expectPage(res, 413)
     expect(page.all('form')).toEqual([])
     expect(await responsesOf(form.id)).toEqual([])
@@ -1169,10 +1419,15 @@ describe('file uploads', () => {
     expect(await responsesOf(form.id)).toEqual([])
   })
 
-  test('the limit is the form\'s own: a form whose file field allows 3 MiB takes a 2 MB upload', async () => {
-    const form = await t.api.createForm({ fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true, config: { max_size: 3 * 1024 * 1024 } }] })
+  test("the limit is the form's own: a form whose file field allows 3 MiB takes a 2 MB upload", async () => {
+    const form = await t.api.createForm({
+      fields: [{ key: 'doc', type: 'file', label: 'Doc', required: true, config: { max_size: 3 * 1024 * 1024 } }],
+    })
     const bytes = binaryBytes(2 * 1000 * 1000)
-    expectSeeOther(await postParts(form.id, [{ name: 'doc', filename: 'big.bin', type: 'application/octet-stream', bytes }]), form.id)
+    expectSeeOther(
+      await postParts(form.id, [{ name: 'doc', filename: 'big.bin', type: 'application/octet-stream', bytes }]),
+      form.id,
+    )
     const file = await download((await onlyResponse(form.id)).data.doc, t.key)
     expect(file.status).toBe(200)
     expect(Buffer.from(file.bytes).equals(Buffer.from(bytes))).toBe(true)
@@ -1186,15 +1441,21 @@ describe('file uploads', () => {
         { key: 'photo', type: 'file', label: 'Photo', required: true, config: { accept: 'image/*' } },
       ],
     })
-    expectSeeOther(await postParts(form.id, [
-      { name: 'name', value: 'Ada' },
-      { name: 'photo', filename: 'me.png', type: 'image/png', bytes: binaryBytes(200) },
-    ]), form.id)
+    expectSeeOther(
+      await postParts(form.id, [
+        { name: 'name', value: 'Ada' },
+        { name: 'photo', filename: 'me.png', type: 'image/png', bytes: binaryBytes(200) },
+      ]),
+      form.id,
+    )
     const response = await onlyResponse(form.id)
     const [row] = (await t.sql('select payload from deliveries')) as Array<{ payload: string }>
     expect(row).not.toBeNull()
     const payload = JSON.parse(row!.payload)
-    expect(payload.data).toEqual({ name: 'Ada', photo: `${BASE_URL}/api/v1/forms/${form.id}/responses/${response.id}/files/photo` })
+    expect(payload.data).toEqual({
+      name: 'Ada',
+      photo: `${BASE_URL}/api/v1/forms/${form.id}/responses/${response.id}/files/photo`,
+    })
     expect(payload.data).toEqual(response.data)
   })
 })
@@ -1214,7 +1475,15 @@ describe('the HTML path and the JSON path give the same results', () => {
 
   test('every type answered: the same data', async () => {
     const { viaPage, viaJson, pageRes, jsonRes } = await both(
-      { name: 'Ada', notes: 'Line one\r\nLine two', email: 'ada@example.com', guests: '3', meal: 'veg', agree: 'true', day: '2026-06-01' },
+      {
+        name: 'Ada',
+        notes: 'Line one\r\nLine two',
+        email: 'ada@example.com',
+        guests: '3',
+        meal: 'veg',
+        agree: 'true',
+        day: '2026-06-01',
+      },
       EVERY_TYPE_ANSWERS,
     )
     expectSeeOther(pageRes, viaPage.id)
@@ -1238,7 +1507,10 @@ describe('the HTML path and the JSON path give the same results', () => {
   })
 
   test('numbers written differently mean the same number', async () => {
-    const { viaPage, viaJson, pageRes, jsonRes } = await both({ name: 'Ada', guests: '4.0', agree: 'true' }, { name: 'Ada', guests: 4, agree: true })
+    const { viaPage, viaJson, pageRes, jsonRes } = await both(
+      { name: 'Ada', guests: '4.0', agree: 'true' },
+      { name: 'Ada', guests: 4, agree: true },
+    )
     expectSeeOther(pageRes, viaPage.id)
     expect(jsonRes.status).toBe(201)
     expect((await onlyResponse(viaPage.id)).data).toEqual((await onlyResponse(viaJson.id)).data)
@@ -1254,7 +1526,10 @@ describe('the HTML path and the JSON path give the same results', () => {
     const jsonKeys = (jsonRes.body.errors as Array<{ path: string }>).map((e) => e.path.slice(1)).sort()
     expect(jsonKeys).toEqual(['agree', 'day', 'email', 'guests', 'meal'])
     expect([...page.summaryLinks().keys()].sort()).toEqual(jsonKeys)
-    const marked = fields.filter((f) => page.control(f.key).attrs['aria-invalid'] === 'true').map((f) => f.key).sort()
+    const marked = fields
+      .filter((f) => page.control(f.key).attrs['aria-invalid'] === 'true')
+      .map((f) => f.key)
+      .sort()
     expect(marked).toEqual(jsonKeys)
     expect(await responsesOf(viaPage.id)).toEqual([])
     expect(await responsesOf(viaJson.id)).toEqual([])

@@ -7,16 +7,16 @@
  * after the wait, DatabaseUnavailable while running, never a password). The
  * tests that stop a server start a cluster of their own.
  */
-import { beforeAll, afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { SQL } from 'bun'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
 import { createPostgresStore, DatabaseUnanswered, describeDatabaseUrl } from '../src/db/postgres/store.ts'
 import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Upgrade } from '../src/db/store.ts'
 import { newId } from '../src/lib/ids.ts'
-import { startFreezingProxy, type FreezingProxy } from './freezing-proxy.ts'
+import { type FreezingProxy, startFreezingProxy } from './freezing-proxy.ts'
 import { formRecord, postgresFixtures, settle, startThrowawayCluster, T0, within } from './postgres.ts'
-import { POSTGRES, TEST_DATABASE_URL, skipWithout } from './prerequisites.ts'
+import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
 const { freshDatabase, openStore, inspect } = postgresFixtures(TEST_DATABASE_URL)
@@ -33,7 +33,13 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
       work.push(
         store.transaction(async (tx) => {
           await tx.forms.insert(f)
-          await tx.forms.rememberIdempotencyKey({ accountId: account, key: `k${i}`, requestHash: 'h', formId: f.id, createdAt: T0 })
+          await tx.forms.rememberIdempotencyKey({
+            accountId: account,
+            key: `k${i}`,
+            requestHash: 'h',
+            formId: f.id,
+            createdAt: T0,
+          })
         }),
       )
       work.push(store.forms.list({ accountId: account, status: undefined, before: undefined, limit: 20, now: T0 }))
@@ -42,7 +48,8 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
     const elapsed = performance.now() - started
     console.log(`200 transactions and 200 reads at once: ${Math.round(elapsed)} ms`)
     const sql = inspect(database.url)
-    const [row] = await sql`SELECT (SELECT count(*) FROM forms)::int AS forms, (SELECT count(*) FROM idempotency_keys)::int AS keys`
+    const [row] =
+      await sql`SELECT (SELECT count(*) FROM forms)::int AS forms, (SELECT count(*) FROM idempotency_keys)::int AS keys`
     expect(row).toEqual({ forms: 200, keys: 200 })
   }, 30_000)
 
@@ -51,7 +58,8 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
     const store = await openStore(database.url)
     const account = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'default', T0))
     const admin = inspect(TEST_DATABASE_URL)
-    const kill = () => admin`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ${database.name}`
+    const kill = () =>
+      admin`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ${database.name}`
     const acknowledged: string[] = []
     const failures: unknown[] = []
     let killing = true
@@ -79,7 +87,13 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
           settle(
             store.transaction(async (tx) => {
               await tx.forms.insert(f)
-              await tx.forms.rememberIdempotencyKey({ accountId: account, key: f.id, requestHash: 'h', formId: f.id, createdAt: T0 })
+              await tx.forms.rememberIdempotencyKey({
+                accountId: account,
+                key: f.id,
+                requestHash: 'h',
+                formId: f.id,
+                createdAt: T0,
+              })
             }),
           ),
         )
@@ -95,7 +109,9 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
     const kills = await killer
     const unexpected = failures.filter((error) => !(error instanceof DatabaseUnavailable))
     expect(unexpected.map(String)).toEqual([])
-    console.log(`killed ${kills} backends: ${acknowledged.length} transactions acknowledged, ${failures.length} failures (all DatabaseUnavailable)`)
+    console.log(
+      `killed ${kills} backends: ${acknowledged.length} transactions acknowledged, ${failures.length} failures (all DatabaseUnavailable)`,
+    )
     expect(kills).toBeGreaterThan(0)
     expect(failures.length).toBeGreaterThan(0)
     expect(acknowledged.length).toBeGreaterThan(0)
@@ -103,7 +119,10 @@ describe.skipIf(skipPostgres)('the pool under load', () => {
     // Answers again at once: the pool drops the dead connections and opens new ones.
     await within(5000, store.ping())
     const after = formRecord(account)
-    await within(5000, store.transaction((tx) => tx.forms.insert(after)))
+    await within(
+      5000,
+      store.transaction((tx) => tx.forms.insert(after)),
+    )
     const sql = inspect(database.url)
     const stored = new Set((await sql`SELECT id FROM forms`).map((row: { id: string }) => row.id))
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([])
@@ -141,7 +160,10 @@ describe.skipIf(skipPostgres)('a server that stops answering (a proxy that holds
     )
     while (!proxy.frozen) await Bun.sleep(10)
     const attempts: Array<[string, () => Promise<unknown>]> = [
-      ['the unit in flight', () => held.then((outcome) => (outcome.ok ? outcome.value : Promise.reject(outcome.error)))],
+      [
+        'the unit in flight',
+        () => held.then((outcome) => (outcome.ok ? outcome.value : Promise.reject(outcome.error))),
+      ],
       ['ping', () => store.ping()],
       ['a read', () => store.forms.find(newId(), T0)],
       ['a transaction', () => store.transaction((tx) => tx.forms.insert(formRecord(account)))],
@@ -160,7 +182,10 @@ describe.skipIf(skipPostgres)('a server that stops answering (a proxy that holds
     proxy.thaw()
     const f = formRecord(account)
     await within(HANG_MS, store.ping())
-    await within(HANG_MS, store.transaction((tx) => tx.forms.insert(f)))
+    await within(
+      HANG_MS,
+      store.transaction((tx) => tx.forms.insert(f)),
+    )
     expect(await store.forms.find(f.id, T0)).toMatchObject({ id: f.id })
     const sql = inspect(database.url)
     const [row] = await sql`SELECT count(*)::int AS n FROM forms`
@@ -195,29 +220,44 @@ describe.skipIf(skipPostgres)('a server that stops answering (a proxy that holds
       const version = await store.keys.keysVersion()
       return version === (await store.keys.keysVersion()) ? version : undefined
     }
-    const heardFrom = () => within(HANG_MS, (async () => {
-      for (;;) {
-        const version = await stable()
-        if (version !== undefined) return version
-        await Bun.sleep(100)
-      }
-    })())
+    const heardFrom = () =>
+      within(
+        HANG_MS,
+        (async () => {
+          for (;;) {
+            const version = await stable()
+            if (version !== undefined) return version
+            await Bun.sleep(100)
+          }
+        })(),
+      )
     await heardFrom()
     // Every connection open now (the pool's and the listening one) is lost; new ones work.
     proxy.strand()
     const lost = await within(HANG_MS, settle(store.ping()))
     expect(lost.ok).toBe(false)
-    await within(HANG_MS, (async () => {
-      while (!(await settle(store.ping())).ok) await Bun.sleep(100)
-    })())
+    await within(
+      HANG_MS,
+      (async () => {
+        while (!(await settle(store.ping())).ok) await Bun.sleep(100)
+      })(),
+    )
     const f = formRecord(account)
-    await within(HANG_MS, store.transaction((tx) => tx.forms.insert(f)))
+    await within(
+      HANG_MS,
+      store.transaction((tx) => tx.forms.insert(f)),
+    )
     // Listening again on a connection of its own: a key made by another process is heard of.
     const version = await heardFrom()
-    await direct.transaction((tx) => tx.keys.insertKey({ id: newId(), accountId: account, hash: `h-${newId()}`, hint: 'abcd', createdAt: T0 }))
-    await within(HANG_MS, (async () => {
-      while ((await store.keys.keysVersion()) === version) await Bun.sleep(50)
-    })())
+    await direct.transaction((tx) =>
+      tx.keys.insertKey({ id: newId(), accountId: account, hash: `h-${newId()}`, hint: 'abcd', createdAt: T0 }),
+    )
+    await within(
+      HANG_MS,
+      (async () => {
+        while ((await store.keys.keysVersion()) === version) await Bun.sleep(50)
+      })(),
+    )
   }, 60_000)
 })
 
@@ -227,7 +267,12 @@ describe.skipIf(skipPostgres)('migrations', () => {
   test('5 stores opened at once on an empty database apply the schema once; none calls it an upgrade', async () => {
     const database = await freshDatabase(false)
     const upgrades: Upgrade[] = []
-    const opened = await within(20_000, Promise.all(Array.from({ length: 5 }, () => openStore(database.url, { poolSize: 2, onUpgrade: (u) => upgrades.push(u) }))))
+    const opened = await within(
+      20_000,
+      Promise.all(
+        Array.from({ length: 5 }, () => openStore(database.url, { poolSize: 2, onUpgrade: (u) => upgrades.push(u) })),
+      ),
+    )
     expect(opened.map((s) => s.schemaVersion)).toEqual([1, 1, 1, 1, 1].map(() => POSTGRES_SCHEMA_VERSION))
     expect(upgrades).toEqual([])
     const sql = inspect(database.url)
@@ -245,12 +290,17 @@ describe.skipIf(skipPostgres)('migrations', () => {
     expect(row.absent).toBe(true)
   }, 30_000)
 
-  test('a newer intake\'s database is refused untouched when it needs a newer intake, and runs when it allows this one', async () => {
+  test("a newer intake's database is refused untouched when it needs a newer intake, and runs when it allows this one", async () => {
     const database = await freshDatabase()
     const sql = inspect(database.url)
     const newer = POSTGRES_SCHEMA_VERSION + 1
-    await sql.unsafe(`UPDATE intake_schema SET version = ${newer + 1}, oldest_compatible = ${newer}; CREATE TABLE from_the_future (x int)`)
-    const tables = async () => (await sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`).map((r: { table_name: string }) => r.table_name)
+    await sql.unsafe(
+      `UPDATE intake_schema SET version = ${newer + 1}, oldest_compatible = ${newer}; CREATE TABLE from_the_future (x int)`,
+    )
+    const tables = async () =>
+      (await sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`).map(
+        (r: { table_name: string }) => r.table_name,
+      )
     const before = await tables()
     const refused = await settle(createPostgresStore(database.url, { connectTimeoutMs: 2000 }))
     expect(refused.ok).toBe(false)
@@ -281,15 +331,22 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
     const url = `postgres://intake:Sup3r-s3cret@127.0.0.1:${port}/intake`
     const lines: string[] = []
     // How long it waits is the setting's (the message says so), not measured here: a busy machine only makes it longer.
-    const outcome = await within(10_000, settle(createPostgresStore(url, { connectTimeoutMs: 2500, log: (line) => lines.push(line) })))
+    const outcome = await within(
+      10_000,
+      settle(createPostgresStore(url, { connectTimeoutMs: 2500, log: (line) => lines.push(line) })),
+    )
     expect(outcome.ok).toBe(false)
     const error = (outcome as { error: Error }).error
     expect(error).toBeInstanceOf(DatabaseUnreachable)
-    expect(error.message).toStartWith(`Cannot reach the PostgreSQL database at postgres://intake@127.0.0.1:${port}/intake after 3 s: `)
+    expect(error.message).toStartWith(
+      `Cannot reach the PostgreSQL database at postgres://intake@127.0.0.1:${port}/intake after 3 s: `,
+    )
     expect(error.message.split('\n')).toHaveLength(1)
     expect(lines.length).toBeGreaterThanOrEqual(1)
     expect(lines.length).toBeLessThanOrEqual(3)
-    expect(lines[0]).toStartWith(`Cannot reach the PostgreSQL database at postgres://intake@127.0.0.1:${port}/intake yet (try 1): `)
+    expect(lines[0]).toStartWith(
+      `Cannot reach the PostgreSQL database at postgres://intake@127.0.0.1:${port}/intake yet (try 1): `,
+    )
     for (const text of [error.message, String(error.stack), ...lines]) expect(text).not.toContain('Sup3r-s3cret')
   }, 30_000)
 
@@ -329,7 +386,10 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
       await cluster.resume()
       await within(5000, store.ping())
       const f = formRecord(account)
-      await within(5000, store.transaction((tx) => tx.forms.insert(f)))
+      await within(
+        5000,
+        store.transaction((tx) => tx.forms.insert(f)),
+      )
       expect(await store.forms.find(f.id, T0)).toMatchObject({ id: f.id })
       const sql = inspect(cluster.url)
       const [row] = await sql`SELECT count(*)::int AS n FROM forms`
@@ -354,15 +414,27 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
           await store.close()
         } catch (error) { console.log('failed:', error.constructor.name, error.message) }`
       const open = async (env: Record<string, string>, target = url) => {
-        const child = Bun.spawn([process.execPath, '-e', script, target], { env: { PATH: process.env.PATH ?? '', ...env }, stdout: 'pipe', stderr: 'pipe' })
-        const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+        const child = Bun.spawn([process.execPath, '-e', script, target], {
+          env: { PATH: process.env.PATH ?? '', ...env },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        })
+        const [out, err] = await Promise.all([
+          new Response(child.stdout).text(),
+          new Response(child.stderr).text(),
+          child.exited,
+        ])
         return out + err
       }
       expect(await open({ PGPASSWORD: password })).toBe(`opened postgres://alice@127.0.0.1:${port}/alices\n`)
       // PGDATABASE does not take the URL's database away.
-      expect(await open({ PGPASSWORD: password, PGDATABASE: 'intake' })).toBe(`opened postgres://alice@127.0.0.1:${port}/alices\n`)
+      expect(await open({ PGPASSWORD: password, PGDATABASE: 'intake' })).toBe(
+        `opened postgres://alice@127.0.0.1:${port}/alices\n`,
+      )
       const wrong = await open({ PGPASSWORD: `${password}-wrong` })
-      expect(wrong).toContain(`failed: DatabaseUnreachable Cannot reach the PostgreSQL database at postgres://alice@127.0.0.1:${port}/alices after 2 s: `)
+      expect(wrong).toContain(
+        `failed: DatabaseUnreachable Cannot reach the PostgreSQL database at postgres://alice@127.0.0.1:${port}/alices after 2 s: `,
+      )
       expect(wrong).toContain('28P01')
       expect(wrong).not.toContain(password)
       const inUrl = await open({}, `postgres://alice:${password}-wrong@127.0.0.1:${port}/alices`)

@@ -10,14 +10,14 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { SQL } from 'bun'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
-import { describeDatabaseUrl, SESSION_SETTINGS, type PostgresStore, type Query } from '../src/db/postgres/store.ts'
+import { describeDatabaseUrl, type PostgresStore, type Query, SESSION_SETTINGS } from '../src/db/postgres/store.ts'
 import { newId } from '../src/lib/ids.ts'
-import { createPostgresFormStore } from '../src/modules/forms/store/postgres.ts'
 import type { NewForm } from '../src/modules/forms/store/index.ts'
+import { createPostgresFormStore } from '../src/modules/forms/store/postgres.ts'
 import { FILE_CHUNK_BYTES } from '../src/modules/responses/store/index.ts'
 import type { DuePosition } from '../src/modules/webhooks/store/index.ts'
 import { formRecord, postgresFixtures, settle, T0, within } from './postgres.ts'
-import { POSTGRES, TEST_DATABASE_URL, skipWithout } from './prerequisites.ts'
+import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
 const { freshDatabase, groupStore, inspect } = postgresFixtures(TEST_DATABASE_URL)
@@ -35,11 +35,13 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     account = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'default', T0))
   })
 
-  test('is at this build\'s schema, and says where it is without a password', async () => {
+  test("is at this build's schema, and says where it is without a password", async () => {
     expect(store.kind).toBe('postgres')
     expect(store.schemaVersion).toBe(POSTGRES_SCHEMA_VERSION)
     expect(store.location).toMatch(/^postgres:\/\/[^:@/]+@127\.0\.0\.1:\d+\/intake_pool_[0-9a-f]+_[0-9a-f]+$/)
-    expect(describeDatabaseUrl('postgresql://alice:s3cret@db.example.com:6543/forms?sslmode=require&password=other')).toBe('postgres://alice@db.example.com:6543/forms')
+    expect(
+      describeDatabaseUrl('postgresql://alice:s3cret@db.example.com:6543/forms?sslmode=require&password=other'),
+    ).toBe('postgres://alice@db.example.com:6543/forms')
     expect(describeDatabaseUrl('postgres://db.example.com/forms')).toBe('postgres://db.example.com/forms')
     expect(describeDatabaseUrl('postgres://al%40ice:p%40ss@[::1]:5432/x')).toBe('postgres://al%40ice@[::1]:5432/x')
     expect(describeDatabaseUrl('not a url:s3cret@')).not.toContain('s3cret')
@@ -47,7 +49,13 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
 
   test('a form comes back as it went in: free-form JSON byte for byte, fields parsed, times as numbers', async () => {
     const context = '{"b" : 1,\n "a":"é \\u0000 \\ud83d\\ude00", "n": 1.50}'
-    const created = formRecord(account, { context, callbackMetadata: '{"x":[1,2]}', settings: '{ }', description: 'Two\nlines', expiresAt: T0 + 60_000 })
+    const created = formRecord(account, {
+      context,
+      callbackMetadata: '{"x":[1,2]}',
+      settings: '{ }',
+      description: 'Two\nlines',
+      expiresAt: T0 + 60_000,
+    })
     await store.transaction((tx) => tx.forms.insert(created))
     const found = await store.forms.find(created.id, T0)
     expect(found).toEqual({ ...created, status: 'active' })
@@ -67,23 +75,47 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     const at = T0 + 1000
     expect((await store.forms.find(f.id, before))!.status).toBe('active')
     expect(await store.forms.find(f.id, at)).toMatchObject({ status: 'expired', context: null })
-    expect(await store.forms.findPublicState(f.id, at)).toEqual({ id: f.id, title: f.title, status: 'expired', page: f.page })
-    expect(await store.forms.findStateForAccount(account, f.id, at)).toEqual({ id: f.id, status: 'expired', expiresAt: T0 + 1000, context: null })
-    expect(await store.forms.findStateForAccount(account, f.id, before)).toEqual({ id: f.id, status: 'active', expiresAt: T0 + 1000, context: '{"secret":1}' })
+    expect(await store.forms.findPublicState(f.id, at)).toEqual({
+      id: f.id,
+      title: f.title,
+      status: 'expired',
+      page: f.page,
+    })
+    expect(await store.forms.findStateForAccount(account, f.id, at)).toEqual({
+      id: f.id,
+      status: 'expired',
+      expiresAt: T0 + 1000,
+      context: null,
+    })
+    expect(await store.forms.findStateForAccount(account, f.id, before)).toEqual({
+      id: f.id,
+      status: 'active',
+      expiresAt: T0 + 1000,
+      context: '{"secret":1}',
+    })
     expect(await store.transaction((tx) => tx.forms.complete(f.id, at))).toBe(false)
     // The sweep writes it for good: once, whichever sweep gets there.
     const expired = await Promise.all([0, 1, 2].map(() => store.transaction((tx) => tx.forms.expireDue(at, 500))))
     expect(expired.flat().filter((form) => form.id === f.id)).toEqual([
-      { id: f.id, accountId: account, callbackUrl: null, callbackEvents: ['form.completed'], callbackMetadata: '{}', context: '{"secret":1}', expiresAt: T0 + 1000 },
+      {
+        id: f.id,
+        accountId: account,
+        callbackUrl: null,
+        callbackEvents: ['form.completed'],
+        callbackMetadata: '{}',
+        context: '{"secret":1}',
+        expiresAt: T0 + 1000,
+      },
     ])
     const [row] = await sql`SELECT status, context FROM forms WHERE id = ${f.id}`
     expect(row).toEqual({ status: 'expired', context: null })
   })
 
-  test('lists walk an account\'s forms newest first, page by page, with every status filter', async () => {
+  test("lists walk an account's forms newest first, page by page, with every status filter", async () => {
     const owner = await store.transaction((tx) => tx.keys.ensureAccount(newId(), 'lists', T0))
     const made: NewForm[] = []
-    for (let i = 0; i < 25; i++) made.push(formRecord(owner, { title: `form ${i}`, expiresAt: i % 5 === 0 ? T0 + 10 : null }))
+    for (let i = 0; i < 25; i++)
+      made.push(formRecord(owner, { title: `form ${i}`, expiresAt: i % 5 === 0 ? T0 + 10 : null }))
     await store.transaction(async (tx) => {
       for (const f of made) await tx.forms.insert(f)
       await tx.forms.setStatus(made[1]!.id, 'cancelled', T0)
@@ -98,7 +130,15 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     const second = await page(undefined, first.at(-1)!.id)
     expect(second.map((f) => f.id)).toEqual(newestFirst.slice(10, 20))
     expect((await page(undefined, second.at(-1)!.id)).map((f) => f.id)).toEqual(newestFirst.slice(20))
-    expect(first[0]).toEqual({ id: made[24]!.id, title: 'form 24', description: null, fieldsCount: 1, status: 'active', expiresAt: null, createdAt: T0 })
+    expect(first[0]).toEqual({
+      id: made[24]!.id,
+      title: 'form 24',
+      description: null,
+      fieldsCount: 1,
+      status: 'active',
+      expiresAt: null,
+      createdAt: T0,
+    })
 
     const pastTime = new Set(made.filter((f) => f.expiresAt !== null).map((f) => f.id))
     const expired = (await page('expired', undefined, 50)).map((f) => f.id)
@@ -121,7 +161,17 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
         Array.from({ length: 50 }, (_, i) =>
           store.transaction(async (tx) => {
             if (!(await tx.forms.complete(f.id, T0 + i))) return false
-            await tx.responses.insert({ id: newId(), formId: f.id, data: { name: `person ${i}` }, ip: null, userAgent: null, submittedAt: T0 + i }, [])
+            await tx.responses.insert(
+              {
+                id: newId(),
+                formId: f.id,
+                data: { name: `person ${i}` },
+                ip: null,
+                userAgent: null,
+                submittedAt: T0 + i,
+              },
+              [],
+            )
             return true
           }),
         ),
@@ -137,7 +187,8 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     const shared = await within(20_000, Promise.all(made.map((f) => store.transaction((tx) => tx.forms.insert(f)))))
     expect(shared).toHaveLength(40)
     // One transaction writes one xmin on each row it inserts: far fewer commits than units.
-    const commits = await sql`SELECT count(DISTINCT xmin::text)::int AS n FROM forms WHERE id IN ${sql(made.map((f) => f.id))}`
+    const commits =
+      await sql`SELECT count(DISTINCT xmin::text)::int AS n FROM forms WHERE id IN ${sql(made.map((f) => f.id))}`
     expect(commits[0].n).toBeLessThanOrEqual(4)
 
     // A unit that throws (its own error, or the database's) takes back exactly its own writes.
@@ -158,7 +209,12 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
           }
           if (i % 10 === 7) return settle(store.transaction((tx) => tx.forms.insert({ ...f, id: existing.id })))
           kept.push(f)
-          return settle(store.transaction(async (tx) => (await tx.forms.insert(f), i)))
+          return settle(
+            store.transaction(async (tx) => {
+              await tx.forms.insert(f)
+              return i
+            }),
+          )
         }),
       ),
     )
@@ -173,10 +229,14 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
   })
 
   test('independent units sent together: each form answered once, by the first unit that asks for it; every response and delivery written', async () => {
-    const forms = Array.from({ length: 30 }, (_, i) => formRecord(account, { title: `answered ${i}`, expiresAt: i === 29 ? T0 + 5 : null }))
+    const forms = Array.from({ length: 30 }, (_, i) =>
+      formRecord(account, { title: `answered ${i}`, expiresAt: i === 29 ? T0 + 5 : null }),
+    )
     await Promise.all(forms.map((f) => store.transaction((tx) => tx.forms.insert(f), { independent: true })))
     // Two answers to each form, all sent at once; half of the forms queue a delivery with their answer.
-    const asked = forms.flatMap((f, i) => [0, 1].map((k) => ({ form: f, k, withDelivery: i % 2 === 0, responseId: newId(), at: T0 + 10 + k })))
+    const asked = forms.flatMap((f, i) =>
+      [0, 1].map((k) => ({ form: f, k, withDelivery: i % 2 === 0, responseId: newId(), at: T0 + 10 + k })),
+    )
     const outcomes = await within(
       20_000,
       Promise.all(
@@ -184,9 +244,27 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
           store.transaction(
             async (tx) => {
               if (!(await tx.forms.complete(form.id, at))) return false
-              await tx.responses.insert({ id: responseId, formId: form.id, data: { k }, ip: k === 0 ? '127.0.0.1' : null, userAgent: null, submittedAt: at }, [])
+              await tx.responses.insert(
+                {
+                  id: responseId,
+                  formId: form.id,
+                  data: { k },
+                  ip: k === 0 ? '127.0.0.1' : null,
+                  userAgent: null,
+                  submittedAt: at,
+                },
+                [],
+              )
               if (withDelivery) {
-                await tx.deliveries.enqueue({ id: newId(), formId: form.id, responseId, event: 'form.completed', url: 'http://127.0.0.1:9/hook', payload: `{"k":${k}}`, createdAt: at })
+                await tx.deliveries.enqueue({
+                  id: newId(),
+                  formId: form.id,
+                  responseId,
+                  event: 'form.completed',
+                  url: 'http://127.0.0.1:9/hook',
+                  payload: `{"k":${k}}`,
+                  createdAt: at,
+                })
               }
               return true
             },
@@ -200,13 +278,16 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
       const won = outcomes.filter((_, j) => asked[j]!.form.id === f.id)
       expect({ i, won }).toEqual({ i, won: i === 29 ? [false, false] : [true, false] })
     }
-    const responses = await sql`SELECT form_id, data, ip, submitted_at::float8 AS at FROM responses WHERE form_id IN ${sql(forms.map((f) => f.id))}`
+    const responses =
+      await sql`SELECT form_id, data, ip, submitted_at::float8 AS at FROM responses WHERE form_id IN ${sql(forms.map((f) => f.id))}`
     expect(responses).toHaveLength(29)
     for (const row of responses) expect(row).toMatchObject({ data: '{"k":0}', ip: '127.0.0.1', at: T0 + 10 })
-    const deliveries = await sql`SELECT form_id, status, payload, next_attempt_at::float8 AS due FROM deliveries WHERE form_id IN ${sql(forms.map((f) => f.id))}`
+    const deliveries =
+      await sql`SELECT form_id, status, payload, next_attempt_at::float8 AS due FROM deliveries WHERE form_id IN ${sql(forms.map((f) => f.id))}`
     expect(deliveries).toHaveLength(15)
     for (const row of deliveries) expect(row).toMatchObject({ status: 'pending', payload: '{"k":0}', due: T0 + 10 })
-    const statuses = await sql`SELECT status, count(*)::int AS n FROM forms WHERE id IN ${sql(forms.map((f) => f.id))} GROUP BY status ORDER BY status`
+    const statuses =
+      await sql`SELECT status, count(*)::int AS n FROM forms WHERE id IN ${sql(forms.map((f) => f.id))} GROUP BY status ORDER BY status`
     expect(statuses).toEqual([
       { status: 'active', n: 1 },
       { status: 'completed', n: 29 },
@@ -231,7 +312,11 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
       20_000,
       Promise.all([
         ...made.map((f) => settle(store.transaction((tx) => tx.forms.insert(f), { independent: true }))),
-        settle(store.transaction((tx) => tx.forms.insert({ ...formRecord(account), id: existing.id }), { independent: true })),
+        settle(
+          store.transaction((tx) => tx.forms.insert({ ...formRecord(account), id: existing.id }), {
+            independent: true,
+          }),
+        ),
       ]),
     )
     expect(outcomes.slice(0, -1).every((outcome) => outcome.ok)).toBe(true)
@@ -259,7 +344,9 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
       const waiting = complete(held.id)
       const others = await within(5_000, Promise.all(free.map((f) => complete(f.id))))
       expect(others).toEqual(free.map(() => true))
-      expect(await Promise.race([waiting.then(() => 'done'), Bun.sleep(200).then(() => 'still waiting')])).toBe('still waiting')
+      expect(await Promise.race([waiting.then(() => 'done'), Bun.sleep(200).then(() => 'still waiting')])).toBe(
+        'still waiting',
+      )
       await holder`COMMIT`
       expect(await within(5_000, waiting)).toBe(true)
     } finally {
@@ -267,7 +354,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     }
   })
 
-  test('a unit that catches a failed statement fails with that statement\'s error, alone or in a batch: PostgreSQL rolled it back', async () => {
+  test("a unit that catches a failed statement fails with that statement's error, alone or in a batch: PostgreSQL rolled it back", async () => {
     const existing = formRecord(account)
     await store.transaction((tx) => tx.forms.insert(existing))
     const fresh = formRecord(account)
@@ -293,7 +380,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     for (const f of others) expect((await store.forms.find(f.id, T0))?.id).toBe(f.id)
   })
 
-  test('a unit chosen as a deadlock\'s victim runs again and succeeds: neither caller sees the deadlock', async () => {
+  test("a unit chosen as a deadlock's victim runs again and succeeds: neither caller sees the deadlock", async () => {
     const [x, y] = [formRecord(account), formRecord(account)]
     await store.transaction(async (tx) => {
       await tx.forms.insert(x)
@@ -303,7 +390,12 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     // wants the other's: a deadlock, which PostgreSQL breaks by failing one.
     // (Tests may wait inside a unit; intake's own units never do.)
     const locked = { x: Promise.withResolvers<void>(), y: Promise.withResolvers<void>() }
-    const crossing = (first: NewForm, second: NewForm, mine: PromiseWithResolvers<void>, theirs: PromiseWithResolvers<void>) => {
+    const crossing = (
+      first: NewForm,
+      second: NewForm,
+      mine: PromiseWithResolvers<void>,
+      theirs: PromiseWithResolvers<void>,
+    ) => {
       let runs = 0
       const done = store.transaction(async (tx) => {
         runs++
@@ -374,7 +466,13 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
         if (earlier) return earlier.formId
         const f = formRecord(account, { title: `attempt ${i}` })
         await tx.forms.insert(f)
-        await tx.forms.rememberIdempotencyKey({ accountId: account, key, requestHash: 'h', formId: f.id, createdAt: T0 })
+        await tx.forms.rememberIdempotencyKey({
+          accountId: account,
+          key,
+          requestHash: 'h',
+          formId: f.id,
+          createdAt: T0,
+        })
         return f.id
       })
     const ids = await within(20_000, Promise.all(Array.from({ length: 20 }, (_, i) => create(i))))
@@ -386,14 +484,24 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     const later = formRecord(account)
     await store.transaction(async (tx) => {
       await tx.forms.insert(later)
-      await tx.forms.rememberIdempotencyKey({ accountId: account, key, requestHash: 'h2', formId: later.id, createdAt: T0 + 1 })
+      await tx.forms.rememberIdempotencyKey({
+        accountId: account,
+        key,
+        requestHash: 'h2',
+        formId: later.id,
+        createdAt: T0 + 1,
+      })
     })
-    expect(await store.forms.idempotencyKey(account, key)).toEqual({ requestHash: 'h2', formId: later.id, createdAt: T0 + 1 })
+    expect(await store.forms.idempotencyKey(account, key)).toEqual({
+      requestHash: 'h2',
+      formId: later.id,
+      createdAt: T0 + 1,
+    })
     expect(await store.transaction((tx) => tx.forms.forgetIdempotencyKeysBefore(T0 + 2))).toBeGreaterThanOrEqual(1)
     expect(await store.forms.idempotencyKey(account, key)).toBeUndefined()
   })
 
-  test('a file\'s 512 KiB chunks come back byte for byte; unclaimed until an answer holds them, again once it is deleted', async () => {
+  test("a file's 512 KiB chunks come back byte for byte; unclaimed until an answer holds them, again once it is deleted", async () => {
     const fileId = newId()
     const chunks = [randomBytes(FILE_CHUNK_BYTES), randomBytes(FILE_CHUNK_BYTES), randomBytes(1234)]
     for (const [seq, bytes] of chunks.entries()) {
@@ -407,7 +515,12 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect(await store.responses.chunk(fileId, 3)).toBeUndefined()
     const size = chunks.reduce((total, bytes) => total + bytes.length, 0)
     expect(await store.responses.incompleteFiles([{ fileId, size }])).toEqual([])
-    expect(await store.responses.incompleteFiles([{ fileId, size: size - 1 }, { fileId: newId(), size: 0 }])).toEqual([fileId])
+    expect(
+      await store.responses.incompleteFiles([
+        { fileId, size: size - 1 },
+        { fileId: newId(), size: 0 },
+      ]),
+    ).toEqual([fileId])
     // Written at T0 + 5: not idle since T0 + 4.
     expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 4, 2))).toBe(false)
 
@@ -416,14 +529,27 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     await store.transaction(async (tx) => {
       await tx.forms.insert(f)
       expect(await tx.forms.complete(f.id, T0)).toBe(true)
-      await tx.responses.insert({ id: responseId, formId: f.id, data: { doc: 'a.bin' }, ip: '127.0.0.1', userAgent: 'test', submittedAt: T0 }, [
-        { fieldKey: 'doc', name: 'a.bin', contentType: 'application/octet-stream', size, fileId },
-      ])
+      await tx.responses.insert(
+        { id: responseId, formId: f.id, data: { doc: 'a.bin' }, ip: '127.0.0.1', userAgent: 'test', submittedAt: T0 },
+        [{ fieldKey: 'doc', name: 'a.bin', contentType: 'application/octet-stream', size, fileId }],
+      )
     })
     // Claimed: never removed, however long ago it was written.
     expect(await store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 5, 2))).toBe(false)
-    expect(await store.responses.file(f.id, responseId, 'doc')).toEqual({ name: 'a.bin', contentType: 'application/octet-stream', size, fileId })
-    expect(await store.responses.find(f.id, responseId)).toEqual({ id: responseId, formId: f.id, data: { doc: 'a.bin' }, ip: '127.0.0.1', userAgent: 'test', submittedAt: T0 })
+    expect(await store.responses.file(f.id, responseId, 'doc')).toEqual({
+      name: 'a.bin',
+      contentType: 'application/octet-stream',
+      size,
+      fileId,
+    })
+    expect(await store.responses.find(f.id, responseId)).toEqual({
+      id: responseId,
+      formId: f.id,
+      data: { doc: 'a.bin' },
+      ip: '127.0.0.1',
+      userAgent: 'test',
+      submittedAt: T0,
+    })
 
     // Deleting the form takes the response and its file row; the trigger unclaims the chunks (since 0: at once).
     expect(await store.transaction((tx) => tx.forms.delete(account, f.id))).toBe(true)
@@ -443,7 +569,8 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
 
   test('the sweep leaves whole a file whose chunk is being written meanwhile, and one stamped since it looked', async () => {
     const fileId = newId()
-    const chunkOf = async () => (await sql`SELECT count(*)::int AS n FROM file_chunks WHERE file_id = ${fileId}`)[0].n as number
+    const chunkOf = async () =>
+      (await sql`SELECT count(*)::int AS n FROM file_chunks WHERE file_id = ${fileId}`)[0].n as number
     await store.stagedTransaction((tx) => tx.responses.writeChunk(fileId, 0, new Uint8Array(10), T0 + 50))
     // A chunk arriving: its write holds the file's row, uncommitted, until told to commit.
     let commit!: () => void
@@ -458,7 +585,11 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     })
     await begun
     // The file looked idle since T0 + 50, but it is being written: the sweep passes it by without waiting.
-    for (let i = 0; i < 5; i++) await within(5_000, store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 60, 4)))
+    for (let i = 0; i < 5; i++)
+      await within(
+        5_000,
+        store.stagedTransaction((tx) => tx.responses.removeIdleChunks(T0 + 60, 4)),
+      )
     expect(await chunkOf()).toBe(1)
     commit()
     await write
@@ -480,17 +611,33 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect([...targets]).toEqual([[withHook.id, { accountId: account, secret: 'a'.repeat(64) }]])
     expect((await store.forms.webhookTargets([])).size).toBe(0)
 
-    const ids = await Promise.all(Array.from({ length: 20 }, () => store.transaction((tx) => tx.keys.ensureAccount(newId(), 'raced', T0))))
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, () => store.transaction((tx) => tx.keys.ensureAccount(newId(), 'raced', T0))),
+    )
     expect(new Set(ids).size).toBe(1)
   })
 
   test('keys: found by hash, listed, touched, revoked once; keysVersion holds while its channel is heard and no key changes', async () => {
     const id = newId()
-    await store.transaction((tx) => tx.keys.insertKey({ id, accountId: account, hash: 'f'.repeat(64), hint: 'wxyz', createdAt: T0 }))
-    expect(await store.keys.keyByHash('f'.repeat(64))).toEqual({ id, accountId: account, lastUsedAt: null, revokedAt: null })
+    await store.transaction((tx) =>
+      tx.keys.insertKey({ id, accountId: account, hash: 'f'.repeat(64), hint: 'wxyz', createdAt: T0 }),
+    )
+    expect(await store.keys.keyByHash('f'.repeat(64))).toEqual({
+      id,
+      accountId: account,
+      lastUsedAt: null,
+      revokedAt: null,
+    })
     expect(await store.keys.usableKeyExists()).toBe(true)
     await store.transaction((tx) => tx.keys.touch(id, T0 + 7))
-    expect(await store.keys.listKeys()).toContainEqual({ id, account: 'default', hint: 'wxyz', createdAt: T0, lastUsedAt: T0 + 7, revokedAt: null })
+    expect(await store.keys.listKeys()).toContainEqual({
+      id,
+      account: 'default',
+      hint: 'wxyz',
+      createdAt: T0,
+      lastUsedAt: T0 + 7,
+      revokedAt: null,
+    })
     expect(await store.transaction((tx) => tx.keys.revoke(id, T0 + 8))).toBe(true)
     expect(await store.transaction((tx) => tx.keys.revoke(id, T0 + 9))).toBe(false)
     expect((await store.keys.keyByHash('f'.repeat(64)))!.revokedAt).toBe(T0 + 8)
@@ -508,7 +655,9 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     // Held across heartbeats (every 250 ms) while no key changes; a key written (here, by this store) changes it.
     expect(await heldFor(600)).toBe(true)
     const before = await store.keys.keysVersion()
-    await store.transaction((tx) => tx.keys.insertKey({ id: newId(), accountId: account, hash: 'e'.repeat(64), hint: 'abcd', createdAt: T0 }))
+    await store.transaction((tx) =>
+      tx.keys.insertKey({ id: newId(), accountId: account, hash: 'e'.repeat(64), hint: 'abcd', createdAt: T0 }),
+    )
     const changedAt = performance.now()
     while ((await store.keys.keysVersion()) === before) {
       expect(performance.now() - changedAt).toBeLessThan(1000)
@@ -536,8 +685,20 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     await store.transaction(async (tx) => {
       await tx.forms.insert(f)
       await tx.forms.complete(f.id, T0)
-      await tx.responses.insert({ id: responseId, formId: f.id, data: {}, ip: null, userAgent: null, submittedAt: T0 }, [])
-      for (const id of ids) await tx.deliveries.enqueue({ id, formId: f.id, responseId, event: 'form.completed', url: 'https://example.com/hook', payload: `{"id":"${id}"}`, createdAt: dueAt })
+      await tx.responses.insert(
+        { id: responseId, formId: f.id, data: {}, ip: null, userAgent: null, submittedAt: T0 },
+        [],
+      )
+      for (const id of ids)
+        await tx.deliveries.enqueue({
+          id,
+          formId: f.id,
+          responseId,
+          event: 'form.completed',
+          url: 'https://example.com/hook',
+          payload: `{"id":"${id}"}`,
+          createdAt: dueAt,
+        })
     })
     return ids
   }
@@ -552,7 +713,11 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     // The first claim takes the 10 newest and holds them, uncommitted, until told to commit.
     const first = store.transaction(async (tx) => {
       const due = await tx.deliveries.dueNewest(now, 10)
-      const leased = await tx.deliveries.lease(due.map((d) => d.id), 30_000, now)
+      const leased = await tx.deliveries.lease(
+        due.map((d) => d.id),
+        30_000,
+        now,
+      )
       tookFirst(leased.map((d) => d.id))
       await held
       return leased
@@ -564,7 +729,13 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
       5000,
       store.transaction(async (tx) => {
         const due = await tx.deliveries.dueNewest(now, 100)
-        return (await tx.deliveries.lease(due.map((d) => d.id), 30_000, now)).map((d) => d.id)
+        return (
+          await tx.deliveries.lease(
+            due.map((d) => d.id),
+            30_000,
+            now,
+          )
+        ).map((d) => d.id)
       }),
     )
     expect(second.toSorted()).toEqual(ids.slice(0, 20).toSorted())
@@ -580,7 +751,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     expect((await store.transaction((tx) => tx.deliveries.dueNewest(now + 3_600_000, 100))).length).toBe(0)
   })
 
-  test('a lease runs out on the database\'s clock: the delivery can then be claimed again', async () => {
+  test("a lease runs out on the database's clock: the delivery can then be claimed again", async () => {
     const [id] = await queue(1)
     const now = T0 + 20
     const first = await store.transaction((tx) => tx.deliveries.lease([id!], 200, now))
@@ -617,15 +788,54 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     const lease = leased[0]!.leaseUntil
     await store.transaction((tx) =>
       tx.deliveries.recordAttempts([
-        { id: a!, lease, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
-        { id: b!, lease, roundAttempt: 1, now: now + 10, delivered: false, statusCode: 500, error: 'HTTP 500', attemptsPerRound: 2 },
-        { id: c!, lease: lease - 1, roundAttempt: 1, now: now + 10, delivered: true, statusCode: 200, error: null, attemptsPerRound: 2 },
+        {
+          id: a!,
+          lease,
+          roundAttempt: 1,
+          now: now + 10,
+          delivered: true,
+          statusCode: 200,
+          error: null,
+          attemptsPerRound: 2,
+        },
+        {
+          id: b!,
+          lease,
+          roundAttempt: 1,
+          now: now + 10,
+          delivered: false,
+          statusCode: 500,
+          error: 'HTTP 500',
+          attemptsPerRound: 2,
+        },
+        {
+          id: c!,
+          lease: lease - 1,
+          roundAttempt: 1,
+          now: now + 10,
+          delivered: true,
+          statusCode: 200,
+          error: null,
+          attemptsPerRound: 2,
+        },
       ]),
     )
     const formId = leased[0]!.formId
     const records = new Map((await store.deliveries.listForForm(formId)).map((d) => [d.id, d]))
-    expect(records.get(a!)).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200, deliveredAt: now + 10, nextAttemptAt: null })
-    expect(records.get(b!)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: now + 10 + 1000 })
+    expect(records.get(a!)).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      lastStatusCode: 200,
+      deliveredAt: now + 10,
+      nextAttemptAt: null,
+    })
+    expect(records.get(b!)).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastStatusCode: 500,
+      lastError: 'HTTP 500',
+      nextAttemptAt: now + 10 + 1000,
+    })
     // Its claim was not this one: nothing recorded, the lease stays.
     expect(records.get(c!)).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, nextAttemptAt: T0 })
 
@@ -633,12 +843,30 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
     expect(await store.transaction((tx) => tx.deliveries.lease([b!], 5000, now + 500))).toEqual([])
     const [retried] = await store.transaction((tx) => tx.deliveries.lease([b!], 5000, now + 1010))
     await store.transaction((tx) =>
-      tx.deliveries.recordAttempts([{ id: b!, lease: retried!.leaseUntil, roundAttempt: 2, now: now + 2000, delivered: false, statusCode: null, error: 'timeout', attemptsPerRound: 2 }]),
+      tx.deliveries.recordAttempts([
+        {
+          id: b!,
+          lease: retried!.leaseUntil,
+          roundAttempt: 2,
+          now: now + 2000,
+          delivered: false,
+          statusCode: null,
+          error: 'timeout',
+          attemptsPerRound: 2,
+        },
+      ]),
     )
-    expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({ status: 'failed', attempts: 2, nextAttemptAt: null })
+    expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({
+      status: 'failed',
+      attempts: 2,
+      nextAttemptAt: null,
+    })
     expect(await store.transaction((tx) => tx.deliveries.redeliver(formId, b!, now + 3000))).toBe(true)
     expect(await store.transaction((tx) => tx.deliveries.redeliver(formId, b!, now + 3000))).toBe(false)
-    expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({ status: 'pending', nextAttemptAt: now + 3000 })
+    expect((await store.deliveries.listForForm(formId)).find((d) => d.id === b)).toMatchObject({
+      status: 'pending',
+      nextAttemptAt: now + 3000,
+    })
     expect(await store.transaction((tx) => tx.deliveries.lease([], now, now))).toEqual([])
   })
 })
@@ -655,7 +883,7 @@ describe.skipIf(skipPostgres)('query plans', () => {
     return seen
   }
 
-  test('form lists walk an account\'s index, never the table nor every form by id, beside 20,000 forms of another account', async () => {
+  test("form lists walk an account's index, never the table nor every form by id, beside 20,000 forms of another account", async () => {
     const database = await freshDatabase()
     // One connection set up as the store's are; each statement prepared as Bun prepares it, and run as it is the sixth time.
     const sql = inspect(database.url, { max: 1, connection: SESSION_SETTINGS })
@@ -677,8 +905,11 @@ describe.skipIf(skipPostgres)('query plans', () => {
     const literal = (value: unknown) => (typeof value === 'string' ? `'${value}'` : String(value))
     for (const [text, params] of statements) {
       await sql.unsafe(`PREPARE listed AS ${text}`)
-      for (let run = 0; run < 5; run++) await sql.unsafe(`EXECUTE listed${params.length ? `(${params.map(literal).join(', ')})` : ''}`)
-      const [{ 'QUERY PLAN': plan }] = await sql.unsafe(`EXPLAIN (FORMAT JSON) EXECUTE listed${params.length ? `(${params.map(literal).join(', ')})` : ''}`)
+      for (let run = 0; run < 5; run++)
+        await sql.unsafe(`EXECUTE listed${params.length ? `(${params.map(literal).join(', ')})` : ''}`)
+      const [{ 'QUERY PLAN': plan }] = await sql.unsafe(
+        `EXPLAIN (FORMAT JSON) EXECUTE listed${params.length ? `(${params.map(literal).join(', ')})` : ''}`,
+      )
       await sql.unsafe('DEALLOCATE listed')
       const nodes: Array<Record<string, unknown>> = []
       const walk = (node: Record<string, unknown>) => {
@@ -696,4 +927,3 @@ describe.skipIf(skipPostgres)('query plans', () => {
     }
   }, 30_000)
 })
-

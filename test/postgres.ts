@@ -20,11 +20,16 @@
  * those of other schemas.
  */
 import { afterAll, afterEach, beforeAll } from 'bun:test'
-import { SQL, type ReservedSQL } from 'bun'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { type ReservedSQL, SQL } from 'bun'
 import { migrations } from '../src/db/postgres/migrations.ts'
-import { createPostgresStore, migratePostgres, type PostgresStore, type PostgresStoreOptions } from '../src/db/postgres/store.ts'
+import {
+  createPostgresStore,
+  migratePostgres,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from '../src/db/postgres/store.ts'
 import type { Store } from '../src/db/store.ts'
 import { newId } from '../src/lib/ids.ts'
 import type { NewForm } from '../src/modules/forms/store/index.ts'
@@ -164,7 +169,10 @@ async function lock(at: Server, oid: number): Promise<boolean> {
 
 function pooled(at: Server, oid: number, name: string): Pooled {
   // lock_timeout: a transaction a test left open fails the emptying rather than holding it up.
-  const cleaner = new SQL(databaseUrl(at.baseUrl, name), { max: 1, connection: { application_name: CLEANER, lock_timeout: '2s' } })
+  const cleaner = new SQL(databaseUrl(at.baseUrl, name), {
+    max: 1,
+    connection: { application_name: CLEANER, lock_timeout: '2s' },
+  })
   return { oid, name, cleaner }
 }
 
@@ -185,7 +193,10 @@ async function dropPooled(at: Server, db: Pooled): Promise<void> {
 async function giveBack(at: Server, db: Pooled): Promise<void> {
   let connected = 0
   for (let waited = 0; waited < 2000; waited += 5) {
-    const [row] = await at.admin.unsafe('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2', [db.name, CLEANER])
+    const [row] = await at.admin.unsafe(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name <> $2',
+      [db.name, CLEANER],
+    )
     connected = row.n
     // A store just closed leaves its server processes a moment to exit.
     if (connected === 0) break
@@ -207,9 +218,13 @@ async function empty(at: Server, db: Pooled, tries = 2): Promise<boolean> {
   try {
     // Deleted rows stay in the table until a vacuum, and a test that filled one (a backlog of 100,000
     // deliveries) would leave the next test its dead rows to scan: such a database is dropped instead.
-    const [{ bytes }] = await db.cleaner.unsafe(`SELECT coalesce(sum(pg_table_size(oid)), 0)::int8 AS bytes FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'`)
+    const [{ bytes }] = await db.cleaner.unsafe(
+      `SELECT coalesce(sum(pg_table_size(oid)), 0)::int8 AS bytes FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'`,
+    )
     if (Number(bytes) > REUSED_DATABASE_BYTES) return false
-    const tables = await db.cleaner<Array<{ name: string }>>`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'intake_schema'`
+    const tables = await db.cleaner<
+      Array<{ name: string }>
+    >`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'intake_schema'`
     // Twice: a trigger writes rows while the first round deletes (response_files' into unclaimed_files).
     const deletes = tables.map((table) => `DELETE FROM ${quote(table.name)}`).join('; ')
     if (deletes) for (let round = 0; round < 2; round++) await db.cleaner.unsafe(deletes)
@@ -236,7 +251,10 @@ async function copyTemplate(at: Server): Promise<Pooled> {
  * schemas dropped; any a live process holds are left alone.
  */
 async function adoptLeftovers(at: Server): Promise<void> {
-  const [row] = await at.admin.unsafe(`SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [TEMPLATE])
+  const [row] = await at.admin.unsafe(
+    `SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`,
+    [TEMPLATE],
+  )
   at.fingerprint = /^intake test template ([0-9a-f]{32})$/.exec(row?.comment ?? '')?.[1]
   if (at.fingerprint === undefined) {
     // A template without its fingerprint: a copy of it says what it is.
@@ -245,12 +263,16 @@ async function adoptLeftovers(at: Server): Promise<void> {
     at.free.push(copy)
     await at.admin.unsafe(`COMMENT ON DATABASE ${quote(TEMPLATE)} IS 'intake test template ${at.fingerprint}'`)
   }
-  const found = await at.admin.unsafe(`SELECT oid::int8 AS oid, datname AS name FROM pg_database WHERE datname LIKE 'intake\\_pool\\_%'`)
+  const found = await at.admin.unsafe(
+    `SELECT oid::int8 AS oid, datname AS name FROM pg_database WHERE datname LIKE 'intake\\_pool\\_%'`,
+  )
   const taken: Pooled[] = []
   for (const { oid, name } of found as Array<{ oid: string; name: string }>) {
     if (await lock(at, Number(oid))) taken.push(pooled(at, Number(oid), name))
   }
-  await Promise.all(taken.map((db) => (db.name.startsWith(POOLED) ? giveBack(at, db) : dropPooled(at, db)).catch(() => {})))
+  await Promise.all(
+    taken.map((db) => (db.name.startsWith(POOLED) ? giveBack(at, db) : dropPooled(at, db)).catch(() => {})),
+  )
 }
 
 /**
@@ -259,7 +281,10 @@ async function adoptLeftovers(at: Server): Promise<void> {
  * `migrated: false`, a new empty one named `intake_t_<random>` (for tests of
  * opening and migrating), which `drop()` drops.
  */
-export async function freshPostgresDatabase(baseUrl: string, options: { migrated?: boolean } = {}): Promise<FreshDatabase> {
+export async function freshPostgresDatabase(
+  baseUrl: string,
+  options: { migrated?: boolean } = {},
+): Promise<FreshDatabase> {
   const at = server(baseUrl)
   if (options.migrated === false) {
     const name = `intake_t_${randomBytes(6).toString('hex')}`
@@ -276,14 +301,14 @@ export async function freshPostgresDatabase(baseUrl: string, options: { migrated
     await adoptLeftovers(at)
   }
   const db = at.free.pop() ?? (await copyTemplate(at))
-  let given: Promise<void> | undefined
+  let _given: Promise<void> | undefined
   return {
     url: databaseUrl(baseUrl, db.name),
     name: db.name,
     // Emptied while the next test starts (on another free database, or a new copy when there is none).
     // A run that ends first leaves it to the next run to empty.
     drop() {
-      given ??= giveBack(at, db).catch(() => {})
+      _given ??= giveBack(at, db).catch(() => {})
       return Promise.resolve()
     },
   }
@@ -308,12 +333,26 @@ export interface ThrowawayCluster {
 const PROJECT_ROOT = new URL('..', import.meta.url).pathname
 
 /** A command run as the cluster's owner: "postgres" when we are root (PostgreSQL refuses root). */
-const asOwner = (command: string[]) => (process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...command] : command)
+const asOwner = (command: string[]) =>
+  process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...command] : command
 
-async function run(command: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<string> {
-  const child = Bun.spawn(command, { cwd: options.cwd, env: options.env ?? process.env, stdout: 'pipe', stderr: 'pipe' })
-  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
-  if (code !== 0) throw new Error(`${command.join(' ')} exited with ${code}: ${err.trim().split('\n').slice(-5).join(' | ')}`)
+async function run(
+  command: string[],
+  options: { cwd?: string; env?: Record<string, string | undefined> } = {},
+): Promise<string> {
+  const child = Bun.spawn(command, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  if (code !== 0)
+    throw new Error(`${command.join(' ')} exited with ${code}: ${err.trim().split('\n').slice(-5).join(' | ')}`)
   return out
 }
 
@@ -334,12 +373,20 @@ export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
   const dir = (await Bun.file(state).text()).trim().split('\t')[0]!
   const bin = await binDir()
   const port = new URL(url).port
-  const pgCtl = (...args: string[]) => run(asOwner([`${bin}/pg_ctl`, '-D', `${dir}/data`, '-w', '-t', '60', ...args]), { cwd: dir })
+  const pgCtl = (...args: string[]) =>
+    run(asOwner([`${bin}/pg_ctl`, '-D', `${dir}/data`, '-w', '-t', '60', ...args]), { cwd: dir })
   return {
     url,
     dir,
     pause: async () => void (await pgCtl('-m', 'fast', 'stop')),
-    resume: async () => void (await pgCtl('-l', `${dir}/log`, '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=300`, 'start')),
+    resume: async () =>
+      void (await pgCtl(
+        '-l',
+        `${dir}/log`,
+        '-o',
+        `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=300`,
+        'start',
+      )),
     async authenticate(line) {
       const hba = `${dir}/data/pg_hba.conf`
       // Written in place, so the file keeps its owner.
@@ -348,8 +395,12 @@ export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
     },
     async remove() {
       await run([script, 'stop', url], { env })
-      await Bun.file(state).delete().catch(() => {})
-      await Bun.file(`${state}.lock`).delete().catch(() => {})
+      await Bun.file(state)
+        .delete()
+        .catch(() => {})
+      await Bun.file(`${state}.lock`)
+        .delete()
+        .catch(() => {})
     },
   }
 }
@@ -443,7 +494,9 @@ export function formRecord(accountId: string, overrides: Partial<NewForm> = {}):
 /** Settles within `ms`, or rejects: a store must never hang. */
 export async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
-  const hung = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))
+  const hung = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)),
+  )
   try {
     return await Promise.race([promise, hung])
   } finally {

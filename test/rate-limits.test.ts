@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { CALLERS_REMEMBERED, createRateLimiter } from '../src/lib/rate-limit.ts'
-import { contextsPerTest, send, testClock, validForm, type TestContext } from './utils.ts'
+import { contextsPerTest, send, type TestContext, testClock, validForm } from './utils.ts'
 
 const contexts = contextsPerTest()
 
@@ -21,7 +21,8 @@ const createFormBatch = (count: number) =>
     params: { name: 'create_form', arguments: validForm({ title: `Batch form ${i + 1}` }) },
   }))
 
-const postMcp = (t: TestContext, body: unknown) => send(t.app, 'POST', '/mcp', { key: t.key, body, headers: MCP_HEADERS })
+const postMcp = (t: TestContext, body: unknown) =>
+  send(t.app, 'POST', '/mcp', { key: t.key, body, headers: MCP_HEADERS })
 
 async function formsCreated(t: TestContext): Promise<number> {
   // Reading the count costs a request too: callers give it room.
@@ -30,12 +31,17 @@ async function formsCreated(t: TestContext): Promise<number> {
   return res.body.length
 }
 
-describe('an MCP batch counts each of its messages against the key\'s rate limit', () => {
+describe("an MCP batch counts each of its messages against the key's rate limit", () => {
   test('a batch of 4 takes 4 of 10; a single message and a body that is not JSON take one each; four more requests pass, the fifth is 429', async () => {
     const t = await contexts.create({ SERVICE_RATE_LIMIT: '10' })
     const batch = await postMcp(t, createFormBatch(4))
     expect(batch.status).toBe(200)
-    expect(batch.body.map((answer: { id: number; result?: { isError?: boolean } }) => [answer.id, answer.result?.isError ?? false])).toEqual([
+    expect(
+      batch.body.map((answer: { id: number; result?: { isError?: boolean } }) => [
+        answer.id,
+        answer.result?.isError ?? false,
+      ]),
+    ).toEqual([
       [1, false],
       [2, false],
       [3, false],
@@ -81,8 +87,15 @@ describe('the public rate limit counts an IPv6 /64 as one client', () => {
     const form = await t.api.createForm()
     // An empty answer is refused (422) after the rate limit is counted: the form stays open for every post.
     const post = (address: string) =>
-      send(t.app, 'POST', `/f/${form.id}`, { body: {}, headers: { 'x-forwarded-for': address } }).then((res) => res.status)
-    const sameBlock = ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002:0:0:0:abcd']
+      send(t.app, 'POST', `/f/${form.id}`, { body: {}, headers: { 'x-forwarded-for': address } }).then(
+        (res) => res.status,
+      )
+    const sameBlock = [
+      '2001:db8:1:2::1',
+      '2001:db8:1:2::2',
+      '2001:db8:1:2:ffff:ffff:ffff:ffff',
+      '2001:0db8:0001:0002:0:0:0:abcd',
+    ]
     const statuses: number[] = []
     for (const address of sameBlock) statuses.push(await post(address))
     expect(statuses).toEqual([422, 422, 422, 429])
@@ -97,7 +110,8 @@ describe('the limiter remembers a bounded number of callers', () => {
     const limiter = createRateLimiter(60, clock)
     Bun.gc(true)
     const heapBefore = process.memoryUsage().heapUsed
-    for (let i = 0; i < 300_000; i++) limiter.take(`2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}:1234:5678:9abc:def0`)
+    for (let i = 0; i < 300_000; i++)
+      limiter.take(`2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}:1234:5678:9abc:def0`)
     Bun.gc(true)
     const heapAfter = process.memoryUsage().heapUsed
     console.log(

@@ -6,9 +6,9 @@
 import { describe, expect, test } from 'bun:test'
 import { translator } from '../src/i18n/index.ts'
 import { parseApiTime } from '../src/lib/time.ts'
-import { POSTGRES, skipWithout } from './prerequisites.ts'
 import { collapsed, pageText } from './html.ts'
-import { contextsPerTest, openPage, postForm, until, type TestContext, type TestResponse } from './utils.ts'
+import { POSTGRES, skipWithout } from './prerequisites.ts'
+import { contextsPerTest, openPage, postForm, type TestContext, type TestResponse, until } from './utils.ts'
 
 const contexts = contextsPerTest()
 
@@ -18,7 +18,12 @@ const MINUTE = 60_000
 const FIELDS = [
   { key: 'name', type: 'text', label: 'Your name', required: true },
   { key: 'notes', type: 'textarea', label: 'Anything else?' },
-  { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', { value: 'veg', label: 'Vegetarian dish' }] } },
+  {
+    key: 'meal',
+    type: 'select',
+    label: 'Meal',
+    config: { options: ['fish', { value: 'veg', label: 'Vegetarian dish' }] },
+  },
   { key: 'agree', type: 'checkbox', label: 'I agree to the terms', required: true },
   { key: 'news', type: 'checkbox', label: 'Send me news' },
   { key: 'day', type: 'date', label: 'Arrival day' },
@@ -74,7 +79,9 @@ describe('the cookie the 303 sets', () => {
     const { form, cookie } = await answered(t)
     expect(cookie.name).toBe('intake_receipt')
     expect(cookie.value).toMatch(/^[A-Za-z0-9_-]{43}$/)
-    expect(cookie.attributes.sort()).toEqual(['HttpOnly', 'Max-Age=600', `Path=/f/${form.id}`, 'SameSite=Strict'].sort())
+    expect(cookie.attributes.sort()).toEqual(
+      ['HttpOnly', 'Max-Age=600', `Path=/f/${form.id}`, 'SameSite=Strict'].sort(),
+    )
     // The database keeps a hash of the token, never the token.
     const rows = await t.sql('SELECT token_hash FROM receipts')
     expect(rows).toHaveLength(1)
@@ -95,7 +102,11 @@ describe('the cookie the 303 sets', () => {
     expect(refused.status).toBe(422)
     expect(refused.headers.get('set-cookie')).toBeNull()
     const json = await t.app.handle(
-      new Request(`http://intake.test/f/${form.id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'A', agree: true }) }),
+      new Request(`http://intake.test/f/${form.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'A', agree: true }),
+      }),
     )
     expect(json.status).toBe(201)
     expect(json.headers.get('set-cookie')).toBeNull()
@@ -134,7 +145,10 @@ describe('the receipt', () => {
 
   test("the form's success message and time zone", async () => {
     const t = await contexts.create()
-    const { form, cookie } = await answered(t, { success_message: 'We will call you <soon> & "then".', time_zone: 'Asia/Tokyo' })
+    const { form, cookie } = await answered(t, {
+      success_message: 'We will call you <soon> & "then".',
+      time_zone: 'Asia/Tokyo',
+    })
     const res = await openPage(t.app, form.id, withCookie(cookie.value))
     const text = pageText(res.text)
     expect(text).toContain('We will call you <soon> & "then".')
@@ -149,7 +163,9 @@ describe('the receipt', () => {
     const { form, cookie } = await answered(t)
     const first = await openPage(t.app, form.id, withCookie(cookie.value))
     expect(isReceipt(first)).toBe(true)
-    expect(first.headers.get('set-cookie')).toMatch(new RegExp(`^intake_receipt=; Path=/f/${form.id}; Max-Age=0; HttpOnly; SameSite=Strict$`))
+    expect(first.headers.get('set-cookie')).toMatch(
+      new RegExp(`^intake_receipt=; Path=/f/${form.id}; Max-Age=0; HttpOnly; SameSite=Strict$`),
+    )
     expectAnsweredOnly(await openPage(t.app, form.id, withCookie(cookie.value)))
     expect(await t.sql('SELECT token_hash FROM receipts')).toEqual([])
   })
@@ -168,7 +184,7 @@ describe('the receipt', () => {
     expectAnsweredOnly(await openPage(t.app, form.id, withCookie(cookie.value)))
   })
 
-  test('nothing to anyone else: no cookie, a forged token, another form\'s token', async () => {
+  test("nothing to anyone else: no cookie, a forged token, another form's token", async () => {
     const t = await contexts.create()
     const { form, cookie } = await answered(t)
     const other = await answered(t)
@@ -187,14 +203,18 @@ describe('the receipt', () => {
     expectAnsweredOnly(res)
     const [response] = (await t.api.get(`/forms/${form.id}/responses`)).body
     const text = pageText(res.text)
-    expect(text).toContain(collapsed(words('answered.at', { time: dateTime(parseApiTime(response.submitted_at)!, 'America/New_York') })))
+    expect(text).toContain(
+      collapsed(words('answered.at', { time: dateTime(parseApiTime(response.submitted_at)!, 'America/New_York') })),
+    )
     expect(text).toContain('Thanks from Acme.')
   })
 
   test('a HEAD does not spend it', async () => {
     const t = await contexts.create()
     const { form, cookie } = await answered(t)
-    const head = await t.app.handle(new Request(`http://intake.test/f/${form.id}`, { method: 'HEAD', headers: withCookie(cookie.value) }))
+    const head = await t.app.handle(
+      new Request(`http://intake.test/f/${form.id}`, { method: 'HEAD', headers: withCookie(cookie.value) }),
+    )
     expect(head.status).toBe(200)
     expect(isReceipt(await openPage(t.app, form.id, withCookie(cookie.value)))).toBe(true)
   })
@@ -206,7 +226,11 @@ describe('the receipt', () => {
     const later = await answered(t)
     t.clock.advance(5 * MINUTE)
     t.background.start()
-    await until(async () => (await t.sql('SELECT form_id FROM receipts')).length === 1, 5000, 'the expired receipt forgotten')
+    await until(
+      async () => (await t.sql('SELECT form_id FROM receipts')).length === 1,
+      5000,
+      'the expired receipt forgotten',
+    )
     expect((await t.sql('SELECT form_id FROM receipts'))[0]!.form_id).toBe(later.form.id)
   })
 
@@ -230,7 +254,12 @@ describe.skipIf(skipWithout(POSTGRES))('across instances on one PostgreSQL datab
   test('a file held by one instance is used by a post to another', async () => {
     const t = await contexts.create({}, { store: 'postgres' })
     const other = await t.anotherServer()
-    const form = await t.api.createForm({ fields: [{ key: 'name', type: 'text', label: 'Name', required: true }, { key: 'doc', type: 'file', label: 'Doc' }] })
+    const form = await t.api.createForm({
+      fields: [
+        { key: 'name', type: 'text', label: 'Name', required: true },
+        { key: 'doc', type: 'file', label: 'Doc' },
+      ],
+    })
     const first = new FormData()
     first.set('name', '')
     first.set('doc', new File(['kept bytes'], 'kept.txt', { type: 'text/plain' }))

@@ -11,10 +11,10 @@ import {
   EVERY_TYPE_FIELDS,
   send,
   submit,
-  ULID_PATTERN,
-  UNKNOWN_ID,
   type TestContext,
   type TestResponse,
+  ULID_PATTERN,
+  UNKNOWN_ID,
 } from './utils.ts'
 
 let t: TestContext
@@ -23,9 +23,12 @@ beforeEach(async () => {
 })
 afterEach(() => t.close())
 
-
 /** Creates a form and answers it; returns the form and the 201 receipt. */
-async function answeredForm(overrides: Record<string, unknown> = {}, data: unknown = { name: 'Ada' }, headers: Record<string, string> = {}) {
+async function answeredForm(
+  overrides: Record<string, unknown> = {},
+  data: unknown = { name: 'Ada' },
+  headers: Record<string, string> = {},
+) {
   const form = await t.api.createForm(overrides)
   const receipt = await submit(t.app, form.id, data, headers)
   if (receipt.status !== 201) throw new Error(`submission failed: ${receipt.status} ${receipt.text}`)
@@ -156,7 +159,9 @@ describe('GET /forms/<id>/responses', () => {
 describe('GET /forms/<id>/responses/<response_id>', () => {
   test('is 200 with the same Response object as the list', async () => {
     const context = { thread: 'abc', n: 1 }
-    const { form, receipt } = await answeredForm({ fields: EVERY_TYPE_FIELDS, context }, EVERY_TYPE_ANSWERS, { 'user-agent': 'ua-x' })
+    const { form, receipt } = await answeredForm({ fields: EVERY_TYPE_FIELDS, context }, EVERY_TYPE_ANSWERS, {
+      'user-agent': 'ua-x',
+    })
     const one = await t.api.get(`/forms/${form.id}/responses/${receipt.id}`)
     expect(one.status).toBe(200)
     expect(Object.keys(one.body).sort()).toEqual(['context', 'data', 'form_id', 'id', 'metadata', 'submitted_at'])
@@ -174,7 +179,12 @@ describe('GET /forms/<id>/responses/<response_id>', () => {
     const ctx = await createTestContext({ SERVICE_TRUST_PROXY: 'true' })
     try {
       const form = await ctx.api.createForm()
-      const receipt = await submit(ctx.app, form.id, { name: 'Ada' }, { 'x-forwarded-for': '198.51.100.4, 203.0.113.50' })
+      const receipt = await submit(
+        ctx.app,
+        form.id,
+        { name: 'Ada' },
+        { 'x-forwarded-for': '198.51.100.4, 203.0.113.50' },
+      )
       expect(receipt.status).toBe(201)
       const one = await ctx.api.get(`/forms/${form.id}/responses/${receipt.body.id}`)
       expect(one.status).toBe(200)

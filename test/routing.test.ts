@@ -45,7 +45,11 @@ function sendRaw(request: RawRequest): Promise<TestResponse> {
   if (request.hostLine !== null) lines.push(request.hostLine)
   if (request.key) lines.push(`Authorization: Bearer ${request.key}`)
   if (request.body !== undefined) {
-    lines.push(`Content-Type: ${request.contentType ?? 'application/json'}`, 'Accept: application/json, text/event-stream', `Content-Length: ${Buffer.byteLength(request.body)}`)
+    lines.push(
+      `Content-Type: ${request.contentType ?? 'application/json'}`,
+      'Accept: application/json, text/event-stream',
+      `Content-Length: ${Buffer.byteLength(request.body)}`,
+    )
   }
   lines.push('Connection: close', '', request.body ?? '')
   return new Promise((resolve, reject) => {
@@ -70,7 +74,11 @@ function parseHttpResponse(bytes: Buffer): Response {
   if (headEnd === -1) throw new Error(`not an HTTP answer: ${JSON.stringify(bytes.toString('latin1').slice(0, 200))}`)
   const [statusLine, ...headerLines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n')
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine!)?.[1])
-  const headers = new Headers(headerLines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]))
+  const headers = new Headers(
+    headerLines.map(
+      (line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string],
+    ),
+  )
   let body = bytes.subarray(headEnd + 4)
   if (headers.get('transfer-encoding') === 'chunked') {
     const parts: Buffer[] = []
@@ -144,21 +152,35 @@ const paths = () => [
 ]
 
 describe('every path means the same whatever Host says', () => {
-  test('GET with and without a key: the same status and body as with the server\'s own Host; never a 5xx', async () => {
+  test("GET with and without a key: the same status and body as with the server's own Host; never a 5xx", async () => {
     const mismatches: unknown[] = []
     let compared = 0
     for (const { path, needsKey, withKey } of paths()) {
       for (const key of [undefined, t.key]) {
         const expected = answerOf(await sendRaw({ method: 'GET', target: path, hostLine: normalHost(), key }))
-        expect({ path, key: !!key, status: expected.status }).toEqual({ path, key: !!key, status: !key && needsKey ? 403 : withKey })
+        expect({ path, key: !!key, status: expected.status }).toEqual({
+          path,
+          key: !!key,
+          status: !key && needsKey ? 403 : withKey,
+        })
         for (const hostLine of HOST_LINES) {
           const got = answerOf(await sendRaw({ method: 'GET', target: path, hostLine, key }))
           compared++
-          if (got.status !== expected.status || got.body !== expected.body) mismatches.push({ path, hostLine, key: !!key, expected: expected.status, got: got.status, body: got.body.slice(0, 120) })
+          if (got.status !== expected.status || got.body !== expected.body)
+            mismatches.push({
+              path,
+              hostLine,
+              key: !!key,
+              expected: expected.status,
+              got: got.status,
+              body: got.body.slice(0, 120),
+            })
         }
       }
     }
-    console.log(`routing: ${compared} requests under ${HOST_LINES.length} Host headers compared with the server's own Host`)
+    console.log(
+      `routing: ${compared} requests under ${HOST_LINES.length} Host headers compared with the server's own Host`,
+    )
     expect(mismatches).toEqual([])
   })
 
@@ -176,7 +198,14 @@ describe('every path means the same whatever Host says', () => {
         for (const variant of variants) {
           const got = answerOf(await sendRaw(variant))
           if (got.status !== expected.status || got.body !== expected.body) {
-            mismatches.push({ target: variant.target, hostLine: variant.hostLine, key: !!key, expected: expected.status, got: got.status, body: got.body.slice(0, 120) })
+            mismatches.push({
+              target: variant.target,
+              hostLine: variant.hostLine,
+              key: !!key,
+              expected: expected.status,
+              got: got.status,
+              body: got.body.slice(0, 120),
+            })
           }
         }
       }
@@ -189,11 +218,25 @@ describe('every path means the same whatever Host says', () => {
     for (const path of ['/mcp', '/mcp/', '//mcp', '/zz/mcp', '/zzz/mcp', '/zzz/api/v1/forms']) {
       const isMcp = path === '/mcp' || path === '/mcp/'
       for (const key of [undefined, t.key]) {
-        const expected = answerOf(await sendRaw({ method: 'POST', target: path, hostLine: normalHost(), key, body: MCP_TOOLS_LIST }))
-        expect({ path, key: !!key, status: expected.status }).toEqual({ path, key: !!key, status: isMcp ? (key ? 200 : 403) : 404 })
+        const expected = answerOf(
+          await sendRaw({ method: 'POST', target: path, hostLine: normalHost(), key, body: MCP_TOOLS_LIST }),
+        )
+        expect({ path, key: !!key, status: expected.status }).toEqual({
+          path,
+          key: !!key,
+          status: isMcp ? (key ? 200 : 403) : 404,
+        })
         for (const hostLine of HOST_LINES) {
           const got = answerOf(await sendRaw({ method: 'POST', target: path, hostLine, key, body: MCP_TOOLS_LIST }))
-          if (got.status !== expected.status || got.body !== expected.body) mismatches.push({ path, hostLine, key: !!key, expected: expected.status, got: got.status, body: got.body.slice(0, 120) })
+          if (got.status !== expected.status || got.body !== expected.body)
+            mismatches.push({
+              path,
+              hostLine,
+              key: !!key,
+              expected: expected.status,
+              got: got.status,
+              body: got.body.slice(0, 120),
+            })
         }
       }
     }
@@ -208,11 +251,24 @@ describe('every path means the same whatever Host says', () => {
     ]
     for (const post of posts) {
       for (const target of [`/f/${formId}`, `/zzz/../f/${formId}`]) {
-        const expected = answerOf(await sendRaw({ method: 'POST', target: `/f/${formId}`, hostLine: normalHost(), ...post }))
-        expect({ contentType: post.contentType, status: expected.status }).toEqual({ contentType: post.contentType, status: 422 })
+        const expected = answerOf(
+          await sendRaw({ method: 'POST', target: `/f/${formId}`, hostLine: normalHost(), ...post }),
+        )
+        expect({ contentType: post.contentType, status: expected.status }).toEqual({
+          contentType: post.contentType,
+          status: 422,
+        })
         for (const hostLine of HOST_LINES) {
           const got = answerOf(await sendRaw({ method: 'POST', target, hostLine, ...post }))
-          if (got.status !== expected.status || got.body !== expected.body) mismatches.push({ target, hostLine, contentType: post.contentType, expected: expected.status, got: got.status, body: got.body.slice(0, 120) })
+          if (got.status !== expected.status || got.body !== expected.body)
+            mismatches.push({
+              target,
+              hostLine,
+              contentType: post.contentType,
+              expected: expected.status,
+              got: got.status,
+              body: got.body.slice(0, 120),
+            })
         }
       }
     }
@@ -227,7 +283,8 @@ describe('the API needs a key whatever the path and Host say', () => {
       for (const hostLine of [normalHost(), ...HOST_LINES]) {
         const res = await sendRaw({ method: 'GET', target: path, hostLine })
         const refused = res.status === 403 && res.body?.detail === 'Not authenticated'
-        if (refused !== needsKey || res.status >= 500) wrong.push({ path, hostLine, status: res.status, body: res.text.slice(0, 120) })
+        if (refused !== needsKey || res.status >= 500)
+          wrong.push({ path, hostLine, status: res.status, body: res.text.slice(0, 120) })
       }
     }
     expect(wrong).toEqual([])

@@ -16,31 +16,31 @@
  * time: waits poll for an outcome and fail with what they last saw.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { SQL } from 'bun'
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { SQL } from 'bun'
 import ts from 'typescript'
-import { submissionBodyLimit, type FieldDefinition } from '../src/fields/index.ts'
+import { type FieldDefinition, submissionBodyLimit } from '../src/fields/index.ts'
 import {
   BASE_URL,
-  UNKNOWN_ID,
   contextsPerTest,
   createTestContext,
+  failEveryStoreCall,
   postForm,
-  readResponse,
   REVOCATION_HEARD_MS,
+  type Resolver,
+  readResponse,
   revocationHeard,
   send,
   stubResolver,
   submit,
   TEST_STORE,
-  until,
-  validForm,
-  type Resolver,
   type TestContext,
   type TestResponse,
-  failEveryStoreCall,
+  UNKNOWN_ID,
+  until,
+  validForm,
 } from './utils.ts'
 
 setDefaultTimeout(20_000)
@@ -63,10 +63,15 @@ const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
 const TOOLS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
 
 /** CONTRACT 6, to the letter. */
-const CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /** The headers every response carries (CONTRACT 6, README), and no CORS header at all. */
-function expectSecurityHeaders(res: { status: number; headers: Headers }, what: string, cacheControl: 'no-store' | 'immutable' = 'no-store') {
+function expectSecurityHeaders(
+  res: { status: number; headers: Headers },
+  what: string,
+  cacheControl: 'no-store' | 'immutable' = 'no-store',
+) {
   const h = res.headers
   const cache = h.get('cache-control')
   expect({
@@ -75,7 +80,10 @@ function expectSecurityHeaders(res: { status: number; headers: Headers }, what: 
     'referrer-policy': h.get('referrer-policy'),
     'content-security-policy': h.get('content-security-policy'),
     'x-frame-options': h.get('x-frame-options'),
-    'cache-control': cacheControl === 'no-store' ? cache : /\bpublic\b/.test(cache ?? '') && /\bimmutable\b/.test(cache ?? '') && !/no-store/.test(cache ?? ''),
+    'cache-control':
+      cacheControl === 'no-store'
+        ? cache
+        : /\bpublic\b/.test(cache ?? '') && /\bimmutable\b/.test(cache ?? '') && !/no-store/.test(cache ?? ''),
     cors: [...h.keys()].filter((name) => name.toLowerCase().startsWith('access-control-')),
   }).toEqual({
     what,
@@ -93,12 +101,22 @@ const isJson = (res: TestResponse) => (res.headers.get('content-type') ?? '').in
 
 /** A JSON error as CONTRACT 3 has it: `detail` a string. */
 function expectJsonError(res: TestResponse, status: number, what: string) {
-  expect({ what, status: res.status, json: isJson(res), detail: typeof res.body?.detail }).toEqual({ what, status, json: true, detail: 'string' })
+  expect({ what, status: res.status, json: isJson(res), detail: typeof res.body?.detail }).toEqual({
+    what,
+    status,
+    json: true,
+    detail: 'string',
+  })
 }
 
 /** A status page for a person: HTML, with the status. */
 function expectHtmlPage(res: TestResponse, status: number, what: string) {
-  expect({ what, status: res.status, html: isHtml(res), doctype: res.text.startsWith('<!doctype html>') }).toEqual({ what, status, html: true, doctype: true })
+  expect({ what, status: res.status, html: isHtml(res), doctype: res.text.startsWith('<!doctype html>') }).toEqual({
+    what,
+    status,
+    html: true,
+    doctype: true,
+  })
 }
 
 // ---------------------------------------------------------------- raw requests (streamed bodies)
@@ -157,10 +175,14 @@ function multipart(parts: Part[]): Uint8Array {
   const chunks: Uint8Array[] = []
   for (const part of parts) {
     if ('value' in part) {
-      chunks.push(ascii(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`))
+      chunks.push(
+        ascii(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`),
+      )
     } else {
       chunks.push(
-        ascii(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: ${part.type}\r\n\r\n`),
+        ascii(
+          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: ${part.type}\r\n\r\n`,
+        ),
         part.bytes,
         ascii('\r\n'),
       )
@@ -212,9 +234,15 @@ async function fixture(): Promise<Fixture> {
   if (posted.status !== 303) throw new Error(`fixture not answered: ${posted.status} ${posted.text}`)
   const responses = await t.api.get(`/forms/${answered.id}/responses`)
   const deliveries = await t.api.get(`/forms/${answered.id}/deliveries`)
-  if (responses.body.length !== 1 || deliveries.body.length !== 1) throw new Error('fixture: expected one response and one delivery')
+  if (responses.body.length !== 1 || deliveries.body.length !== 1)
+    throw new Error('fixture: expected one response and one delivery')
   const active = await t.api.createForm({ fields: TEXT_FIELDS })
-  return { answeredId: answered.id, responseId: responses.body[0].id, deliveryId: deliveries.body[0].id, activeId: active.id }
+  return {
+    answeredId: answered.id,
+    responseId: responses.body[0].id,
+    deliveryId: deliveries.body[0].id,
+    activeId: active.id,
+  }
 }
 
 // ---------------------------------------------------------------- the routes, as the app has them
@@ -245,7 +273,12 @@ function fill(path: string, ids: Record<string, string>): string {
   })
 }
 
-const realIds = (fx: Fixture) => ({ id: fx.answeredId, responseId: fx.responseId, deliveryId: fx.deliveryId, key: 'photo' })
+const realIds = (fx: Fixture) => ({
+  id: fx.answeredId,
+  responseId: fx.responseId,
+  deliveryId: fx.deliveryId,
+  key: 'photo',
+})
 const unknownIds = { id: UNKNOWN_ID, responseId: UNKNOWN_ID, deliveryId: UNKNOWN_ID, key: 'nothing' }
 
 /** A body and headers a client would send to this route (none for routes that take none). */
@@ -304,7 +337,11 @@ describe('security headers on every route', () => {
         const res = await send(t.app, route.method, path, { key: t.key, body, headers })
         expect(res.status).toBeGreaterThanOrEqual(200)
         expect(res.status).toBeLessThan(500)
-        expectSecurityHeaders(res, `${route.method} ${path} -> ${res.status}`, route.path === STYLESHEET_PATH ? 'immutable' : 'no-store')
+        expectSecurityHeaders(
+          res,
+          `${route.method} ${path} -> ${res.status}`,
+          route.path === STYLESHEET_PATH ? 'immutable' : 'no-store',
+        )
       })
     }
   }
@@ -355,16 +392,64 @@ describe('security headers on every route', () => {
     const cases: Array<[string, TestResponse, number, 'json' | 'html']> = []
     const wrongKey = `svc_live_${'0'.repeat(48)}`
     cases.push(['401 unknown key', await send(t.app, 'GET', '/api/v1/forms', { key: wrongKey }), 401, 'json'])
-    cases.push(['401 malformed key', await send(t.app, 'GET', '/api/v1/forms', { headers: { authorization: 'Bearer not-a-key' } }), 401, 'json'])
-    cases.push(['401 other scheme', await send(t.app, 'GET', '/api/v1/forms', { headers: { authorization: `Basic ${btoa('a:b')}` } }), 401, 'json'])
-    cases.push(['401 unknown key on /mcp', await send(t.app, 'POST', '/mcp', { key: wrongKey, body: TOOLS_LIST, headers: MCP_HEADERS }), 401, 'json'])
-    cases.push(['401 unknown key, Accept: text/html', await send(t.app, 'GET', '/api/v1/forms', { key: wrongKey, headers: { accept: 'text/html' } }), 401, 'json'])
+    cases.push([
+      '401 malformed key',
+      await send(t.app, 'GET', '/api/v1/forms', { headers: { authorization: 'Bearer not-a-key' } }),
+      401,
+      'json',
+    ])
+    cases.push([
+      '401 other scheme',
+      await send(t.app, 'GET', '/api/v1/forms', { headers: { authorization: `Basic ${btoa('a:b')}` } }),
+      401,
+      'json',
+    ])
+    cases.push([
+      '401 unknown key on /mcp',
+      await send(t.app, 'POST', '/mcp', { key: wrongKey, body: TOOLS_LIST, headers: MCP_HEADERS }),
+      401,
+      'json',
+    ])
+    cases.push([
+      '401 unknown key, Accept: text/html',
+      await send(t.app, 'GET', '/api/v1/forms', { key: wrongKey, headers: { accept: 'text/html' } }),
+      401,
+      'json',
+    ])
     cases.push(['403 no key', await send(t.app, 'GET', '/api/v1/forms'), 403, 'json'])
-    cases.push(['403 no key on /mcp', await send(t.app, 'POST', '/mcp', { body: TOOLS_LIST, headers: MCP_HEADERS }), 403, 'json'])
-    cases.push(['403 cross-site form post', await postForm(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': 'cross-site' }), 403, 'html'])
-    cases.push(['403 cross-site JSON post', await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': 'cross-site' }), 403, 'json'])
-    cases.push(['413 API body', await send(t.app, 'POST', '/api/v1/forms', { key: big.key, body: paddedJson(validForm(), ONE_MIB + 1) }), 413, 'json'])
-    cases.push(['413 JSON answer', await send(t.app, 'POST', `/f/${form.id}`, { body: paddedJson({ name: 'Ada' }, ONE_MIB + 1), headers: { 'content-type': 'application/json' } }), 413, 'json'])
+    cases.push([
+      '403 no key on /mcp',
+      await send(t.app, 'POST', '/mcp', { body: TOOLS_LIST, headers: MCP_HEADERS }),
+      403,
+      'json',
+    ])
+    cases.push([
+      '403 cross-site form post',
+      await postForm(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': 'cross-site' }),
+      403,
+      'html',
+    ])
+    cases.push([
+      '403 cross-site JSON post',
+      await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': 'cross-site' }),
+      403,
+      'json',
+    ])
+    cases.push([
+      '413 API body',
+      await send(t.app, 'POST', '/api/v1/forms', { key: big.key, body: paddedJson(validForm(), ONE_MIB + 1) }),
+      413,
+      'json',
+    ])
+    cases.push([
+      '413 JSON answer',
+      await send(t.app, 'POST', `/f/${form.id}`, {
+        body: paddedJson({ name: 'Ada' }, ONE_MIB + 1),
+        headers: { 'content-type': 'application/json' },
+      }),
+      413,
+      'json',
+    ])
     cases.push([
       '413 form post',
       await sendRaw('POST', `/f/${form.id}`, {
@@ -374,27 +459,50 @@ describe('security headers on every route', () => {
       413,
       'html',
     ])
-    cases.push(['415 text/plain answer', await send(t.app, 'POST', `/f/${form.id}`, { body: 'name=Ada', headers: { 'content-type': 'text/plain' } }), 415, 'json'])
+    cases.push([
+      '415 text/plain answer',
+      await send(t.app, 'POST', `/f/${form.id}`, { body: 'name=Ada', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'json',
+    ])
     cases.push([
       '415 text/plain answer, Accept: text/html',
-      await send(t.app, 'POST', `/f/${form.id}`, { body: 'name=Ada', headers: { 'content-type': 'text/plain', accept: 'text/html' } }),
+      await send(t.app, 'POST', `/f/${form.id}`, {
+        body: 'name=Ada',
+        headers: { 'content-type': 'text/plain', accept: 'text/html' },
+      }),
       415,
       'html',
     ])
     cases.push(['422 invalid create body', await t.api.post('/forms', { title: '' }), 422, 'json'])
     cases.push(['422 malformed JSON', await t.api.post('/forms', '{'), 422, 'json'])
     cases.push(['429 API rate limit', await t.api.get('/forms'), 429, 'json'])
-    cases.push(['429 API rate limit on /mcp', await send(t.app, 'POST', '/mcp', { key: t.key, body: TOOLS_LIST, headers: MCP_HEADERS }), 429, 'json'])
+    cases.push([
+      '429 API rate limit on /mcp',
+      await send(t.app, 'POST', '/mcp', { key: t.key, body: TOOLS_LIST, headers: MCP_HEADERS }),
+      429,
+      'json',
+    ])
     cases.push(['422 invalid answer (JSON)', await submit(t.app, form.id, { name: '' }), 422, 'json'])
-    cases.push(['422 invalid answer (form post: the page again)', await postForm(t.app, form.id, { name: '' }), 422, 'html'])
+    cases.push([
+      '422 invalid answer (form post: the page again)',
+      await postForm(t.app, form.id, { name: '' }),
+      422,
+      'html',
+    ])
     cases.push(['429 public rate limit (form post)', await postForm(t.app, form.id, { name: 'Ada' }), 429, 'html'])
     cases.push(['429 public rate limit (JSON)', await submit(t.app, form.id, { name: 'Ada' }), 429, 'json'])
     for (const [what, res, status, kind] of cases) {
       if (kind === 'json') expectJsonError(res, status, what)
       else expectHtmlPage(res, status, what)
       expectSecurityHeaders(res, `${what} -> ${res.status}`)
-      if (status === 401) expect({ what, challenge: res.headers.get('www-authenticate') }).toEqual({ what, challenge: 'Bearer' })
-      if (status === 429) expect({ what, retryAfter: res.headers.get('retry-after') }).toEqual({ what, retryAfter: expect.stringMatching(/^[1-9]\d*$/) })
+      if (status === 401)
+        expect({ what, challenge: res.headers.get('www-authenticate') }).toEqual({ what, challenge: 'Bearer' })
+      if (status === 429)
+        expect({ what, retryAfter: res.headers.get('retry-after') }).toEqual({
+          what,
+          retryAfter: expect.stringMatching(/^[1-9]\d*$/),
+        })
     }
   })
 
@@ -425,10 +533,17 @@ describe('security headers on every route', () => {
     const form = await t.api.createForm()
     for (const path of ['/api/v1/forms', `/f/${form.id}`, '/mcp', '/healthz']) {
       const res = await send(t.app, 'OPTIONS', path, {
-        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+        headers: {
+          origin: 'https://evil.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type',
+        },
       })
       expectSecurityHeaders(res, `OPTIONS ${path} -> ${res.status}`)
-      const withOrigin = await send(t.app, 'GET', path === '/mcp' ? '/healthz' : path, { key: t.key, headers: { origin: 'https://evil.example' } })
+      const withOrigin = await send(t.app, 'GET', path === '/mcp' ? '/healthz' : path, {
+        key: t.key,
+        headers: { origin: 'https://evil.example' },
+      })
       expectSecurityHeaders(withOrigin, `GET ${path} with Origin -> ${withOrigin.status}`)
     }
   })
@@ -449,7 +564,12 @@ describe('a revoked key is refused at once', () => {
   }
 
   const expectRefused = (res: TestResponse, what: string) =>
-    expect({ what, status: res.status, detail: res.body?.detail, challenge: res.headers.get('www-authenticate') }).toEqual({
+    expect({
+      what,
+      status: res.status,
+      detail: res.body?.detail,
+      challenge: res.headers.get('www-authenticate'),
+    }).toEqual({
       what,
       status: 401,
       detail: 'Invalid API key',
@@ -496,7 +616,9 @@ describe('a revoked key is refused at once', () => {
     const second = await t.createKey()
     const form = await t.api.createForm()
     let settled = false
-    const poll = send(t.app, 'GET', `/api/v1/forms/${form.id}/responses?wait=2`, { key: second.key }).finally(() => (settled = true))
+    const poll = send(t.app, 'GET', `/api/v1/forms/${form.id}/responses?wait=2`, { key: second.key }).finally(
+      () => (settled = true),
+    )
     await nextTurn()
     await nextTurn()
     expect(settled).toBe(false)
@@ -504,13 +626,22 @@ describe('a revoked key is refused at once', () => {
     await revocationHeard(async () => (await send(t.app, 'GET', '/api/v1/forms', { key: second.key })).status === 401)
     // While the poll (admitted before the revocation) still waits: every new request is refused.
     expectRefused(await send(t.app, 'GET', '/api/v1/forms', { key: second.key }), 'GET /api/v1/forms during the poll')
-    expectRefused(await send(t.app, 'GET', `/api/v1/forms/${form.id}/responses?wait=1`, { key: second.key }), 'a second long-poll')
-    expectRefused(await send(t.app, 'POST', '/mcp', { key: second.key, body: TOOLS_LIST, headers: MCP_HEADERS }), 'POST /mcp during the poll')
+    expectRefused(
+      await send(t.app, 'GET', `/api/v1/forms/${form.id}/responses?wait=1`, { key: second.key }),
+      'a second long-poll',
+    )
+    expectRefused(
+      await send(t.app, 'POST', '/mcp', { key: second.key, body: TOOLS_LIST, headers: MCP_HEADERS }),
+      'POST /mcp during the poll',
+    )
     // The poll itself ends with 401 once its key is found revoked (CONTRACT 12a), before its time is up.
     const polled = await poll
     expectRefused(polled, 'the poll admitted before the revocation')
     // After it: still refused, on this turn and the next.
-    expectRefused(await send(t.app, 'GET', `/api/v1/forms/${form.id}`, { key: second.key }), 'GET /api/v1/forms/<id> after the poll')
+    expectRefused(
+      await send(t.app, 'GET', `/api/v1/forms/${form.id}`, { key: second.key }),
+      'GET /api/v1/forms/<id> after the poll',
+    )
     await nextTurn()
     expectRefused(await send(t.app, 'GET', '/api/v1/forms', { key: second.key }), 'GET /api/v1/forms a turn later')
     expect((await t.api.get('/forms')).status).toBe(200)
@@ -535,63 +666,89 @@ describe('keys remembered, and forgotten when another process changes them', () 
     await setup()
     const counted = countLookups(t)
     // On PostgreSQL, keys are remembered once the notification channel is heard from (a moment after the first request).
-    await until(async () => {
-      counted.lookups = 0
-      await usable(t.key)
-      await Bun.sleep(20)
-      await usable(t.key)
-      return counted.lookups <= 1
-    }, 2000, 'the key to be remembered between requests')
+    await until(
+      async () => {
+        counted.lookups = 0
+        await usable(t.key)
+        await Bun.sleep(20)
+        await usable(t.key)
+        return counted.lookups <= 1
+      },
+      2000,
+      'the key to be remembered between requests',
+    )
     counted.lookups = 0
     for (let i = 0; i < 50; i++) expect(await usable(t.key)).toBe(true)
     expect(counted.lookups).toBe(0)
   })
 
-  test.skipIf(TEST_STORE !== 'postgres')('PostgreSQL: a key another process revokes is refused within 1 s, while it was remembered', async () => {
-    await setup()
-    const second = await t.createKey()
-    const counted = countLookups(t)
-    await until(async () => {
-      counted.lookups = 0
-      await usable(second.key)
-      await usable(second.key)
-      return counted.lookups === 0
-    }, 2000, 'the key to be remembered')
-    await t.revokeKey(second.id)
-    const heardMs = await revocationHeard(async () => !(await usable(second.key)))
-    console.log(`a revocation by another process heard after ${heardMs.toFixed(1)} ms`)
-    expect(await usable(second.key)).toBe(false)
-    expect(await usable(t.key)).toBe(true)
-  })
-
-  test.skipIf(TEST_STORE !== 'postgres')('PostgreSQL: with the notification connection down, a revocation is still refused within 1 s (keys are looked up on every request)', async () => {
-    await setup()
-    const second = await t.createKey()
-    await until(async () => {
+  test.skipIf(TEST_STORE !== 'postgres')(
+    'PostgreSQL: a key another process revokes is refused within 1 s, while it was remembered',
+    async () => {
+      await setup()
+      const second = await t.createKey()
       const counted = countLookups(t)
-      await usable(second.key)
-      await usable(second.key)
-      return counted.lookups === 0
-    }, 2000, 'the key to be remembered')
-    // The listening connection is cut and cannot come back (no new connection to the database is let in);
-    // the connections already open (the app's pool, the other process's) go on working.
-    const name = (await t.sql('SELECT current_database() AS name'))[0]!.name as string
-    // From the server's own database: PostgreSQL will not shut the one a session is in.
-    const admin = new SQL(process.env.INTAKE_TEST_DATABASE_URL!, { max: 1 })
-    await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
-    try {
-      const cut = await t.sql(`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`)
-      expect(cut).toHaveLength(1)
+      await until(
+        async () => {
+          counted.lookups = 0
+          await usable(second.key)
+          await usable(second.key)
+          return counted.lookups === 0
+        },
+        2000,
+        'the key to be remembered',
+      )
       await t.revokeKey(second.id)
-      const startedAt = performance.now()
-      await until(async () => !(await usable(second.key)), REVOCATION_HEARD_MS, 'the revoked key to be refused without its notification')
-      console.log(`a revocation whose notification was lost refused after ${(performance.now() - startedAt).toFixed(1)} ms`)
+      const heardMs = await revocationHeard(async () => !(await usable(second.key)))
+      console.log(`a revocation by another process heard after ${heardMs.toFixed(1)} ms`)
+      expect(await usable(second.key)).toBe(false)
       expect(await usable(t.key)).toBe(true)
-    } finally {
-      await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
-      await admin.close()
-    }
-  })
+    },
+  )
+
+  test.skipIf(TEST_STORE !== 'postgres')(
+    'PostgreSQL: with the notification connection down, a revocation is still refused within 1 s (keys are looked up on every request)',
+    async () => {
+      await setup()
+      const second = await t.createKey()
+      await until(
+        async () => {
+          const counted = countLookups(t)
+          await usable(second.key)
+          await usable(second.key)
+          return counted.lookups === 0
+        },
+        2000,
+        'the key to be remembered',
+      )
+      // The listening connection is cut and cannot come back (no new connection to the database is let in);
+      // the connections already open (the app's pool, the other process's) go on working.
+      const name = (await t.sql('SELECT current_database() AS name'))[0]!.name as string
+      // From the server's own database: PostgreSQL will not shut the one a session is in.
+      const admin = new SQL(process.env.INTAKE_TEST_DATABASE_URL!, { max: 1 })
+      await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`)
+      try {
+        const cut = await t.sql(
+          `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+        )
+        expect(cut).toHaveLength(1)
+        await t.revokeKey(second.id)
+        const startedAt = performance.now()
+        await until(
+          async () => !(await usable(second.key)),
+          REVOCATION_HEARD_MS,
+          'the revoked key to be refused without its notification',
+        )
+        console.log(
+          `a revocation whose notification was lost refused after ${(performance.now() - startedAt).toFixed(1)} ms`,
+        )
+        expect(await usable(t.key)).toBe(true)
+      } finally {
+        await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
+        await admin.close()
+      }
+    },
+  )
 })
 
 // ================================================================= 3. bodies bounded
@@ -718,9 +875,16 @@ describe('request bodies are bounded on every route that reads one', () => {
         const fx = await fixture()
         const total = route.limit * 2 + 8 * CHUNK
         const body = streamed(route.bodyOfSize(total))
-        const res = await sendRaw(route.method, route.path(fx), { body: body.stream, headers: route.headers, key: route.withKey ? t.key : undefined })
+        const res = await sendRaw(route.method, route.path(fx), {
+          body: body.stream,
+          headers: route.headers,
+          key: route.withKey ? t.key : undefined,
+        })
         // The server stops once past the limit: what it pulled is the limit and at most a chunk read ahead.
-        expect({ status: res.status, pulled: body.pulled <= route.limit + 2 * CHUNK }).toEqual({ status: 413, pulled: true })
+        expect({ status: res.status, pulled: body.pulled <= route.limit + 2 * CHUNK }).toEqual({
+          status: 413,
+          pulled: true,
+        })
         expect(body.pulled).toBeLessThan(total)
         expectTooLarge(res, route, `${route.name}, chunked ${total} bytes`)
       })
@@ -735,15 +899,25 @@ describe('request bodies are bounded on every route that reads one', () => {
           headers: { ...route.headers, 'content-length': String(route.limit) },
           key: route.withKey ? t.key : undefined,
         })
-        expect({ status: res.status, body: res.status === route.accepted ? 'ok' : res.text.slice(0, 300) }).toEqual({ status: route.accepted, body: 'ok' })
+        expect({ status: res.status, body: res.status === route.accepted ? 'ok' : res.text.slice(0, 300) }).toEqual({
+          status: route.accepted,
+          body: 'ok',
+        })
       })
 
       test(`a chunked body of exactly ${route.limit} bytes is read and accepted`, async () => {
         await setup()
         const fx = await fixture()
         const body = streamed(route.bodyOfSize(route.limit))
-        const res = await sendRaw(route.method, route.path(fx), { body: body.stream, headers: route.headers, key: route.withKey ? t.key : undefined })
-        expect({ status: res.status, body: res.status === route.accepted ? 'ok' : res.text.slice(0, 300) }).toEqual({ status: route.accepted, body: 'ok' })
+        const res = await sendRaw(route.method, route.path(fx), {
+          body: body.stream,
+          headers: route.headers,
+          key: route.withKey ? t.key : undefined,
+        })
+        expect({ status: res.status, body: res.status === route.accepted ? 'ok' : res.text.slice(0, 300) }).toEqual({
+          status: route.accepted,
+          body: 'ok',
+        })
         expect(body.pulled).toBe(route.limit)
       })
     })
@@ -755,7 +929,12 @@ describe('request bodies are bounded on every route that reads one', () => {
   })
 
   describe('uploads are bounded by the form', () => {
-    const upload = (size: number, filename = 'upload.bin') => ({ name: 'photo', filename, type: 'application/octet-stream', bytes: new Uint8Array(size).fill(65) })
+    const upload = (size: number, filename = 'upload.bin') => ({
+      name: 'photo',
+      filename,
+      type: 'application/octet-stream',
+      bytes: new Uint8Array(size).fill(65),
+    })
     const postBytes = (formId: string, bytes: Uint8Array | ReadableStream, declared?: number) =>
       sendRaw('POST', `/f/${formId}`, {
         body: bytes,
@@ -804,11 +983,15 @@ describe('request bodies are bounded on every route that reads one', () => {
       const form = await fileForm()
       const bytes = paddedMultipart([{ name: 'name', value: 'Ada' }, upload(FILE_MAX)], fileFormLimit + 1)
       expectTooLarge(await postBytes(form.id, bytes), { page: true }, 'file form, limit + 1 (undeclared)')
-      expectTooLarge(await postBytes(form.id, bytes, bytes.byteLength), { page: true }, 'file form, limit + 1 (declared)')
+      expectTooLarge(
+        await postBytes(form.id, bytes, bytes.byteLength),
+        { page: true },
+        'file form, limit + 1 (declared)',
+      )
       expect((await t.api.get(`/forms/${form.id}/responses`)).body).toEqual([])
     })
 
-    test('an upload 4 MiB past the form\'s limit (its file may hold 1 KiB) is refused with 413 after reading at most the limit, declared or chunked', async () => {
+    test("an upload 4 MiB past the form's limit (its file may hold 1 KiB) is refused with 413 after reading at most the limit, declared or chunked", async () => {
       await setup()
       const form = await fileForm()
       const bytes = multipart([{ name: 'name', value: 'Ada' }, upload(fileFormLimit + 4 * ONE_MIB)])
@@ -816,7 +999,11 @@ describe('request bodies are bounded on every route that reads one', () => {
       expectTooLarge(await postBytes(form.id, chunked.stream), { page: true }, '4 MiB upload, chunked')
       expect(chunked.pulled).toBeLessThanOrEqual(fileFormLimit + 2 * CHUNK)
       const declared = streamed(bytes)
-      expectTooLarge(await postBytes(form.id, declared.stream, bytes.byteLength), { page: true }, '4 MiB upload, declared')
+      expectTooLarge(
+        await postBytes(form.id, declared.stream, bytes.byteLength),
+        { page: true },
+        '4 MiB upload, declared',
+      )
       expect(declared.pulled).toBeLessThanOrEqual(CHUNK)
       expect((await t.api.get(`/forms/${form.id}/responses`)).body).toEqual([])
     })
@@ -833,8 +1020,15 @@ describe('request bodies are bounded on every route that reads one', () => {
     for (const route of [...others, { method: 'POST', path: '/nowhere' }, { method: 'PUT', path: '/api/v1/forms' }]) {
       const body = streamed(new Uint8Array(4 * ONE_MIB).fill(32))
       const path = fill(route.path, realIds(fx))
-      const res = await sendRaw(route.method, path, { body: body.stream, headers: { 'content-type': 'application/json', ...MCP_HEADERS }, key: t.key })
-      expect({ route: `${route.method} ${path} -> ${res.status}`, pulledAtMost: body.pulled <= ONE_MIB + 2 * CHUNK }).toEqual({
+      const res = await sendRaw(route.method, path, {
+        body: body.stream,
+        headers: { 'content-type': 'application/json', ...MCP_HEADERS },
+        key: t.key,
+      })
+      expect({
+        route: `${route.method} ${path} -> ${res.status}`,
+        pulledAtMost: body.pulled <= ONE_MIB + 2 * CHUNK,
+      }).toEqual({
         route: `${route.method} ${path} -> ${res.status}`,
         pulledAtMost: true,
       })
@@ -918,11 +1112,21 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
       refused: /refused/i.test(delivery.last_error ?? '') && /private/i.test(delivery.last_error ?? ''),
       namesAddress: (delivery.last_error ?? '').includes(address),
       offLoopback,
-    }).toEqual({ callbackUrl, status: 'failed', attempts: 1, last_status_code: null, refused: true, namesAddress: true, offLoopback: [] })
+    }).toEqual({
+      callbackUrl,
+      status: 'failed',
+      attempts: 1,
+      last_status_code: null,
+      refused: true,
+      namesAddress: true,
+      offLoopback: [],
+    })
     // The attempt's log line says so too, without the callback URL.
     const attemptLines = t.logs.filter((line) => 'delivery_id' in line)
     expect(attemptLines.length).toBeGreaterThanOrEqual(1)
-    expect(attemptLines.some((line) => line.delivered === false && String(line.error ?? '').includes(address))).toBe(true)
+    expect(attemptLines.some((line) => line.delivered === false && String(line.error ?? '').includes(address))).toBe(
+      true,
+    )
   }
 
   const BLOCK = { SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }
@@ -945,7 +1149,11 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
     ['IPv4-compatible loopback [::127.0.0.1]', (p) => `http://[::127.0.0.1]:${p}/hook`, '::7f00:1'],
     ['NAT64 loopback [64:ff9b::127.0.0.1]', (p) => `http://[64:ff9b::127.0.0.1]:${p}/hook`, '64:ff9b::7f00:1'],
     ['IPv4-mapped private [::ffff:10.0.0.1]', (p) => `http://[::ffff:10.0.0.1]:${p}/hook`, '::ffff:a00:1'],
-    ['IPv4-mapped metadata [::ffff:169.254.169.254]', (p) => `http://[::ffff:169.254.169.254]:${p}/hook`, '::ffff:a9fe:a9fe'],
+    [
+      'IPv4-mapped metadata [::ffff:169.254.169.254]',
+      (p) => `http://[::ffff:169.254.169.254]:${p}/hook`,
+      '::ffff:a9fe:a9fe',
+    ],
     ['IPv4-mapped private [::ffff:192.168.1.1]', (p) => `http://[::ffff:192.168.1.1]:${p}/hook`, '::ffff:c0a8:101'],
     ['unique-local [fd00::1]', (p) => `http://[fd00::1]:${p}/hook`, 'fd00::1'],
     ['unique-local [fc00::abcd]', (p) => `http://[fc00::abcd]:${p}/hook`, 'fc00::abcd'],
@@ -985,7 +1193,11 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
     ['a public address, then a private one', ['93.184.216.34', '10.0.0.1'], '10.0.0.1'],
     ['a private address, then a public one', ['192.168.7.7', '93.184.216.34'], '192.168.7.7'],
     ['a public IPv6 address, then a unique-local one', ['2606:4700:4700::1111', 'fd00::53'], 'fd00::53'],
-    ['a public IPv4 address, then an IPv4-mapped metadata one', ['93.184.216.34', '::ffff:169.254.169.254'], '::ffff:169.254.169.254'],
+    [
+      'a public IPv4 address, then an IPv4-mapped metadata one',
+      ['93.184.216.34', '::ffff:169.254.169.254'],
+      '::ffff:169.254.169.254',
+    ],
   ]
   for (const [name, addresses, address] of NAMES) {
     test(`a name resolving to ${name}`, async () => {
@@ -1017,7 +1229,10 @@ describe('SERVICE_WEBHOOK_BLOCK_PRIVATE: every option vector is refused and logg
 
 describe('rate limits hold under parallel load', () => {
   const tally = (responses: TestResponse[]) =>
-    responses.reduce<Record<number, number>>((counts, res) => ({ ...counts, [res.status]: (counts[res.status] ?? 0) + 1 }), {})
+    responses.reduce<Record<number, number>>((counts, res) => {
+      counts[res.status] = (counts[res.status] ?? 0) + 1
+      return counts
+    }, {})
 
   test('SERVICE_RATE_LIMIT=50: 200 requests at once with one key give exactly 50 answers and 150 429s with Retry-After; another key is unaffected', async () => {
     await setup({ SERVICE_RATE_LIMIT: '50' })
@@ -1054,7 +1269,8 @@ describe('rate limits hold under parallel load', () => {
     expect(notLimited.length).toBeLessThanOrEqual(20)
     expect(notLimited.length).toBeGreaterThanOrEqual(1)
     expect(results.filter((res) => res.status === 201 || res.status === 303)).toHaveLength(1)
-    for (const res of results.filter((r) => r.status === 429)) expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/)
+    for (const res of results.filter((r) => r.status === 429))
+      expect(res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/)
     // Another address is not held back by that one.
     const elsewhere = await submit(t.app, form.id, { name: 'Bob' }, { 'x-forwarded-for': '203.0.113.8' })
     expect(elsewhere.status).toBe(409)
@@ -1107,7 +1323,13 @@ describe('timing-safe comparisons (by design)', () => {
   }
 
   const unwrap = (node: ts.Expression): ts.Expression => {
-    while (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isNonNullExpression(node) || ts.isTypeAssertionExpression(node)) node = node.expression
+    while (
+      ts.isParenthesizedExpression(node) ||
+      ts.isAsExpression(node) ||
+      ts.isNonNullExpression(node) ||
+      ts.isTypeAssertionExpression(node)
+    )
+      node = node.expression
     return node
   }
 
@@ -1116,7 +1338,8 @@ describe('timing-safe comparisons (by design)', () => {
     const e = unwrap(node)
     if (ts.isIdentifier(e)) return e.text
     if (ts.isPropertyAccessExpression(e)) return e.name.text
-    if (ts.isElementAccessExpression(e)) return ts.isStringLiteralLike(e.argumentExpression) ? e.argumentExpression.text : nameOf(e.expression)
+    if (ts.isElementAccessExpression(e))
+      return ts.isStringLiteralLike(e.argumentExpression) ? e.argumentExpression.text : nameOf(e.expression)
     if (ts.isCallExpression(e)) return nameOf(e.expression)
     return undefined
   }
@@ -1147,18 +1370,28 @@ describe('timing-safe comparisons (by design)', () => {
   function secretComparisons(): string[] {
     const found: string[] = []
     for (const file of sourceFiles(SRC)) {
-      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS)
+      const source = ts.createSourceFile(
+        file,
+        readFileSync(file, 'utf8'),
+        ts.ScriptTarget.Latest,
+        true,
+        file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+      )
       const where = relative(SRC, file)
       const consider = (node: ts.Node, operands: ts.Expression[]) => {
         const named = operands.some((operand) => SECRET_NAME.test(nameOf(operand) ?? ''))
         if (named && !operands.some(isConstant)) found.push(`${where}: ${node.getText(source).replace(/\s+/g, ' ')}`)
       }
       const visit = (node: ts.Node) => {
-        if (ts.isBinaryExpression(node) && EQUALITY.has(node.operatorToken.kind)) consider(node, [node.left, node.right])
+        if (ts.isBinaryExpression(node) && EQUALITY.has(node.operatorToken.kind))
+          consider(node, [node.left, node.right])
         if (ts.isCallExpression(node)) {
           const callee = unwrap(node.expression)
           // a.equals(b) (Buffer), Buffer.compare(a, b), a.localeCompare(b): all stop at the first difference.
-          if (ts.isPropertyAccessExpression(callee) && ['equals', 'compare', 'localeCompare'].includes(callee.name.text)) {
+          if (
+            ts.isPropertyAccessExpression(callee) &&
+            ['equals', 'compare', 'localeCompare'].includes(callee.name.text)
+          ) {
             consider(node, [callee.expression, ...node.arguments])
           }
         }
@@ -1180,9 +1413,14 @@ describe('timing-safe comparisons (by design)', () => {
     const visit = (node: ts.Node) => {
       if (ts.isBinaryExpression(node) && EQUALITY.has(node.operatorToken.kind)) {
         const operands = [node.left, node.right]
-        if (operands.some((o) => SECRET_NAME.test(nameOf(o) ?? '')) && !operands.some(isConstant)) flagged.push(node.getText(source))
+        if (operands.some((o) => SECRET_NAME.test(nameOf(o) ?? '')) && !operands.some(isConstant))
+          flagged.push(node.getText(source))
       }
-      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'equals') {
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === 'equals'
+      ) {
         const operands = [node.expression.expression, ...node.arguments]
         if (operands.some((o) => SECRET_NAME.test(nameOf(o) ?? ''))) flagged.push(node.getText(source))
       }
@@ -1215,13 +1453,19 @@ describe('timing-safe comparisons (by design)', () => {
     }
     // A UNIQUE index on key_hash alone, and the lookup searches it (an index probe, not a scan comparing each stored value).
     if (!t.sqlite) return // PostgreSQL's UNIQUE constraint on key_hash is its index (test/postgres-store.test.ts)
-    const indexes = t.sqlite.query("SELECT name FROM pragma_index_list('api_keys') WHERE \"unique\" = 1").all() as Array<{ name: string }>
+    const indexes = t.sqlite
+      .query('SELECT name FROM pragma_index_list(\'api_keys\') WHERE "unique" = 1')
+      .all() as Array<{ name: string }>
     const onHash = indexes.filter((index) => {
-      const columns = t.sqlite!.query(`SELECT name FROM pragma_index_info('${index.name}')`).all() as Array<{ name: string }>
+      const columns = t.sqlite!.query(`SELECT name FROM pragma_index_info('${index.name}')`).all() as Array<{
+        name: string
+      }>
       return columns.length === 1 && columns[0]!.name === 'key_hash'
     })
     expect(onHash).toHaveLength(1)
-    const plan = t.sqlite.query('EXPLAIN QUERY PLAN SELECT id, account_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = ?').all('x') as Array<{ detail: string }>
+    const plan = t.sqlite
+      .query('EXPLAIN QUERY PLAN SELECT id, account_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = ?')
+      .all('x') as Array<{ detail: string }>
     expect(plan.map((step) => step.detail).join('; ')).toContain(`USING INDEX ${onHash[0]!.name} (key_hash=?)`)
   })
 

@@ -32,7 +32,11 @@ async function mcpCreate(args: unknown) {
     body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_form', arguments: args } },
   })
   expect(res.status).toBe(200)
-  return res.body.result as { isError?: boolean; content: Array<{ text: string }>; structuredContent?: Record<string, unknown> }
+  return res.body.result as {
+    isError?: boolean
+    content: Array<{ text: string }>
+    structuredContent?: Record<string, unknown>
+  }
 }
 
 describe('a select has at most 1,000 options', () => {
@@ -46,27 +50,39 @@ describe('a select has at most 1,000 options', () => {
   })
 
   test('1,000 options with multiple and a default of all of them: created', async () => {
-    const res = await t.api.post('/forms', selectForm({ options: options(1000), multiple: true, default: options(1000) }))
+    const res = await t.api.post(
+      '/forms',
+      selectForm({ options: options(1000), multiple: true, default: options(1000) }),
+    )
     expect(res.status).toBe(201)
   })
 
   test('1,001 options: 422 too_large at /fields/N/config/options, and nothing else', async () => {
     const res = await t.api.post('/forms', selectForm({ options: options(1001) }, 2))
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/fields/2/config/options', message: 'Must have at most 1000 options', code: 'too_large' }])
+    expect(res.body.errors).toEqual([
+      { path: '/fields/2/config/options', message: 'Must have at most 1000 options', code: 'too_large' },
+    ])
   })
 
   test('200,000 options, each of them invalid too: the one problem, told before any option is checked', async () => {
     // Were the options looked at, each number would be a problem of its own (the list stops at 100).
     const res = await t.api.post('/forms', selectForm({ options: Array(200_000).fill(1) }))
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/fields/0/config/options', message: 'Must have at most 1000 options', code: 'too_large' }])
+    expect(res.body.errors).toEqual([
+      { path: '/fields/0/config/options', message: 'Must have at most 1000 options', code: 'too_large' },
+    ])
   })
 
   test('a multiple default of 200,000 values: refused at /fields/N/config/default without looking at each', async () => {
-    const res = await t.api.post('/forms', selectForm({ options: ['a'], multiple: true, default: Array(200_000).fill(1) }))
+    const res = await t.api.post(
+      '/forms',
+      selectForm({ options: ['a'], multiple: true, default: Array(200_000).fill(1) }),
+    )
     expect(res.status).toBe(422)
-    expect(res.body.errors).toEqual([{ path: '/fields/0/config/default', message: 'Must have at most 1000 items', code: 'too_long' }])
+    expect(res.body.errors).toEqual([
+      { path: '/fields/0/config/default', message: 'Must have at most 1000 items', code: 'too_long' },
+    ])
   })
 
   test('MCP create_form: 1,000 options create the form; 200,000 are a tool error naming the bound', async () => {
@@ -80,9 +96,16 @@ describe('a select has at most 1,000 options', () => {
 
   test('the OpenAPI document and the MCP create_form schema both say 1..1000 options', async () => {
     const openapi = await send(t.app, 'GET', '/api/v1/openapi.json')
-    const tools = await send(t.app, 'POST', '/mcp', { key: t.key, headers: MCP_HEADERS, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })
+    const tools = await send(t.app, 'POST', '/mcp', {
+      key: t.key,
+      headers: MCP_HEADERS,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    })
     const createForm = tools.body.result.tools.find((tool: { name: string }) => tool.name === 'create_form')
-    for (const [where, document] of [['OpenAPI', openapi.body], ['MCP create_form', createForm.inputSchema]] as const) {
+    for (const [where, document] of [
+      ['OpenAPI', openapi.body],
+      ['MCP create_form', createForm.inputSchema],
+    ] as const) {
       const bounds = optionsBounds(document)
       expect({ where, bounds }).toEqual({ where, bounds: [{ minItems: 1, maxItems: 1000 }] })
     }
@@ -95,7 +118,8 @@ function optionsBounds(document: unknown): Array<{ minItems: unknown; maxItems: 
   const visit = (node: unknown) => {
     if (Array.isArray(node)) return node.forEach(visit)
     if (typeof node !== 'object' || node === null) return
-    const options = (node as { properties?: { options?: { type?: string; minItems?: unknown; maxItems?: unknown } } }).properties?.options
+    const options = (node as { properties?: { options?: { type?: string; minItems?: unknown; maxItems?: unknown } } })
+      .properties?.options
     if (options?.type === 'array') found.add(JSON.stringify({ minItems: options.minItems, maxItems: options.maxItems }))
     Object.values(node).forEach(visit)
   }

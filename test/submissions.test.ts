@@ -12,9 +12,9 @@ import {
   EVERY_TYPE_FIELDS,
   postForm,
   submit,
-  ULID_PATTERN,
   type TestContext,
   type TestResponse,
+  ULID_PATTERN,
 } from './utils.ts'
 
 let t: TestContext
@@ -310,7 +310,7 @@ describe.each([
     const response = await onlyResponse(form.id)
     expect(response.data).toEqual({ v: stored })
     expect(response.data.v).toStrictEqual(stored)
-    const rows = (await deliveries())
+    const rows = await deliveries()
     if (withCallback) {
       expect(rows).toHaveLength(1)
       expect(JSON.parse(rows[0].payload).data).toEqual({ v: stored })
@@ -376,7 +376,10 @@ describe('an optional field left empty', () => {
 
   test('an empty object for a form of only optional fields stores an empty data object, checkboxes false', async () => {
     const form = await t.api.createForm({
-      fields: [...OPTIONAL_NON_CHECKBOX.map((field) => ({ ...field, key: field.type })), { key: 'tick', type: 'checkbox', label: 'Tick' }],
+      fields: [
+        ...OPTIONAL_NON_CHECKBOX.map((field) => ({ ...field, key: field.type })),
+        { key: 'tick', type: 'checkbox', label: 'Tick' },
+      ],
     })
     expectReceipt(await submit(t.app, form.id, {}), form.id)
     expect((await onlyResponse(form.id)).data).toEqual({ tick: false })
@@ -430,7 +433,9 @@ describe('a required field', () => {
   })
 
   test('a key with "-" is reported under its own key', async () => {
-    const form = await t.api.createForm({ fields: [{ key: 'first-name', type: 'text', label: 'First name', required: true }] })
+    const form = await t.api.createForm({
+      fields: [{ key: 'first-name', type: 'text', label: 'First name', required: true }],
+    })
     expectInvalid(await submit(t.app, form.id, {}), ['/first-name'], true)
   })
 
@@ -617,7 +622,7 @@ describe('the form', () => {
     expect(typeof res.body.detail).toBe('string')
     expect(await responsesOf(form.id)).toEqual([])
     expect(await formStatus(form.id)).toBe('expired')
-    expect((await deliveries())).toEqual([])
+    expect(await deliveries()).toEqual([])
   })
 
   test('a form with expires_in 1m still takes its answer 59 s later', async () => {
@@ -638,15 +643,18 @@ describe('the form', () => {
 // ------------------------------------------------------------ cross-site
 
 describe('cross-site posts', () => {
-  test.each(['cross-site', 'CROSS-SITE', 'Cross-Site'])('Sec-Fetch-Site: %s is 403 and records nothing', async (site) => {
-    const form = await t.api.createForm()
-    const res = await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': site })
-    expect(res.status).toBe(403)
-    expect(typeof res.body.detail).toBe('string')
-    await expectNothingRecorded(form.id)
-    // The form is still open to a legitimate submission.
-    expectReceipt(await submit(t.app, form.id, { name: 'Ada' }), form.id)
-  })
+  test.each(['cross-site', 'CROSS-SITE', 'Cross-Site'])(
+    'Sec-Fetch-Site: %s is 403 and records nothing',
+    async (site) => {
+      const form = await t.api.createForm()
+      const res = await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': site })
+      expect(res.status).toBe(403)
+      expect(typeof res.body.detail).toBe('string')
+      await expectNothingRecorded(form.id)
+      // The form is still open to a legitimate submission.
+      expectReceipt(await submit(t.app, form.id, { name: 'Ada' }), form.id)
+    },
+  )
 
   test.each([['same-origin'], ['same-site'], ['none'], [null]])('Sec-Fetch-Site %p is accepted', async (site) => {
     const form = await t.api.createForm()
@@ -668,13 +676,16 @@ describe('cross-site posts', () => {
     },
   )
 
-  test.each(['null', BASE_URL, BASE_URL.toUpperCase(), `${BASE_URL}:80`])('without Sec-Fetch-Site, Origin %p is accepted', async (origin) => {
-    const form = await t.api.createForm()
-    const res = await postForm(t.app, form.id, { name: 'Ada' }, { origin })
-    expect(res.status).toBe(303)
-  })
+  test.each(['null', BASE_URL, BASE_URL.toUpperCase(), `${BASE_URL}:80`])(
+    'without Sec-Fetch-Site, Origin %p is accepted',
+    async (origin) => {
+      const form = await t.api.createForm()
+      const res = await postForm(t.app, form.id, { name: 'Ada' }, { origin })
+      expect(res.status).toBe(303)
+    },
+  )
 
-  test('the request\'s own origin is accepted when it is not the base URL (a server reached by another name)', async () => {
+  test("the request's own origin is accepted when it is not the base URL (a server reached by another name)", async () => {
     const form = await t.api.createForm()
     const res = await t.app.handle(
       new Request(`http://forms.internal.example/f/${form.id}`, {
@@ -688,7 +699,15 @@ describe('cross-site posts', () => {
 
   test('a trusted Sec-Fetch-Site wins over Origin: same-origin with a foreign Origin is accepted', async () => {
     const form = await t.api.createForm()
-    expectReceipt(await submit(t.app, form.id, { name: 'Ada' }, { 'sec-fetch-site': 'same-origin', origin: 'https://elsewhere.example' }), form.id)
+    expectReceipt(
+      await submit(
+        t.app,
+        form.id,
+        { name: 'Ada' },
+        { 'sec-fetch-site': 'same-origin', origin: 'https://elsewhere.example' },
+      ),
+      form.id,
+    )
   })
 })
 
@@ -756,7 +775,8 @@ describe('the per-IP public rate limit', () => {
     const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
     try {
       const ids = await forms(ctx, 6)
-      for (let i = 0; i < 3; i++) expectReceipt(await submit(ctx.app, ids[i]!, { name: 'Ada' }, from('203.0.113.1')), ids[i]!)
+      for (let i = 0; i < 3; i++)
+        expectReceipt(await submit(ctx.app, ids[i]!, { name: 'Ada' }, from('203.0.113.1')), ids[i]!)
 
       const limited = await submit(ctx.app, ids[3]!, { name: 'Ada' }, from('203.0.113.1'))
       expect(limited.status).toBe(429)
@@ -793,7 +813,8 @@ describe('the per-IP public rate limit', () => {
     const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3', SERVICE_TRUST_PROXY: 'true' })
     try {
       const ids = await forms(ctx, 5)
-      for (let i = 0; i < 3; i++) expect((await submit(ctx.app, ids[i]!, { name: 'Ada' }, from('203.0.113.1'))).status).toBe(201)
+      for (let i = 0; i < 3; i++)
+        expect((await submit(ctx.app, ids[i]!, { name: 'Ada' }, from('203.0.113.1'))).status).toBe(201)
       const limited = await submit(ctx.app, ids[3]!, { name: 'Ada' }, from('203.0.113.1'))
       expect(limited.status).toBe(429)
       ctx.clock.advance(Number(limited.headers.get('retry-after')) * 1000)
@@ -807,7 +828,8 @@ describe('the per-IP public rate limit', () => {
     const ctx = await createTestContext({ SERVICE_PUBLIC_RATE_LIMIT: '3' })
     try {
       const ids = await forms(ctx, 4)
-      for (let i = 0; i < 3; i++) expect((await submit(ctx.app, ids[i]!, { name: 'Ada' }, from(`203.0.113.${i + 1}`))).status).toBe(201)
+      for (let i = 0; i < 3; i++)
+        expect((await submit(ctx.app, ids[i]!, { name: 'Ada' }, from(`203.0.113.${i + 1}`))).status).toBe(201)
       expect((await submit(ctx.app, ids[3]!, { name: 'Ada' }, from('203.0.113.99'))).status).toBe(429)
     } finally {
       ctx.close()
@@ -843,7 +865,7 @@ describe('exactly one response under concurrency', () => {
     expect(stored.metadata.user_agent).toBe(`agent-${winner.i}`)
     expect(await formStatus(form.id)).toBe('completed')
 
-    const rows = (await deliveries())
+    const rows = await deliveries()
     if ('callback_url' in extra) {
       expect(rows).toHaveLength(1)
       expect(rows[0].response_id).toBe(winner.res.body.id)
@@ -906,7 +928,7 @@ describe('the webhook delivery written with the response', () => {
     expectReceipt(res, form.id)
     const stored = await onlyResponse(form.id)
 
-    const rows = (await deliveries())
+    const rows = await deliveries()
     expect(rows).toHaveLength(1)
     const row = rows[0]
     expect(row.form_id).toBe(form.id)
@@ -933,7 +955,7 @@ describe('the webhook delivery written with the response', () => {
   test('callback_metadata is {} and context null when none were given', async () => {
     const form = await t.api.createForm({ callback_url: HOOK })
     expectReceipt(await submit(t.app, form.id, { name: 'Ada' }), form.id)
-    const rows = (await deliveries())
+    const rows = await deliveries()
     expect(rows).toHaveLength(1)
     const payload = JSON.parse(rows[0].payload)
     expect(payload.callback_metadata).toEqual({})
@@ -946,8 +968,11 @@ describe('the webhook delivery written with the response', () => {
     const ctx = await createTestContext({ SERVICE_TRUST_PROXY: 'true' })
     try {
       const form = await ctx.api.createForm({ callback_url: HOOK })
-      expectReceipt(await submit(ctx.app, form.id, { name: 'Ada' }, { 'x-forwarded-for': '10.1.1.1, 203.0.113.9' }), form.id)
-      const rows = (await deliveries(ctx))
+      expectReceipt(
+        await submit(ctx.app, form.id, { name: 'Ada' }, { 'x-forwarded-for': '10.1.1.1, 203.0.113.9' }),
+        form.id,
+      )
+      const rows = await deliveries(ctx)
       expect(rows).toHaveLength(1)
       expect(JSON.parse(rows[0].payload).metadata).toEqual({ ip: '203.0.113.9', user_agent: null })
     } finally {
@@ -958,22 +983,22 @@ describe('the webhook delivery written with the response', () => {
   test('no row without a callback_url', async () => {
     const form = await t.api.createForm()
     expectReceipt(await submit(t.app, form.id, { name: 'Ada' }), form.id)
-    expect((await deliveries())).toEqual([])
+    expect(await deliveries()).toEqual([])
   })
 
   test('no row for a refused submission (422, 409, 410)', async () => {
     const invalidForm = await t.api.createForm({ callback_url: HOOK })
     expect((await submit(t.app, invalidForm.id, {})).status).toBe(422)
-    expect((await deliveries())).toEqual([])
+    expect(await deliveries()).toEqual([])
 
     const done = await t.api.createForm({ callback_url: HOOK })
     expectReceipt(await submit(t.app, done.id, { name: 'Ada' }), done.id)
     expect((await submit(t.app, done.id, { name: 'Grace' })).status).toBe(409)
-    expect((await deliveries())).toHaveLength(1)
+    expect(await deliveries()).toHaveLength(1)
 
     const cancelled = await t.api.createForm({ callback_url: HOOK })
     expect((await t.api.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
     expect((await submit(t.app, cancelled.id, { name: 'Ada' })).status).toBe(410)
-    expect((await deliveries())).toHaveLength(1)
+    expect(await deliveries()).toHaveLength(1)
   })
 })

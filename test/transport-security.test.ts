@@ -6,7 +6,18 @@
  * and it would pin a name that is not served over https).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { failEveryStoreCall, openPage, postForm, send, submit, UNKNOWN_ID, validForm, createTestContext, type TestContext, type TestResponse } from './utils.ts'
+import {
+  createTestContext,
+  failEveryStoreCall,
+  openPage,
+  postForm,
+  send,
+  submit,
+  type TestContext,
+  type TestResponse,
+  UNKNOWN_ID,
+  validForm,
+} from './utils.ts'
 
 const HSTS = 'max-age=31536000'
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
@@ -40,7 +51,11 @@ async function everyKindOfResponse(t: TestContext): Promise<Array<[string, TestR
     ['413', await t.api.post('/forms', `{"title":"${'x'.repeat(oneMiB)}"}`)],
   ]
   failEveryStoreCall(t.store)
-  responses.push(['500 (API)', await t.api.get(`/forms/${form.id}`)], ['500 (page)', await openPage(t.app, form.id)], ['500 /healthz', await send(t.app, 'GET', '/healthz')])
+  responses.push(
+    ['500 (API)', await t.api.get(`/forms/${form.id}`)],
+    ['500 (page)', await openPage(t.app, form.id)],
+    ['500 /healthz', await send(t.app, 'GET', '/healthz')],
+  )
   return responses
 }
 
@@ -53,8 +68,11 @@ describe('under an https base URL', () => {
 
   test('every response carries Strict-Transport-Security: max-age=31536000', async () => {
     const responses = await everyKindOfResponse(t)
-    expect(new Set(responses.map(([, res]) => res.status))).toEqual(new Set([200, 201, 303, 401, 403, 404, 405, 409, 413, 422, 500]))
-    for (const [what, res] of responses) expect({ what, hsts: res.headers.get('strict-transport-security') }).toEqual({ what, hsts: HSTS })
+    expect(new Set(responses.map(([, res]) => res.status))).toEqual(
+      new Set([200, 201, 303, 401, 403, 404, 405, 409, 413, 422, 500]),
+    )
+    for (const [what, res] of responses)
+      expect({ what, hsts: res.headers.get('strict-transport-security') }).toEqual({ what, hsts: HSTS })
   })
 })
 
@@ -66,6 +84,7 @@ describe('under an http base URL', () => {
   afterAll(() => t.close())
 
   test('no response carries Strict-Transport-Security', async () => {
-    for (const [what, res] of await everyKindOfResponse(t)) expect({ what, hsts: res.headers.get('strict-transport-security') }).toEqual({ what, hsts: null })
+    for (const [what, res] of await everyKindOfResponse(t))
+      expect({ what, hsts: res.headers.get('strict-transport-security') }).toEqual({ what, hsts: null })
   })
 })

@@ -8,9 +8,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import { translator } from '../src/i18n/index.ts'
-import { inputsOf, pageText, parsePage } from './html.ts'
 import { closing, filePartHead, startPost, textPart } from './hand-fed.ts'
-import { createTestContext, postForm, until, type TestContext } from './utils.ts'
+import { inputsOf, pageText, parsePage } from './html.ts'
+import { createTestContext, postForm, type TestContext, until } from './utils.ts'
 
 let t: TestContext
 beforeEach(async () => {
@@ -36,7 +36,9 @@ const chunkCount = async (fileId?: string) => {
 
 /** The ids of files that have chunks, but for `except`. */
 const fileIds = async (except: string[] = []) =>
-  (await t.sql('SELECT DISTINCT file_id FROM file_chunks')).map((row) => row.file_id as string).filter((id) => !except.includes(id))
+  (await t.sql('SELECT DISTINCT file_id FROM file_chunks'))
+    .map((row) => row.file_id as string)
+    .filter((id) => !except.includes(id))
 
 /**
  * An upload a crash left behind, an hour and more old (unclaimed since `since`):
@@ -72,7 +74,7 @@ async function expectOnlyFieldError(html: string, key: string, message: string) 
 }
 
 describe('a file still arriving is never swept', () => {
-  test('an upload that takes longer than the sweep\'s hour, a sweep running mid-way, keeps every chunk: 303, and the download is the bytes sent', async () => {
+  test("an upload that takes longer than the sweep's hour, a sweep running mid-way, keeps every chunk: 303, and the download is the bytes sent", async () => {
     const form = await t.api.createForm({ fields: [NAME, DOC] })
     const bytes = randomBytes(1536 * KiB + 1000)
     const head = textPart('name', 'Ada') + filePartHead('doc', 'slow.bin')
@@ -116,7 +118,7 @@ describe('a file still arriving is never swept', () => {
     await until(async () => (await chunkCount()) === 3, 5000, 'both files begun')
     t.clock.advance(40 * MINUTE)
     post.body.send(late.subarray(600 * KiB, 1200 * KiB))
-    await until(async () => (await chunkCount()) === 4, 5000, 'the late file\'s second chunk written')
+    await until(async () => (await chunkCount()) === 4, 5000, "the late file's second chunk written")
     t.clock.advance(40 * MINUTE)
 
     await abandonedUpload(startedAt + MINUTE)
@@ -208,7 +210,9 @@ describe('an answer is acknowledged only with every byte of its files', () => {
     const first = new FormData()
     first.set('name', '')
     first.set('doc', new File([randomBytes(1000 * KiB)], 'held.bin'))
-    const heldId = inputsOf((await postForm(t.app, form.id, first)).text).find((input) => input.name === '_held_doc')?.value
+    const heldId = inputsOf((await postForm(t.app, form.id, first)).text).find(
+      (input) => input.name === '_held_doc',
+    )?.value
     const [held] = await t.sql('SELECT file_id FROM held_files')
     await t.sql('DELETE FROM file_chunks WHERE file_id = ? AND seq = 0', held!.file_id)
 

@@ -2,21 +2,22 @@
  * Test helpers: an in-process app on a fresh database, and requests that read
  * like what an API client sends. Every test drives the public HTTP interface.
  */
+
+import { Database } from 'bun:sqlite'
 import { afterEach } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { createIntake, type Intake } from '../src/app.tsx'
 import { loadConfig } from '../src/config.ts'
-import { Database } from 'bun:sqlite'
-import { SQL } from 'bun'
-import { freshPostgresDatabase } from './postgres.ts'
 import { openStore, type Store } from '../src/db/index.ts'
 import type { StoreKind } from '../src/db/store.ts'
 import { createLogger } from '../src/lib/log.ts'
 import type { BodyPace } from '../src/lib/request-body.ts'
 import { createAuthService } from '../src/modules/auth/service.ts'
 import type { Resolver } from '../src/modules/webhooks/addresses.ts'
+import { freshPostgresDatabase } from './postgres.ts'
 
 export type { Resolver }
 
@@ -110,14 +111,20 @@ export interface TestContextOptions {
 export const TEST_STORE: StoreKind = process.env.INTAKE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'
 
 /** An app on a fresh database, with settings as environment variables (SERVICE_*) on top of test defaults. */
-export async function createTestContext(env: Record<string, string> = {}, options: TestContextOptions = {}): Promise<TestContext> {
+export async function createTestContext(
+  env: Record<string, string> = {},
+  options: TestContextOptions = {},
+): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'intake-test-'))
   let database: { url: string; drop(): Promise<void> } | undefined
   let storeSettings: Record<string, string>
   const storeKind = options.store ?? TEST_STORE
   if (storeKind === 'postgres') {
     const baseUrl = process.env.INTAKE_TEST_DATABASE_URL
-    if (!baseUrl) throw new Error('INTAKE_TEST_STORE=postgres needs INTAKE_TEST_DATABASE_URL (scripts/postgres-cluster.sh start prints one)')
+    if (!baseUrl)
+      throw new Error(
+        'INTAKE_TEST_STORE=postgres needs INTAKE_TEST_DATABASE_URL (scripts/postgres-cluster.sh start prints one)',
+      )
     // Pooled: a closed context's database is emptied and given to the next (test/postgres.ts).
     database = await freshPostgresDatabase(baseUrl)
     storeSettings = { SERVICE_DATABASE_URL: database!.url }
@@ -134,13 +141,26 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const sql = async (text: string, ...params: unknown[]) => {
     if (sqlite) return sqlite.query(text).all(...(params as any[])) as Array<Record<string, any>>
     let n = 0
-    return [...(await postgres!.unsafe(text.replace(/\?/g, () => `$${++n}`), params))] as Array<Record<string, any>>
+    return [
+      ...(await postgres!.unsafe(
+        text.replace(/\?/g, () => `$${++n}`),
+        params,
+      )),
+    ] as Array<Record<string, any>>
   }
   const clock = testClock()
   const lines: string[] = []
   const logger = createLogger((line) => lines.push(line))
   const servedAt = options.baseUrl ?? BASE_URL
-  const intake = createIntake({ config, store, baseUrl: servedAt, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
+  const intake = createIntake({
+    config,
+    store,
+    baseUrl: servedAt,
+    clock,
+    logger,
+    resolver: options.resolver,
+    bodyPace: options.bodyPace,
+  })
   const { background } = intake
   const app = { handle: intake.handle, routes: intake.app.routes }
   // Keys a test makes or revokes go over a store of their own, as `intake keys` does from another process,
@@ -148,7 +168,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
   // is made before the app has seen any, over the app's own store.
   let keysStore: Promise<Store> | undefined
   let otherProcess: ReturnType<typeof createAuthService> | undefined
-  const asAnotherProcess = async () => (otherProcess ??= createAuthService(await (keysStore ??= openStore(config, { poolSize: 1 })), clock))
+  const asAnotherProcess = async () =>
+    (otherProcess ??= createAuthService(await (keysStore ??= openStore(config, { poolSize: 1 })), clock))
   const keys: string[] = []
   seen.contexts.push({ keys, lines })
   const remember = (created: { id: string; key: string }) => {
@@ -159,8 +180,20 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const otherServers: Array<{ background: Intake['background']; store: Store }> = []
   const anotherServer = async () => {
     const otherStore = await openStore(config, { poolSize: 2 })
-    const other = createIntake({ config, store: otherStore, baseUrl: servedAt, clock, logger, resolver: options.resolver, bodyPace: options.bodyPace })
-    const server = { app: { handle: other.handle, routes: other.app.routes }, background: other.background, store: otherStore }
+    const other = createIntake({
+      config,
+      store: otherStore,
+      baseUrl: servedAt,
+      clock,
+      logger,
+      resolver: options.resolver,
+      bodyPace: options.bodyPace,
+    })
+    const server = {
+      app: { handle: other.handle, routes: other.app.routes },
+      background: other.background,
+      store: otherStore,
+    }
     otherServers.push(server)
     return server
   }
@@ -205,7 +238,13 @@ export function failEveryStoreCall(store: Store): void {
   const fail = async () => {
     throw new Error('the store failed unexpectedly (a test made it)')
   }
-  for (const part of [store.forms, store.responses, store.deliveries, store.keys, store.submissions] as unknown as Array<Record<string, unknown>>) {
+  for (const part of [
+    store.forms,
+    store.responses,
+    store.deliveries,
+    store.keys,
+    store.submissions,
+  ] as unknown as Array<Record<string, unknown>>) {
     for (const name of Object.keys(part)) part[name] = fail
   }
   Object.assign(store, { transaction: fail, stagedTransaction: fail, ping: fail })
@@ -291,7 +330,8 @@ export async function revocationHeard(isRefused: () => Promise<boolean>): Promis
   if (TEST_STORE === 'sqlite') return 0
   const startedAt = performance.now()
   while (!(await isRefused())) {
-    if (performance.now() - startedAt > REVOCATION_HEARD_MS) throw new Error(`a key another process revoked was still accepted after ${REVOCATION_HEARD_MS} ms`)
+    if (performance.now() - startedAt > REVOCATION_HEARD_MS)
+      throw new Error(`a key another process revoked was still accepted after ${REVOCATION_HEARD_MS} ms`)
     await Bun.sleep(5)
   }
   return performance.now() - startedAt
@@ -321,7 +361,11 @@ export async function send(
   const headers: Record<string, string> = { ...options.headers }
   if (options.key) headers.authorization ??= `Bearer ${options.key}`
   let body: string | Uint8Array | FormData | URLSearchParams | undefined
-  if (options.body instanceof FormData || options.body instanceof URLSearchParams || options.body instanceof Uint8Array) {
+  if (
+    options.body instanceof FormData ||
+    options.body instanceof URLSearchParams ||
+    options.body instanceof Uint8Array
+  ) {
     body = options.body
   } else if (options.body !== undefined) {
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
@@ -373,7 +417,11 @@ export const postForm = (
   formId: string,
   fields: Record<string, string> | Array<[string, string]> | FormData,
   headers: Record<string, string> = {},
-) => send(app, 'POST', `/f/${formId}`, { body: fields instanceof FormData ? fields : new URLSearchParams(fields), headers })
+) =>
+  send(app, 'POST', `/f/${formId}`, {
+    body: fields instanceof FormData ? fields : new URLSearchParams(fields),
+    headers,
+  })
 
 /** The page a person opens: GET /f/<id>. */
 export const openPage = (app: Handler, formId: string, headers: Record<string, string> = {}) =>
@@ -457,7 +505,9 @@ export function filesAsFirstStored(db: Database): { files: Array<Record<string, 
     .query<Record<string, unknown> & { file_id: string }, []>('SELECT * FROM response_files ORDER BY rowid')
     .all()
     .map(({ file_id, content: _emptied, ...file }) => {
-      const chunks = db.query<{ bytes: Uint8Array }, [string]>('SELECT bytes FROM file_chunks WHERE file_id = ? ORDER BY seq').all(file_id)
+      const chunks = db
+        .query<{ bytes: Uint8Array }, [string]>('SELECT bytes FROM file_chunks WHERE file_id = ? ORDER BY seq')
+        .all(file_id)
       for (const chunk of chunks) largestChunk = Math.max(largestChunk, chunk.bytes.byteLength)
       return { ...file, content: new Uint8Array(Buffer.concat(chunks.map((chunk) => chunk.bytes))) }
     })

@@ -12,9 +12,23 @@
  * the attempts end at once when the test is over.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { createServer, type AddressInfo, type Socket } from 'node:net'
-import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_ACCOUNT, PARALLEL_ATTEMPTS_PER_HOST } from '../src/modules/webhooks/worker.ts'
-import { apiClient, contextsPerTest, longestStall, stubResolver, submit, TEST_STORE, until, type Delivery, type TestContext } from './utils.ts'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
+import {
+  PARALLEL_ATTEMPTS,
+  PARALLEL_ATTEMPTS_PER_ACCOUNT,
+  PARALLEL_ATTEMPTS_PER_HOST,
+} from '../src/modules/webhooks/worker.ts'
+import {
+  apiClient,
+  contextsPerTest,
+  type Delivery,
+  longestStall,
+  stubResolver,
+  submit,
+  TEST_STORE,
+  type TestContext,
+  until,
+} from './utils.ts'
 
 setDefaultTimeout(60_000)
 
@@ -74,7 +88,8 @@ function healthyReceiver() {
 }
 
 /** Requests all these receivers have taken (and hold). */
-const held = (receivers: Array<{ state: { requests: number } }>) => receivers.reduce((sum, r) => sum + r.state.requests, 0)
+const held = (receivers: Array<{ state: { requests: number } }>) =>
+  receivers.reduce((sum, r) => sum + r.state.requests, 0)
 
 // ---------------------------------------------------------------- accounts and answers
 
@@ -111,7 +126,12 @@ const spread = (receivers: Array<{ url: string }>, count: number) =>
  * one after another, and returns how long each took from just before the
  * answer was sent until its first attempt reached the receiver.
  */
-async function firstAttemptLatencies(t: TestContext, client: Client, healthy: ReturnType<typeof healthyReceiver>, rounds: number) {
+async function firstAttemptLatencies(
+  t: TestContext,
+  client: Client,
+  healthy: ReturnType<typeof healthyReceiver>,
+  rounds: number,
+) {
   const latencies: number[] = []
   for (let round = 0; round < rounds; round++) {
     const form = await client.createForm({ callback_url: healthy.url })
@@ -149,9 +169,14 @@ async function restingCpuShare(windows = 8, windowMs = 150): Promise<number> {
 // ================================================================= fair shares
 
 describe('a slow or hanging receiver delays no other account', () => {
-  test('one account\'s hanging receivers on several host names hold at most its share; another account\'s first attempt leaves within 100 ms', async () => {
+  test("one account's hanging receivers on several host names hold at most its share; another account's first attempt leaves within 100 ms", async () => {
     const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
-    const hanging = [hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3'), hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3')]
+    const hanging = [
+      hangingReceiver('127.0.0.2'),
+      hangingReceiver('127.0.0.3'),
+      hangingReceiver('127.0.0.2'),
+      hangingReceiver('127.0.0.3'),
+    ]
     const healthy = healthyReceiver()
     const mallory = await account(t, 'mallory')
     const bob = await account(t, 'bob')
@@ -159,7 +184,12 @@ describe('a slow or hanging receiver delays no other account', () => {
     t.background.start()
 
     // Four host names, but one account: its share of the slots, and no more.
-    await until(() => held(hanging) === PARALLEL_ATTEMPTS_PER_ACCOUNT, 5000, 'the hanging hosts to hold the account\'s share', () => hanging.map((r) => r.state))
+    await until(
+      () => held(hanging) === PARALLEL_ATTEMPTS_PER_ACCOUNT,
+      5000,
+      "the hanging hosts to hold the account's share",
+      () => hanging.map((r) => r.state),
+    )
     await sleep(200)
     expect(held(hanging)).toBe(PARALLEL_ATTEMPTS_PER_ACCOUNT)
 
@@ -170,14 +200,25 @@ describe('a slow or hanging receiver delays no other account', () => {
 
   test('while other accounts hold every slot with hanging receivers, an account with nothing in flight still gets its first attempt out within 100 ms', async () => {
     const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
-    const hanging = [hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3'), hangingReceiver('127.0.0.2'), hangingReceiver('127.0.0.3')]
+    const hanging = [
+      hangingReceiver('127.0.0.2'),
+      hangingReceiver('127.0.0.3'),
+      hangingReceiver('127.0.0.2'),
+      hangingReceiver('127.0.0.3'),
+    ]
     const healthy = healthyReceiver()
     const hogs = PARALLEL_ATTEMPTS / PARALLEL_ATTEMPTS_PER_ACCOUNT
     // Each hog sends as many to every host as the host's cap holds: in whatever order the loop takes them
     // (the stores order equal due times differently), a host with a free slot always has one of each hog's waiting.
-    for (let i = 0; i < hogs; i++) await answeredForms(t, await account(t, `hog-${i}`), spread(hanging, PARALLEL_ATTEMPTS_PER_HOST * hanging.length))
+    for (let i = 0; i < hogs; i++)
+      await answeredForms(t, await account(t, `hog-${i}`), spread(hanging, PARALLEL_ATTEMPTS_PER_HOST * hanging.length))
     t.background.start()
-    await until(() => held(hanging) === PARALLEL_ATTEMPTS, 5000, 'the hanging hosts to hold every slot', () => hanging.map((r) => r.state))
+    await until(
+      () => held(hanging) === PARALLEL_ATTEMPTS,
+      5000,
+      'the hanging hosts to hold every slot',
+      () => hanging.map((r) => r.state),
+    )
 
     const latencies = await firstAttemptLatencies(t, await account(t, 'bob'), healthy, 5)
     console.log(`first attempt while ${hogs} accounts hold all ${PARALLEL_ATTEMPTS} slots: ${figures(latencies)} ms`)
@@ -196,7 +237,12 @@ describe('a slow or hanging receiver delays no other account', () => {
     await sleep(200)
     const before = await restingCpuShare()
     t.background.start()
-    await until(() => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST, 5000, 'the hanging host to hold its share', () => hanging.state)
+    await until(
+      () => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST,
+      5000,
+      'the hanging host to hold its share',
+      () => hanging.state,
+    )
 
     // Nearly 400 deliveries are due and refused by the host's cap: the loop must not keep looking at them.
     await sleep(200)
@@ -218,7 +264,7 @@ describe('a slow or hanging receiver delays no other account', () => {
 })
 
 describe('a backlog of due deliveries', () => {
-  test('100,000 due deliveries of one account: the loop never holds the event loop, finds an old delivery deep inside them, and a fresh answer\'s first attempt still leaves at once', async () => {
+  test("100,000 due deliveries of one account: the loop never holds the event loop, finds an old delivery deep inside them, and a fresh answer's first attempt still leaves at once", async () => {
     const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
     const hanging = hangingReceiver('127.0.0.2')
     const healthy = healthyReceiver()
@@ -236,7 +282,11 @@ describe('a backlog of due deliveries', () => {
          FROM deliveries d, n WHERE d.form_id = ?`,
       malloryForm!,
     )
-    await t.sql(`UPDATE deliveries SET next_attempt_at = next_attempt_at - ? WHERE form_id = ?`, backlog / 2, bobsOldForm!)
+    await t.sql(
+      `UPDATE deliveries SET next_attempt_at = next_attempt_at - ? WHERE form_id = ?`,
+      backlog / 2,
+      bobsOldForm!,
+    )
     // A table never analyzed leaves PostgreSQL's planner guessing (a sort of every due row instead of the index);
     // autovacuum analyzes a table whose rows grow by a tenth, as a real backlog does over minutes, not in one statement.
     if (TEST_STORE === 'postgres') await t.sql('ANALYZE deliveries')
@@ -244,7 +294,7 @@ describe('a backlog of due deliveries', () => {
     const { result, stallMs } = await longestStall(async () => {
       const startedAt = performance.now()
       t.background.start()
-      await until(() => healthy.arrivals.length === 1, 5000, 'bob\'s old delivery, deep in the backlog, to be found')
+      await until(() => healthy.arrivals.length === 1, 5000, "bob's old delivery, deep in the backlog, to be found")
       const oldFoundMs = healthy.arrivals[0]! - startedAt
       return { oldFoundMs, latencies: await firstAttemptLatencies(t, bob, healthy, 5) }
     })
@@ -263,7 +313,8 @@ describe('a backlog of due deliveries', () => {
 describe('callback URLs reach logs and last_error as their origin only', () => {
   /** Parts of a callback URL a receiver may use as secrets: none may be shown. */
   const SECRET_PARTS = ['usr-4a2b', 'pw-8d5c', 'path-6e1f', 'tok-9c1e', 'frag-3b7a']
-  const secretUrl = (origin: string) => origin.replace('//', '//usr-4a2b:pw-8d5c@') + '/path-6e1f/hook?token=tok-9c1e#frag-3b7a'
+  const secretUrl = (origin: string) =>
+    `${origin.replace('//', '//usr-4a2b:pw-8d5c@')}/path-6e1f/hook?token=tok-9c1e#frag-3b7a`
 
   /** A raw TCP receiver on 127.0.0.1 that answers the first bytes of a request with `reply` (null: never). */
   async function rawReceiver(reply: string | null) {
@@ -323,8 +374,16 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
       ['no reply before the timeout', await rawReceiver(null), false],
       // fetch quotes the URL it was given in these errors.
       ['a reply that is not HTTP', await rawReceiver('HTTP/1.1 abc\r\n\r\n'), true],
-      ['a body whose chunks are garbage', await rawReceiver('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n'), true],
-      ['an upgrade nobody asked for', await rawReceiver('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n'), true],
+      [
+        'a body whose chunks are garbage',
+        await rawReceiver('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n'),
+        true,
+      ],
+      [
+        'an upgrade nobody asked for',
+        await rawReceiver('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n'),
+        true,
+      ],
     ]
     t.background.start()
     const deliveries: Delivery[] = []
@@ -342,7 +401,10 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
 
   test('SERVICE_WEBHOOK_BLOCK_PRIVATE refusals name the origin, never the credentials, path or query', async () => {
     const dns = stubResolver({ 'hooks.example.com': ['93.184.216.34', '10.0.0.1'], 'empty.example.com': [] })
-    const t = await create({ SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' }, { resolver: dns.resolver })
+    const t = await create(
+      { SERVICE_WEBHOOK_BLOCK_PRIVATE: 'true', SERVICE_WEBHOOK_MAX_RETRIES: '0' },
+      { resolver: dns.resolver },
+    )
     t.background.start()
     const targets: Array<[string, string]> = [
       ['http://127.0.0.1:8080', '127.0.0.1'],
@@ -376,7 +438,9 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
     const [form] = (await t.sql('SELECT form_id FROM deliveries WHERE id = ?', id)) as Array<{ form_id: string }>
     const [shown] = (await t.api.get(`/forms/${form!.form_id}/deliveries`)).body as Delivery[]
     console.log(`stored ${JSON.stringify(stored)}\n  shown ${JSON.stringify(shown!.last_error)}`)
-    expect(shown!.last_error).toBe(`Malformed_HTTP_Response fetching "${origin}". For more information, pass \`verbose: true\` in the second argument to fetch()`)
+    expect(shown!.last_error).toBe(
+      `Malformed_HTTP_Response fetching "${origin}". For more information, pass \`verbose: true\` in the second argument to fetch()`,
+    )
     expectNoSecretPart(t, [shown!])
   })
 })

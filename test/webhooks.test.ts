@@ -11,27 +11,28 @@
  *
  * Receivers are real HTTP servers (and raw sockets) on 127.0.0.1 only.
  */
-import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_HOST } from '../src/modules/webhooks/worker.ts'
+
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
-import { createServer, type AddressInfo, type Socket } from 'node:net'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import packageJson from '../package.json' with { type: 'json' }
+import { PARALLEL_ATTEMPTS, PARALLEL_ATTEMPTS_PER_HOST } from '../src/modules/webhooks/worker.ts'
 import {
   API_TIME_PATTERN,
   apiClient,
   contextsPerTest,
+  type Delivery,
   postForm,
+  type Resolver,
   send,
   stubResolver,
   submit,
+  type TestContext,
+  track,
   ULID_PATTERN,
   UNKNOWN_ID,
-  track,
   until,
-  type Delivery,
-  type Resolver,
-  type TestContext,
 } from './utils.ts'
 
 setDefaultTimeout(20_000)
@@ -52,7 +53,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** How long a negative check gives the loop to (wrongly) act. Not a timing assertion. */
 const QUIET_MS = 300
-
 
 /** Moves the test clock and wakes the loop: what is due now gets done. */
 function advanceAndWake(ms: number) {
@@ -162,7 +162,8 @@ const hexHmac = (secret: string, body: Buffer | string) => createHmac('sha256', 
 /** A verifier from the official Standard Webhooks library, keyed with the 32 bytes the hex secret encodes. */
 const standardVerifier = (secretHex: string) => new Webhook(Buffer.from(secretHex, 'hex').toString('base64'))
 
-const hookedForm = (url: string, overrides: Record<string, unknown> = {}) => t.api.createForm({ callback_url: url, ...overrides })
+const hookedForm = (url: string, overrides: Record<string, unknown> = {}) =>
+  t.api.createForm({ callback_url: url, ...overrides })
 
 /** Answers a form with a JSON submission; fails unless it is recorded. */
 async function answer(formId: string, data: unknown = { name: 'Ada' }, headers: Record<string, string> = {}) {
@@ -201,12 +202,19 @@ async function waitForDelivery(formId: string, condition: (d: Delivery) => boole
 const waitForAttempts = (formId: string, n: number) =>
   waitForDelivery(
     formId,
-    (d) => d.attempts === n && (d.status !== 'pending' || (d.next_attempt_at !== null && Date.parse(`${d.next_attempt_at}Z`) > t.clock())),
+    (d) =>
+      d.attempts === n &&
+      (d.status !== 'pending' || (d.next_attempt_at !== null && Date.parse(`${d.next_attempt_at}Z`) > t.clock())),
     `${n} attempt(s) recorded`,
   )
 
 const waitForReceived = (rx: { received: Received[] }, n: number) =>
-  until(() => rx.received.length >= n, 5000, `the receiver to get ${n} request(s)`, () => rx.received.length)
+  until(
+    () => rx.received.length >= n,
+    5000,
+    `the receiver to get ${n} request(s)`,
+    () => rx.received.length,
+  )
 
 /** Retry n of a round comes 5^(n-1) seconds after the failed attempt. */
 const retryDelay = (n: number) => 5 ** (n - 1) * 1000
@@ -229,7 +237,11 @@ describe('a delivery as the receiver sees it', () => {
       ],
     })
     t.background.start()
-    const receipt = await answer(form.id, { name: 'Ada', guests: 2 }, { 'user-agent': 'ua-test/1', 'x-forwarded-for': '203.0.113.7' })
+    const receipt = await answer(
+      form.id,
+      { name: 'Ada', guests: 2 },
+      { 'user-agent': 'ua-test/1', 'x-forwarded-for': '203.0.113.7' },
+    )
     await waitForReceived(rx, 1)
     const delivery = await waitForDelivery(form.id, (d) => d.status === 'delivered', 'delivered')
     const hook = rx.received[0]!
@@ -256,7 +268,17 @@ describe('a delivery as the receiver sees it', () => {
     const stored = (await t.api.get(`/forms/${form.id}/responses`)).body[0]
     const payload = JSON.parse(hook.text)
     expect(Object.keys(payload).sort()).toEqual(
-      ['callback_metadata', 'completed_at', 'context', 'data', 'event', 'form_id', 'form_title', 'metadata', 'response_id'].sort(),
+      [
+        'callback_metadata',
+        'completed_at',
+        'context',
+        'data',
+        'event',
+        'form_id',
+        'form_title',
+        'metadata',
+        'response_id',
+      ].sort(),
     )
     expect(payload).toEqual({
       event: 'form.completed',
@@ -284,7 +306,12 @@ describe('a delivery as the receiver sees it', () => {
       ],
     })
     t.background.start()
-    const posted = await postForm(t.app, form.id, { name: 'Grace', guests: '4' }, { 'user-agent': 'Mozilla/5.0 (test)' })
+    const posted = await postForm(
+      t.app,
+      form.id,
+      { name: 'Grace', guests: '4' },
+      { 'user-agent': 'Mozilla/5.0 (test)' },
+    )
     expect(posted.status).toBe(303)
     await waitForReceived(rx, 1)
     const hook = rx.received[0]!
@@ -303,7 +330,7 @@ describe('a delivery as the receiver sees it', () => {
     expect(payload.completed_at).toBe(`${stored.submitted_at}Z`)
   })
 
-  test('every attempt of a delivery has the same body bytes and delivery id; webhook-timestamp is the attempt\'s own time', async () => {
+  test("every attempt of a delivery has the same body bytes and delivery id; webhook-timestamp is the attempt's own time", async () => {
     await setup()
     const rx = receiver(replyWith(500, 503, 200))
     const form = await hookedForm(rx.url, { context: { step: 1 }, callback_metadata: { run: 7 } })
@@ -535,7 +562,12 @@ describe('SERVICE_WEBHOOK_TIMEOUT bounds each attempt whole; connection failures
     const quickForm = await hookedForm(healthy.url)
     t.background.start()
     await answer(slowForm.id)
-    await until(() => hanging.state.requests === 1, 5000, 'the first attempt to reach the hanging receiver', () => hanging.state)
+    await until(
+      () => hanging.state.requests === 1,
+      5000,
+      'the first attempt to reach the hanging receiver',
+      () => hanging.state,
+    )
 
     await answer(quickForm.id)
     await waitForReceived(healthy, 1)
@@ -558,11 +590,20 @@ describe('SERVICE_WEBHOOK_TIMEOUT bounds each attempt whole; connection failures
     for (const form of slowForms) await answer(form.id)
     t.background.start()
     // The hanging host gets its share of the slots, and no more.
-    await until(() => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST, 5000, 'the hanging receiver to hold its share', () => hanging.state)
+    await until(
+      () => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST,
+      5000,
+      'the hanging receiver to hold its share',
+      () => hanging.state,
+    )
 
     await answer(quickForm.id)
     await waitForReceived(healthy, 1)
-    await waitForDelivery(quickForm.id, (d) => d.status === 'delivered', 'delivered while the other host holds its share')
+    await waitForDelivery(
+      quickForm.id,
+      (d) => d.status === 'delivered',
+      'delivered while the other host holds its share',
+    )
     expect(hanging.state.requests).toBe(PARALLEL_ATTEMPTS_PER_HOST)
   })
 })
@@ -626,7 +667,12 @@ describe('the outbox', () => {
 
 describe('expiry written by the background loop', () => {
   const storedForm = async (id: string) =>
-    ((await t.sql('select status, context from forms where id = ?', id)) as Array<{ status: string; context: string | null }>)[0] ?? null
+    (
+      (await t.sql('select status, context from forms where id = ?', id)) as Array<{
+        status: string
+        context: string | null
+      }>
+    )[0] ?? null
 
   test('a form past expires_at gets the stored status expired and loses its context; one not yet due stays active', async () => {
     await setup()
@@ -637,7 +683,12 @@ describe('expiry written by the background loop', () => {
     expect(await storedForm(due.id)).toEqual({ status: 'active', context: '{"step":1}' })
 
     advanceAndWake(61_000)
-    await until(async () => (await storedForm(due.id))?.status === 'expired', 5000, 'the loop to write expired', () => storedForm(due.id))
+    await until(
+      async () => (await storedForm(due.id))?.status === 'expired',
+      5000,
+      'the loop to write expired',
+      () => storedForm(due.id),
+    )
     expect(await storedForm(due.id)).toEqual({ status: 'expired', context: null })
     expect(await storedForm(later.id)).toEqual({ status: 'active', context: '{"step":2}' })
 
@@ -718,7 +769,11 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
     expect(third.status).toBe('pending')
     advanceAndWake(retryDelay(1))
     await waitForReceived(rx, 4)
-    const again = await waitForDelivery(form.id, (d) => d.status === 'failed' && d.attempts === 4, 'failed again after 4 attempts in total')
+    const again = await waitForDelivery(
+      form.id,
+      (d) => d.status === 'failed' && d.attempts === 4,
+      'failed again after 4 attempts in total',
+    )
     expect(again.id).toBe(failed.id)
 
     advanceAndWake(3_600_000)
@@ -784,7 +839,7 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
     expect((await deliveryLog(form.id))[0]!.attempts).toBe(1)
   })
 
-  test('another account\'s form is 404 on both routes; without a key it is 403', async () => {
+  test("another account's form is 404 on both routes; without a key it is 403", async () => {
     await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url)
@@ -803,7 +858,11 @@ describe('GET /forms/<id>/deliveries and redeliver', () => {
     const anonymousList = await send(t.app, 'GET', `/api/v1/forms/${form.id}/deliveries`)
     expect(anonymousList.status).toBe(403)
     expect(anonymousList.body).toEqual({ detail: 'Not authenticated' })
-    const anonymousRedeliver = await send(t.app, 'POST', `/api/v1/forms/${form.id}/deliveries/${delivered.id}/redeliver`)
+    const anonymousRedeliver = await send(
+      t.app,
+      'POST',
+      `/api/v1/forms/${form.id}/deliveries/${delivered.id}/redeliver`,
+    )
     expect(anonymousRedeliver.status).toBe(403)
     expect(anonymousRedeliver.body).toEqual({ detail: 'Not authenticated' })
 
@@ -995,10 +1054,16 @@ describe('callback_events', () => {
     await setup()
     const plain = await t.api.createForm()
     const hooked = await hookedForm('https://agent.example.org/hook')
-    const chosen = await hookedForm('https://agent.example.org/hook', { callback_events: ['form.expired', 'form.completed', 'form.cancelled'] })
+    const chosen = await hookedForm('https://agent.example.org/hook', {
+      callback_events: ['form.expired', 'form.completed', 'form.cancelled'],
+    })
     expect((await t.api.get(`/forms/${plain.id}`)).body.callback_events).toEqual(['form.completed'])
     expect((await t.api.get(`/forms/${hooked.id}`)).body.callback_events).toEqual(['form.completed'])
-    expect((await t.api.get(`/forms/${chosen.id}`)).body.callback_events).toEqual(['form.expired', 'form.completed', 'form.cancelled'])
+    expect((await t.api.get(`/forms/${chosen.id}`)).body.callback_events).toEqual([
+      'form.expired',
+      'form.completed',
+      'form.cancelled',
+    ])
   })
 
   test.each([
@@ -1010,7 +1075,12 @@ describe('callback_events', () => {
     ['null', null, '/callback_events', 'invalid_type'],
   ])('%s is 422 at its path', async (_, events, path, code) => {
     await setup()
-    const res = await t.api.post('/forms', { title: 'T', fields: [{ key: 'a', type: 'text', label: 'A' }], callback_url: 'https://agent.example.org/hook', callback_events: events })
+    const res = await t.api.post('/forms', {
+      title: 'T',
+      fields: [{ key: 'a', type: 'text', label: 'A' }],
+      callback_url: 'https://agent.example.org/hook',
+      callback_events: events,
+    })
     expect(res.status).toBe(422)
     const problem = (res.body.errors as Array<{ path: string; code: string }>).find((p) => p.path === path)
     expect(problem).toBeDefined()
@@ -1020,9 +1090,18 @@ describe('callback_events', () => {
   test('given without callback_url (absent or null) it is 422 at /callback_url, code required', async () => {
     await setup()
     for (const callbackUrl of [undefined, null]) {
-      const res = await t.api.post('/forms', { title: 'T', fields: [{ key: 'a', type: 'text', label: 'A' }], callback_url: callbackUrl, callback_events: ['form.expired'] })
+      const res = await t.api.post('/forms', {
+        title: 'T',
+        fields: [{ key: 'a', type: 'text', label: 'A' }],
+        callback_url: callbackUrl,
+        callback_events: ['form.expired'],
+      })
       expect(res.status).toBe(422)
-      expect(res.body.errors).toContainEqual({ path: '/callback_url', message: expect.stringContaining('callback_events'), code: 'required' })
+      expect(res.body.errors).toContainEqual({
+        path: '/callback_url',
+        message: expect.stringContaining('callback_events'),
+        code: 'required',
+      })
     }
     expect((await t.api.get('/forms')).body).toEqual([])
   })
@@ -1035,7 +1114,9 @@ describe('callback_events', () => {
     expect(text).toContain('/api/v1/events')
     const tools = await mcpCall('tools/list', {})
     const create = tools.result.tools.find((tool: { name: string }) => tool.name === 'create_form')
-    expect(create.inputSchema.properties.callback_events.items.anyOf.map((s: { const: string }) => s.const).sort()).toEqual(['form.cancelled', 'form.completed', 'form.expired'])
+    expect(
+      create.inputSchema.properties.callback_events.items.anyOf.map((s: { const: string }) => s.const).sort(),
+    ).toEqual(['form.cancelled', 'form.completed', 'form.expired'])
     expect(tools.result.tools.map((tool: { name: string }) => tool.name)).toContain('wait_for_events')
   })
 })
@@ -1052,7 +1133,9 @@ async function mcpCall(method: string, params: unknown) {
 }
 
 /** Every event of the account's feed, read from the start. */
-async function feed(): Promise<Array<{ id: string; type: string; form_id: string; occurred_at: string; payload: any }>> {
+async function feed(): Promise<
+  Array<{ id: string; type: string; form_id: string; occurred_at: string; payload: any }>
+> {
   const res = await t.api.get('/events?limit=100')
   if (res.status !== 200) throw new Error(`feed: ${res.status} ${res.text}`)
   return res.body.events
@@ -1063,7 +1146,11 @@ describe('form.cancelled and form.expired deliveries', () => {
     await setup()
     const rx = receiver()
     const context = { agent: 'planner', note: 'Zoë' }
-    const form = await hookedForm(rx.url, { callback_events: ['form.cancelled'], callback_metadata: { run: 'r-7' }, context })
+    const form = await hookedForm(rx.url, {
+      callback_events: ['form.cancelled'],
+      callback_metadata: { run: 'r-7' },
+      context,
+    })
     t.background.start()
     const cancelledAt = t.clock()
     expect((await t.api.patch(`/forms/${form.id}`, { status: 'cancelled' })).status).toBe(200)
@@ -1095,10 +1182,14 @@ describe('form.cancelled and form.expired deliveries', () => {
     expect(await deliveryLog(form.id)).toHaveLength(1)
   })
 
-  test('expiry of a subscribed form is delivered within the loop\'s second, with expires_at and the context the form had', async () => {
+  test("expiry of a subscribed form is delivered within the loop's second, with expires_at and the context the form had", async () => {
     await setup()
     const rx = receiver()
-    const form = await hookedForm(rx.url, { callback_events: ['form.completed', 'form.expired'], expires_in: '1m', context: { step: 4 } })
+    const form = await hookedForm(rx.url, {
+      callback_events: ['form.completed', 'form.expired'],
+      expires_in: '1m',
+      context: { step: 4 },
+    })
     const expiresAt = Date.parse(`${form.expires_at}Z`)
     t.background.start()
     await sleep(QUIET_MS)
@@ -1165,7 +1256,9 @@ describe('form.cancelled and form.expired deliveries', () => {
     await setup()
     const rx = receiver()
     const form = await hookedForm(rx.url, { callback_events: ['form.cancelled'] })
-    const results = await Promise.all(Array.from({ length: 8 }, () => t.api.patch(`/forms/${form.id}`, { status: 'cancelled' })))
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => t.api.patch(`/forms/${form.id}`, { status: 'cancelled' })),
+    )
     expect(results.every((res) => res.status === 200 && res.body.status === 'cancelled')).toBe(true)
     expect((await feed()).map((e) => e.type)).toEqual(['form.cancelled'])
     expect(await deliveryLog(form.id)).toHaveLength(1)
@@ -1174,12 +1267,19 @@ describe('form.cancelled and form.expired deliveries', () => {
   test('several instances sweeping together expire each form once: one event and one delivery per form', async () => {
     await setup()
     const rx = receiver()
-    const forms = await Promise.all(Array.from({ length: 40 }, () => hookedForm(rx.url, { callback_events: ['form.expired'], expires_in: '1m' })))
+    const forms = await Promise.all(
+      Array.from({ length: 40 }, () => hookedForm(rx.url, { callback_events: ['form.expired'], expires_in: '1m' })),
+    )
     const others = [await t.anotherServer(), await t.anotherServer()]
     t.clock.advance(61_000)
     t.background.start()
     for (const other of others) other.background.start()
-    await until(async () => (await feed()).length >= forms.length, 10_000, 'every form expired', async () => (await feed()).length)
+    await until(
+      async () => (await feed()).length >= forms.length,
+      10_000,
+      'every form expired',
+      async () => (await feed()).length,
+    )
     await waitForReceived(rx, forms.length)
     await sleep(QUIET_MS)
     const events = await feed()
@@ -1192,26 +1292,43 @@ describe('form.cancelled and form.expired deliveries', () => {
   test('a sweep that fails after writing expired, before its event, writes nothing: the next one expires the form with its event, once', async () => {
     await setup()
     const rx = receiver()
-    const form = await hookedForm(rx.url, { callback_events: ['form.expired'], expires_in: '1m', context: { keep: true } })
+    const form = await hookedForm(rx.url, {
+      callback_events: ['form.expired'],
+      expires_in: '1m',
+      context: { keep: true },
+    })
     // The event's insert fails, as a crash between the two writes would cut the transaction short.
     if (t.sqlite) {
-      await t.sql(`CREATE TRIGGER fail_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'injected failure'); END`)
+      await t.sql(
+        `CREATE TRIGGER fail_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+      )
     } else {
-      await t.sql(`CREATE FUNCTION fail_events() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$`)
+      await t.sql(
+        `CREATE FUNCTION fail_events() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$`,
+      )
       await t.sql('CREATE TRIGGER fail_events BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION fail_events()')
     }
     t.clock.advance(61_000)
     t.background.start()
-    await until(() => t.logs.some((line) => line.msg === 'form sweep failed'), 5000, 'the sweep to fail', () => t.logs)
+    await until(
+      () => t.logs.some((line) => line.msg === 'form sweep failed'),
+      5000,
+      'the sweep to fail',
+      () => t.logs,
+    )
     const stored = async () => (await t.sql('SELECT status, context FROM forms WHERE id = ?', form.id))[0]
     expect(await stored()).toEqual({ status: 'active', context: '{"keep":true}' })
     expect(await feed()).toEqual([])
     expect(await deliveryLog(form.id)).toEqual([])
 
-    await t.sql('DROP TRIGGER fail_events' + (t.sqlite ? '' : ' ON events'))
+    await t.sql(`DROP TRIGGER fail_events${t.sqlite ? '' : ' ON events'}`)
     advanceAndWake(1000)
     await waitForReceived(rx, 1)
-    expect(JSON.parse(rx.received[0]!.text)).toMatchObject({ event: 'form.expired', form_id: form.id, context: { keep: true } })
+    expect(JSON.parse(rx.received[0]!.text)).toMatchObject({
+      event: 'form.expired',
+      form_id: form.id,
+      context: { keep: true },
+    })
     expect(await stored()).toEqual({ status: 'expired', context: null })
     await sleep(QUIET_MS)
     expect((await feed()).map((e) => e.type)).toEqual(['form.expired'])
@@ -1221,7 +1338,11 @@ describe('form.cancelled and form.expired deliveries', () => {
   test('a form.expired delivery, which holds the context, goes after 7 days; a form.completed one stays with its form', async () => {
     await setup()
     const rx = receiver()
-    const expiring = await hookedForm(rx.url, { callback_events: ['form.expired'], expires_in: '1m', context: { secret: 'x' } })
+    const expiring = await hookedForm(rx.url, {
+      callback_events: ['form.expired'],
+      expires_in: '1m',
+      context: { secret: 'x' },
+    })
     const answered = await hookedForm(rx.url, { context: { secret: 'y' } })
     t.background.start()
     await answer(answered.id)
@@ -1231,8 +1352,15 @@ describe('form.cancelled and form.expired deliveries', () => {
     await waitForDelivery(answered.id, (d) => d.status === 'delivered', 'delivered')
 
     advanceAndWake(7 * 86_400_000 + 60_000)
-    await until(async () => (await deliveryLog(expiring.id)).length === 0, 5000, 'the expiry delivery to go', () => deliveryLog(expiring.id))
-    expect(await t.sql('SELECT count(*) AS n FROM deliveries WHERE payload LIKE ?', '%"secret":"x"%')).toEqual([{ n: t.sqlite ? 0 : '0' }])
+    await until(
+      async () => (await deliveryLog(expiring.id)).length === 0,
+      5000,
+      'the expiry delivery to go',
+      () => deliveryLog(expiring.id),
+    )
+    expect(await t.sql('SELECT count(*) AS n FROM deliveries WHERE payload LIKE ?', '%"secret":"x"%')).toEqual([
+      { n: t.sqlite ? 0 : '0' },
+    ])
     expect(await deliveryLog(answered.id)).toHaveLength(1)
     // The feed keeps events 7 days too: both are gone.
     expect(await feed()).toEqual([])

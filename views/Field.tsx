@@ -1,12 +1,13 @@
 /** @jsxImportSource @kitajs/html */
-import { fieldTypes } from '../src/fields/index.ts'
+
 import { DATE_PARTS, datePartName, type TypedDateParts } from '../src/fields/date.ts'
+import { fieldTypes } from '../src/fields/index.ts'
 import type { Control, FieldDefinition } from '../src/fields/types.ts'
 import type { Translator } from '../src/i18n/index.ts'
+import type { HeldFileView } from '../src/modules/submissions/service.ts'
 import { attr, attributes } from './attributes.ts'
 import { RichText } from './RichText.tsx'
 import { Sentence, SLOT } from './Sentence.tsx'
-import type { HeldFileView } from '../src/modules/submissions/service.ts'
 
 export const controlId = (key: string) => `field-${key}`
 
@@ -41,27 +42,54 @@ export function Field({ field, value, error, marked, held, t, errorParts, typedP
   const id = controlId(field.key)
   const note = type.note?.(config)
   // A memorable date shows how to write one, in the language's order: "For example, 27 3 2007".
-  const example = control.kind === 'date-parts' ? t.t('date.example', { example: t.dateExample(control.example) }) : undefined
+  const example =
+    control.kind === 'date-parts' ? t.t('date.example', { example: t.dateExample(control.example) }) : undefined
   const hintId = field.description || note || example ? `${id}-hint` : undefined
   const errorId = error ? `${id}-error` : undefined
   const required = field.required ?? false
   const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined
-  const mark = marked === 'required' && required ? t.t('mark.required') : marked === 'optional' && !required ? t.t('mark.optional') : undefined
+  const mark =
+    marked === 'required' && required
+      ? t.t('mark.required')
+      : marked === 'optional' && !required
+        ? t.t('mark.optional')
+        : undefined
   const noteText = note ? t.t(note.key, note.params) : undefined
   const heldTexts = held ? [t.t('file.kept', { name: held.name, size: { bytes: held.size } }), t.t('file.replace')] : []
-  const fieldClass = ['field', `field-${control.kind}`, error ? 'field-invalid' : '', scrollRoom(field, control, error, noteText, heldTexts)].filter(Boolean).join(' ')
+  const fieldClass = [
+    'field',
+    `field-${control.kind}`,
+    error ? 'field-invalid' : '',
+    scrollRoom(field, control, error, noteText, heldTexts),
+  ]
+    .filter(Boolean)
+    .join(' ')
 
   const labelText = (
     <>
-      <span dir="auto" safe>{field.label}</span>
+      <span dir="auto" safe>
+        {field.label}
+      </span>
       {mark ? <span class="mark" safe>{` ${mark}`}</span> : ''}
     </>
   )
   const hint = hintId ? (
     <div id={hintId} class="hint">
       {field.description ? <RichText text={field.description} t={t} class="hint-text" /> : ''}
-      {noteText ? <p class="hint-note" safe>{noteText}</p> : ''}
-      {example ? <p class="hint-note" safe>{example}</p> : ''}
+      {noteText ? (
+        <p class="hint-note" safe>
+          {noteText}
+        </p>
+      ) : (
+        ''
+      )}
+      {example ? (
+        <p class="hint-note" safe>
+          {example}
+        </p>
+      ) : (
+        ''
+      )}
     </div>
   ) : (
     ''
@@ -69,7 +97,9 @@ export function Field({ field, value, error, marked, held, t, errorParts, typedP
   const errorMessage = errorId ? (
     <p id={errorId} class="error-message">
       <span class="visually-hidden" safe>{`${t.t('error.prefix')} `}</span>
-      <span dir="auto" safe>{error}</span>
+      <span dir="auto" safe>
+        {error}
+      </span>
     </p>
   ) : (
     ''
@@ -81,7 +111,8 @@ export function Field({ field, value, error, marked, held, t, errorParts, typedP
     const inputType = control.kind === 'radios' ? 'radio' : 'checkbox'
     const choices = control.options.map((option) => ({ ...option, builtIn: false }))
     // An optional single choice can be taken back: the last choice is "no answer" (an empty value).
-    if (control.kind === 'radios' && !required) choices.push({ value: '', label: t.t('select.no_answer'), builtIn: true })
+    if (control.kind === 'radios' && !required)
+      choices.push({ value: '', label: t.t('select.no_answer'), builtIn: true })
     // The first carries the field's id: where the error summary's link lands.
     const options = choices.map((choice, index) => ({ ...choice, id: index === 0 ? id : `${id}-${index}` }))
     return (
@@ -142,7 +173,8 @@ export function Field({ field, value, error, marked, held, t, errorParts, typedP
                       class: `date-input-${part}`,
                       inputmode: 'numeric',
                       spellcheck: 'false',
-                      autocomplete: control.autocompletePrefix === undefined ? undefined : `${control.autocompletePrefix}${part}`,
+                      autocomplete:
+                        control.autocompletePrefix === undefined ? undefined : `${control.autocompletePrefix}${part}`,
                       value: parts[part],
                       'aria-invalid': inError.has(part) ? 'true' : undefined,
                     })}
@@ -191,7 +223,12 @@ export function Field({ field, value, error, marked, held, t, errorParts, typedP
       {held && control.kind === 'input' && control.attributes.type === 'file' ? (
         <HeldFileNote field={field} held={held} t={t}>
           {/* The kept file answers the field: the control that replaces it is not required. */}
-          {input(control, { ...shared, required: false, 'aria-describedby': [describedBy, `${id}-kept`, `${id}-replace`].join(' ') }, single, t)}
+          {input(
+            control,
+            { ...shared, required: false, 'aria-describedby': [describedBy, `${id}-kept`, `${id}-replace`].join(' ') },
+            single,
+            t,
+          )}
         </HeldFileNote>
       ) : (
         input(control, shared, single, t)
@@ -207,7 +244,12 @@ function partsOf(value: string | undefined): TypedDateParts {
   return { day: String(Number(match[3])), month: String(Number(match[2])), year: match[1]! }
 }
 
-function input(control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'checkbox' | 'date-parts' }>, shared: Record<string, string | boolean | undefined>, value: string | undefined, t: Translator) {
+function input(
+  control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'checkbox' | 'date-parts' }>,
+  shared: Record<string, string | boolean | undefined>,
+  value: string | undefined,
+  t: Translator,
+) {
   if (control.kind === 'textarea') {
     return (
       // The HTML parser drops one newline right after <textarea>: give it one, keep the value's own.
@@ -238,13 +280,27 @@ function input(control: Exclude<Control, { kind: 'radios' | 'checkboxes' | 'chec
 }
 
 /** A file kept from a refused try: named, its hold id posted back, a box to remove it, and the control to replace it (no JavaScript). */
-function HeldFileNote({ field, held, t, children }: { field: FieldDefinition; held: HeldFile; t: Translator; children: JSX.Element }) {
+function HeldFileNote({
+  field,
+  held,
+  t,
+  children,
+}: {
+  field: FieldDefinition
+  held: HeldFile
+  t: Translator
+  children: JSX.Element
+}) {
   const id = controlId(field.key)
   const removeId = `${id}-remove`
   return (
     <div class="held-file">
       <p id={attr(`${id}-kept`)} class="held-file-name">
-        <Sentence text={t.t('file.kept', { name: SLOT, size: { bytes: held.size } })} part={held.name} class="file-name" />
+        <Sentence
+          text={t.t('file.kept', { name: SLOT, size: { bytes: held.size } })}
+          part={held.name}
+          class="file-name"
+        />
       </p>
       <input type="hidden" name={attr(`_held_${field.key}`)} value={attr(held.id)} />
       <div class="checkbox">
@@ -275,23 +331,37 @@ function HeldFileNote({ field, held, t, children }: { field: FieldDefinition; he
  * character taking two; each line 1.6rem. A checkbox has only its message above
  * it (its label is beside it).
  */
-function scrollRoom(field: FieldDefinition, control: Control, error: string | undefined, note: string | undefined, held: string[]): string {
+function scrollRoom(
+  field: FieldDefinition,
+  control: Control,
+  error: string | undefined,
+  note: string | undefined,
+  held: string[],
+): string {
   if (!error) return ''
-  const lines = (text: string | null | undefined) => (text ? text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(columns(line) / 32)), 0) : 0)
+  const lines = (text: string | null | undefined) =>
+    text ? text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(columns(line) / 32)), 0) : 0
   const heldRoom = held.length ? 1.6 * held.reduce((n, text) => n + lines(text), 0) + 2.5 + 2 : 0
   const near = 1 + 1.6 * lines(error) + heldRoom
-  const above = control.kind === 'checkbox' ? near : 2 + 1.6 * (lines(field.label) + lines(field.description) + lines(note) + lines(error) + 1) + heldRoom
+  const above =
+    control.kind === 'checkbox'
+      ? near
+      : 2 + 1.6 * (lines(field.label) + lines(field.description) + lines(note) + lines(error) + 1) + heldRoom
   const tall =
-    control.kind === 'textarea' ? 1.5 * Number(control.attributes.rows ?? 4) + 1.5
-    : control.kind === 'radios' || control.kind === 'checkboxes' ? Math.max(2.5, 1.6 * lines(control.options[0]?.label))
-    : control.kind === 'checkbox' ? Math.max(2.5, 1.6 * lines(field.label))
-    : 3
+    control.kind === 'textarea'
+      ? 1.5 * Number(control.attributes.rows ?? 4) + 1.5
+      : control.kind === 'radios' || control.kind === 'checkboxes'
+        ? Math.max(2.5, 1.6 * lines(control.options[0]?.label))
+        : control.kind === 'checkbox'
+          ? Math.max(2.5, 1.6 * lines(field.label))
+          : 3
   const even = (rem: number, most: number) => Math.min(most, Math.max(2, Math.ceil(rem / 2) * 2))
   return `room-${even(above, 30)} near-${even(near, 30)} tall-${even(tall, 16)}`
 }
 
 /** East Asian wide characters (CJK ideographs, kana, Hangul, full-width forms) take two columns of text. */
-const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/
+const WIDE =
+  /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/
 
 function columns(line: string): number {
   let width = 0

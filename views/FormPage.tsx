@@ -1,19 +1,20 @@
 /** @jsxImportSource @kitajs/html */
-import type { FieldDefinition } from '../src/fields/types.ts'
+
 import { DATE_PARTS, datePartName, type TypedDateParts } from '../src/fields/date.ts'
-import type { Problem } from '../src/lib/errors.ts'
-import type { MessageKey, Translator } from '../src/i18n/index.ts'
+import type { FieldDefinition } from '../src/fields/types.ts'
 import { en } from '../src/i18n/catalogs/en.ts'
+import type { MessageKey, Translator } from '../src/i18n/index.ts'
 import { writeNumber } from '../src/i18n/numbers.ts'
-import { attr } from './attributes.ts'
-import { Field, controlId, type HeldFile } from './Field.tsx'
-import { Layout } from './Layout.tsx'
-import { SendButton } from './SendButton.tsx'
-import { RichText } from './RichText.tsx'
-import { Sentence, SLOT } from './Sentence.tsx'
-import { insertIntoPage, pageBytes, type PageBytes } from '../src/lib/http.ts'
+import type { Problem } from '../src/lib/errors.ts'
+import { insertIntoPage, type PageBytes, pageBytes } from '../src/lib/http.ts'
 import { timeSlicer } from '../src/lib/slices.ts'
 import type { PageSettings } from '../src/modules/forms/model.ts'
+import { attr } from './attributes.ts'
+import { controlId, Field, type HeldFile } from './Field.tsx'
+import { Layout } from './Layout.tsx'
+import { RichText } from './RichText.tsx'
+import { SendButton } from './SendButton.tsx'
+import { Sentence, SLOT } from './Sentence.tsx'
 
 export interface FormView {
   id: string
@@ -58,7 +59,11 @@ export type FormPageBytes = PageBytes & { timeLeft?: { at: number; expiresAt: nu
 export function withTimeLeft(page: FormPageBytes, now: number, t: Translator): PageBytes {
   const left = page.timeLeft === undefined ? 0 : page.timeLeft.expiresAt - now
   if (page.timeLeft === undefined || left <= 0 || left >= TIME_LEFT_SHOWN_MS) return page
-  const html = (<p class="closes-in" safe>{t.t('page.closes_in', { duration: t.duration(left) })}</p>) as string
+  const html = (
+    <p class="closes-in" safe>
+      {t.t('page.closes_in', { duration: t.duration(left) })}
+    </p>
+  ) as string
   return insertIntoPage(page, page.timeLeft.at, Buffer.from(html, 'utf8'))
 }
 
@@ -106,7 +111,11 @@ export async function renderFormPage(props: FormPageProps): Promise<FormPageByte
   let head = page.slice(0, at)
   const timeLeftAt = head.indexOf(TIME_LEFT_GOES_HERE)
   if (timeLeftAt !== -1) head = head.slice(0, timeLeftAt) + head.slice(timeLeftAt + TIME_LEFT_GOES_HERE.length)
-  const bytes = pageBytes([Buffer.from(head, 'utf8'), ...fields, Buffer.from(page.slice(at + FIELDS_GO_HERE.length), 'utf8')])
+  const bytes = pageBytes([
+    Buffer.from(head, 'utf8'),
+    ...fields,
+    Buffer.from(page.slice(at + FIELDS_GO_HERE.length), 'utf8'),
+  ])
   if (timeLeftAt === -1 || form.expiresAt === null) return bytes
   return { ...bytes, timeLeft: { at: Buffer.byteLength(head.slice(0, timeLeftAt), 'utf8'), expiresAt: form.expiresAt } }
 }
@@ -136,13 +145,13 @@ export function pageMessage(problem: Problem, field: FieldDefinition, t: Transla
   let key: string
   // A field type may name the words itself, when its code alone cannot tell (a date's missing part, a one-day range).
   if (typeof params.wording === 'string') key = params.wording
-  else if (code === 'required') key = field.type === 'checkbox' ? 'error.unchecked' : `error.required.${multiple ? 'select_multiple' : field.type}`
+  else if (code === 'required')
+    key = field.type === 'checkbox' ? 'error.unchecked' : `error.required.${multiple ? 'select_multiple' : field.type}`
   else if (code === 'step' && params.min !== undefined) key = 'error.step_from'
   // The limit, and by how much the answer is over it (GOV.UK's character count, said once it is sent).
   else if (code === 'too_long' && typeof params.over === 'number') {
     return t.t('error.too_long_by', { limit: t.t('error.too_long', { count: params.count ?? 0 }), count: params.over })
-  }
-  else if (`error.${code}.${field.type}` in en) key = `error.${code}.${field.type}`
+  } else if (`error.${code}.${field.type}` in en) key = `error.${code}.${field.type}`
   else key = `error.${code}`
   return t.t((key in en ? key : 'error.invalid_value') as MessageKey, params)
 }
@@ -157,7 +166,14 @@ function markedSet(fields: FieldDefinition[]): 'required' | 'optional' {
 }
 
 /** The form, ready for its one answer; after a refused try, with every problem and the person's input. */
-function FormPage({ form, problems = [], t, fieldsHtml, fieldErrors, notice }: FormPageProps & { fieldsHtml: JSX.Element; fieldErrors: Map<string, string> }) {
+function FormPage({
+  form,
+  problems = [],
+  t,
+  fieldsHtml,
+  fieldErrors,
+  notice,
+}: FormPageProps & { fieldsHtml: JSX.Element; fieldErrors: Map<string, string> }) {
   const labels = new Map(form.fields.map((f) => [f.key, f.label]))
   const hasFile = form.fields.some((f) => f.type === 'file')
   const zone = form.page.time_zone ?? 'UTC'

@@ -1,6 +1,7 @@
 /** @jsxImportSource @kitajs/html */
-import type { FieldDefinition } from '../src/fields/types.ts'
+
 import { optionLabel, optionValue, type SelectOption } from '../src/fields/select.ts'
+import type { FieldDefinition } from '../src/fields/types.ts'
 import type { Translator } from '../src/i18n/index.ts'
 import { writeNumber } from '../src/i18n/numbers.ts'
 import { Layout } from './Layout.tsx'
@@ -11,7 +12,15 @@ import { Sentence, SLOT } from './Sentence.tsx'
  * recorded sent): the question as the API client wrote it, its answer, then
  * what follows it (the review's Change link).
  */
-export function AnswerRow({ label, children, after = '' }: { label: string; children: JSX.Element; after?: JSX.Element }) {
+export function AnswerRow({
+  label,
+  children,
+  after = '',
+}: {
+  label: string
+  children: JSX.Element
+  after?: JSX.Element
+}) {
   return (
     <div class="receipt-row">
       <dt dir="auto" safe>
@@ -81,7 +90,11 @@ export function AnsweredPage({ t, view }: { t: Translator; view: AnsweredView })
         {view.title}
       </p>
       <h1 safe>{t.t('answered.heading')}</h1>
-      {view.submittedAt === undefined ? '' : <p safe>{t.t('answered.at', { time: t.dateTime(view.submittedAt, view.timeZone) })}</p>}
+      {view.submittedAt === undefined ? (
+        ''
+      ) : (
+        <p safe>{t.t('answered.at', { time: t.dateTime(view.submittedAt, view.timeZone) })}</p>
+      )}
       <Message message={view.successMessage} fallback={t.t('answered.default_message')} />
     </Layout>
   )
@@ -108,12 +121,16 @@ function Message({ message, fallback }: { message: string | undefined; fallback:
 export function answerText(t: Translator, { field, value, file }: ReceiptAnswer): JSX.Element {
   if (field.type === 'file') {
     // The name isolated, the size in the page's direction: an Arabic size after a Latin name still reads right to left.
-    return file ? <Sentence text={t.t('receipt.file', { name: SLOT, size: { bytes: file.size } })} part={file.name} /> : <NotAnswered t={t} />
+    return file ? (
+      <Sentence text={t.t('receipt.file', { name: SLOT, size: { bytes: file.size } })} part={file.name} />
+    ) : (
+      <NotAnswered t={t} />
+    )
   }
   if (value === undefined || value === null || value === '') return <NotAnswered t={t} />
   if (field.type === 'checkbox') return <span safe>{t.t(value === true ? 'receipt.yes' : 'receipt.no')}</span>
   if (field.type === 'select') {
-    const options = ((field.config?.options ?? []) as SelectOption[])
+    const options = (field.config?.options ?? []) as SelectOption[]
     const label = (chosen: unknown) => {
       const option = options.find((o) => optionValue(o) === chosen)
       return option === undefined ? String(chosen) : optionLabel(option)
@@ -131,12 +148,25 @@ export function answerText(t: Translator, { field, value, file }: ReceiptAnswer)
         </ul>
       )
     }
-    return <span dir="auto" safe>{label(value)}</span>
+    return (
+      <span dir="auto" safe>
+        {label(value)}
+      </span>
+    )
   }
-  if (field.type === 'date' && typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) return <span safe>{t.date(value)}</span>
+  if (field.type === 'date' && typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value))
+    return <span safe>{t.date(value)}</span>
   // As the page's language writes it (412,8 in de), in the page's direction: Intl places what a minus needs.
   if (field.type === 'number' && typeof value === 'number') return <span safe>{writeNumber(t.locale, value)}</span>
-  return <span dir="auto" safe>{String(value)}</span>
+  return (
+    <span dir="auto" safe>
+      {String(value)}
+    </span>
+  )
 }
 
-const NotAnswered = ({ t }: { t: Translator }) => <span class="not-answered" safe>{t.t('receipt.not_answered')}</span>
+const NotAnswered = ({ t }: { t: Translator }) => (
+  <span class="not-answered" safe>
+    {t.t('receipt.not_answered')}
+  </span>
+)

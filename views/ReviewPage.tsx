@@ -3,8 +3,8 @@ import type { Translator } from '../src/i18n/index.ts'
 import { attr } from './attributes.ts'
 import { controlId } from './Field.tsx'
 import { Layout } from './Layout.tsx'
-import { SendButton } from './SendButton.tsx'
 import { AnswerRow, answerText, type ReceiptAnswer } from './ReceiptPage.tsx'
+import { SendButton } from './SendButton.tsx'
 
 /** A valid post waiting for the person's Send (`page.review`, CONTRACT 14). */
 export interface ReviewView {

@@ -7,7 +7,8 @@ import type { Translator } from '../src/i18n/index.ts'
  * e-mail grammar (src/fields/email.ts) with a dot in the domain. Closing
  * punctuation after either belongs to the sentence.
  */
-const LINK_IN_TEXT = /https?:\/\/\S+|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+/g
+const LINK_IN_TEXT =
+  /https?:\/\/\S+|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+/g
 const TRAILING_PUNCTUATION = /[.,;:!?)]+$/
 /** What may stand right before an address: not a character that would have been part of it. */
 const ADDRESS_START = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]$/
@@ -20,7 +21,10 @@ const ADDRESS_START = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]$/
  * else is escaped text.
  */
 export function RichText({ text, t, class: className }: { text: string; t: Translator; class?: string }) {
-  const blocks = text.replaceAll('\r\n', '\n').split(/\n[ \t]*\n+/).filter((block) => block.trim() !== '')
+  const blocks = text
+    .replaceAll('\r\n', '\n')
+    .split(/\n[ \t]*\n+/)
+    .filter((block) => block.trim() !== '')
   const html = blocks
     .map((block) => {
       const lines = block.split('\n')
@@ -73,4 +77,5 @@ function linked(line: string, t: Translator): string {
 }
 
 /** An address as a mailto: URL holds it (RFC 6068): `%`, `/`, `?` and `#` percent-encoded, so no part of it reads as a header. */
-const mailtoAddress = (address: string) => address.replace(/[%/?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+const mailtoAddress = (address: string) =>
+  address.replace(/[%/?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)

@@ -20,11 +20,29 @@ export interface SentAnswer {
  * page has no script to copy with. `recordedSaid`: the page's message already
  * says nothing was recorded.
  */
-export function SentAnswers({ answers, title, t, recordedSaid }: { answers: SentAnswer[]; title: string; t: Translator; recordedSaid: boolean }) {
+export function SentAnswers({
+  answers,
+  title,
+  t,
+  recordedSaid,
+}: {
+  answers: SentAnswer[]
+  title: string
+  t: Translator
+  recordedSaid: boolean
+}) {
   const shown = answers.map((answer) => ({ label: answer.field.label, ...sentLines(answer, t) }))
   // "Label: answer"; a label that ends in its own punctuation ("Anything else?", "Note:") takes no colon.
   const heading = (label: string) => (/[:：?？!！.。]\s*$/.test(label) ? label.trimEnd() : `${label}:`)
-  const text = [title, '', ...shown.map(({ label, lines }) => (lines.length === 1 && !lines[0]!.includes('\n') ? `${heading(label)} ${lines[0]}` : `${heading(label)}\n${lines.join('\n')}`))].join('\n')
+  const text = [
+    title,
+    '',
+    ...shown.map(({ label, lines }) =>
+      lines.length === 1 && !lines[0]!.includes('\n')
+        ? `${heading(label)} ${lines[0]}`
+        : `${heading(label)}\n${lines.join('\n')}`,
+    ),
+  ].join('\n')
   const rows = Math.min(20, text.split('\n').length + 1)
   return (
     <>
@@ -56,7 +74,8 @@ export function SentAnswers({ answers, title, t, recordedSaid }: { answers: Sent
 function sentLines({ field, text, file }: SentAnswer, t: Translator): { lines: string[]; unanswered: boolean } {
   const unanswered = { lines: [t.t('receipt.not_answered')], unanswered: true }
   const answered = (lines: string[]) => ({ lines, unanswered: false })
-  if (field.type === 'file') return file ? answered([t.t('receipt.file', { name: file.name, size: { bytes: file.size } })]) : unanswered
+  if (field.type === 'file')
+    return file ? answered([t.t('receipt.file', { name: file.name, size: { bytes: file.size } })]) : unanswered
   // An unticked box sends nothing.
   if (field.type === 'checkbox') return answered([t.t(text === 'true' ? 'receipt.yes' : 'receipt.no')])
   const values = (Array.isArray(text) ? text : text === undefined ? [] : [text]).filter((value) => value !== '')
@@ -74,7 +93,12 @@ function sentLines({ field, text, file }: SentAnswer, t: Translator): { lines: s
 }
 
 function sentAnswer(answer: SentAnswer, { lines, unanswered }: { lines: string[]; unanswered: boolean }): JSX.Element {
-  if (unanswered) return <span class="not-answered" safe>{lines[0]}</span>
+  if (unanswered)
+    return (
+      <span class="not-answered" safe>
+        {lines[0]}
+      </span>
+    )
   if (answer.field.type === 'select' && Array.isArray(answer.text)) {
     return (
       <ul>

@@ -20,7 +20,15 @@ export type StatusKind =
   | 'error'
 
 /** The kinds after which going back to the form and sending again can work. */
-const RETRY = new Set<StatusKind>(['cross-site', 'rate-limited', 'too-large', 'too-slow', 'busy', 'unreadable', 'error'])
+const RETRY = new Set<StatusKind>([
+  'cross-site',
+  'rate-limited',
+  'too-large',
+  'too-slow',
+  'busy',
+  'unreadable',
+  'error',
+])
 
 export interface StatusPageProps {
   kind: StatusKind
@@ -38,12 +46,25 @@ export interface FileLimit {
 }
 
 /** `children` follow the message: what a post that was not recorded sent (views/SentAnswers.tsx). */
-export function StatusPage({ kind, t, form, retryAfterSeconds, fileLimits = [], children }: PropsWithChildren<StatusPageProps>) {
+export function StatusPage({
+  kind,
+  t,
+  form,
+  retryAfterSeconds,
+  fileLimits = [],
+  children,
+}: PropsWithChildren<StatusPageProps>) {
   const name = kind.replace('-', '_')
   const heading = t.t(`status.${name}.heading` as MessageKey)
   return (
     <Layout title={heading} t={t}>
-      {form ? <p class="form-name" dir="auto" safe>{form.title}</p> : ''}
+      {form ? (
+        <p class="form-name" dir="auto" safe>
+          {form.title}
+        </p>
+      ) : (
+        ''
+      )}
       <h1 safe>{heading}</h1>
       <p safe>{t.t(`status.${name}.message` as MessageKey)}</p>
       {retryAfterSeconds ? <p safe>{t.t('status.retry_after', { count: retryAfterSeconds })}</p> : ''}
@@ -53,7 +74,10 @@ export function StatusPage({ kind, t, form, retryAfterSeconds, fileLimits = [], 
           <ul>
             {fileLimits.map((limit) => (
               <li>
-                <Sentence text={t.t('status.too_large.file_limit', { label: SLOT, size: { bytes: limit.bytes } })} part={limit.label} />
+                <Sentence
+                  text={t.t('status.too_large.file_limit', { label: SLOT, size: { bytes: limit.bytes } })}
+                  part={limit.label}
+                />
               </li>
             ))}
           </ul>

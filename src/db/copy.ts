@@ -1,9 +1,9 @@
-import { Database } from 'bun:sqlite'
-// Types only: `Bun.SQL` is read when a PostgreSQL end is opened (see db/postgres/store.ts).
-import type { SQL, TransactionSQL } from 'bun'
+import { Database, type SQLQueryBindings } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
+// Types only: `Bun.SQL` is read when a PostgreSQL end is opened (see db/postgres/store.ts).
+import type { SQL, TransactionSQL } from 'bun'
 import { applyMigrations, POSTGRES_SCHEMA_VERSION } from './postgres/migrations.ts'
 import { describeDatabaseUrl, describeFailure, isConnectionFailure, redact, secretsOf } from './postgres/store.ts'
 import { openDatabase, SCHEMA_VERSION } from './sqlite/open.ts'
@@ -134,12 +134,17 @@ export function parseEndpoint(text: string): Endpoint {
   if (/^postgres(ql)?:\/\//i.test(text)) {
     const url = URL.parse(text)
     // Never echoed: it may hold a password.
-    if (!url || url.hostname === '') throw new DatabaseOpenError('A PostgreSQL URL must look like postgres://user@host:port/database')
+    if (!url || url.hostname === '')
+      throw new DatabaseOpenError('A PostgreSQL URL must look like postgres://user@host:port/database')
     return { kind: 'postgres', url: text, location: describeDatabaseUrl(text) }
   }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)
-  if (scheme) throw new DatabaseOpenError(`${scheme[1]}:// is not a database intake knows: give a SQLite file path or a postgres:// URL`)
-  if (text.trim() === '') throw new DatabaseOpenError('An empty name is not a database: give a SQLite file path or a postgres:// URL')
+  if (scheme)
+    throw new DatabaseOpenError(
+      `${scheme[1]}:// is not a database intake knows: give a SQLite file path or a postgres:// URL`,
+    )
+  if (text.trim() === '')
+    throw new DatabaseOpenError('An empty name is not a database: give a SQLite file path or a postgres:// URL')
   const path = resolve(text)
   return { kind: 'sqlite', path, location: path }
 }
@@ -179,7 +184,13 @@ interface WritableSide extends Side {
    * Writes every batch of rows of `columns` into `table`, with `fill` for the
    * columns FROM lacks; `written` hears of each batch once it is handed over.
    */
-  load(table: string, columns: string[], fill: Record<string, unknown>, batches: AsyncIterable<Row[]>, written: (batch: Row[]) => void): Promise<void>
+  load(
+    table: string,
+    columns: string[],
+    fill: Record<string, unknown>,
+    batches: AsyncIterable<Row[]>,
+    written: (batch: Row[]) => void,
+  ): Promise<void>
   /** Makes every event written from now on sort after `marks` (see placeNewEvents). */
   placeNewEventsAfter(marks: EventMarks): Promise<void>
 }
@@ -192,7 +203,8 @@ interface WritableSide extends Side {
 export async function copyData(from: string, to: string, options: CopyOptions = {}): Promise<CopySummary> {
   const source = parseEndpoint(from)
   const target = parseEndpoint(to)
-  if (sameDatabase(source, target)) throw new DatabaseOpenError(`FROM and TO are the same database (${source.location})`)
+  if (sameDatabase(source, target))
+    throw new DatabaseOpenError(`FROM and TO are the same database (${source.location})`)
   const secrets = [...secretsOfEndpoint(source), ...secretsOfEndpoint(target)]
   try {
     return await readSnapshot(source, async (reader) => {
@@ -200,7 +212,9 @@ export async function copyData(from: string, to: string, options: CopyOptions = 
       const tables = await reader.tables()
       const unknown = [...tables.keys()].filter((name) => !(COPIED_TABLES as readonly string[]).includes(name))
       if (unknown.length > 0) {
-        throw new CopyFailed(`${source.location} has tables this intake does not know how to copy (${unknown.join(', ')}); nothing was written`)
+        throw new CopyFailed(
+          `${source.location} has tables this intake does not know how to copy (${unknown.join(', ')}); nothing was written`,
+        )
       }
       const rows = {} as CopySummary['rows']
       for (const table of COPIED_TABLES) rows[table] = await reader.count(table)
@@ -211,7 +225,13 @@ export async function copyData(from: string, to: string, options: CopyOptions = 
         await writeTransaction(target, async (writer) => {
           await copyRows(reader, writer, tables, { totalRows, totalBytes, progress: options.progress })
           await placeNewEvents(reader, writer)
-          await check(reader, writer, rows, { totalRows, totalBytes, progress: options.progress, from: source.location, to: target.location })
+          await check(reader, writer, rows, {
+            totalRows,
+            totalBytes,
+            progress: options.progress,
+            from: source.location,
+            to: target.location,
+          })
         })
       } catch (error) {
         // A file this copy made holds nothing (its one transaction rolled back): it goes, so a retry finds the name free.
@@ -239,13 +259,15 @@ async function copyRows(
   for (const table of COPIED_TABLES) {
     const fromColumns = fromTables.get(table)
     const toColumns = toTables.get(table)
-    if (!fromColumns || !toColumns) throw new CopyFailed(`The table ${table} is missing from ${fromColumns ? 'TO' : 'FROM'}`)
+    if (!fromColumns || !toColumns)
+      throw new CopyFailed(`The table ${table} is missing from ${fromColumns ? 'TO' : 'FROM'}`)
     const pinned = PINNED_COLUMNS[table] ?? {}
     const columns = fromColumns.names.filter((name) => toColumns.names.includes(name) && !(name in pinned))
     const fill: Record<string, unknown> = {}
     for (const [name, value] of Object.entries(pinned)) if (toColumns.names.includes(name)) fill[name] = value
     for (const name of toColumns.required.filter((name) => !columns.includes(name) && !(name in fill))) {
-      if (!(name in (FILLED_COLUMNS[table] ?? {}))) throw new CopyFailed(`TO's ${table}.${name} must have a value and FROM has no such column`)
+      if (!(name in (FILLED_COLUMNS[table] ?? {})))
+        throw new CopyFailed(`TO's ${table}.${name} must have a value and FROM has no such column`)
       fill[name] = FILLED_COLUMNS[table]![name]
     }
     const bytesAt = table === 'file_chunks' ? columns.indexOf('bytes') : -1
@@ -289,20 +311,31 @@ async function check(
   for (const table of COPIED_TABLES) {
     const found = await writer.count(table)
     if (found !== expected[table]) {
-      throw new CopyFailed(`${context.to} would hold ${found} rows of ${table} where ${context.from} holds ${expected[table]}; nothing was committed`)
+      throw new CopyFailed(
+        `${context.to} would hold ${found} rows of ${table} where ${context.from} holds ${expected[table]}; nothing was committed`,
+      )
     }
   }
   const fromFiles = fileDigests(reader)
   const toFiles = fileDigests(writer)
   let bytes = 0
-  const report = () => context.progress?.({ phase: 'check', rows: context.totalRows, totalRows: context.totalRows, bytes, totalBytes: context.totalBytes })
+  const report = () =>
+    context.progress?.({
+      phase: 'check',
+      rows: context.totalRows,
+      totalRows: context.totalRows,
+      bytes,
+      totalBytes: context.totalBytes,
+    })
   report()
   for (;;) {
     const [a, b] = await Promise.all([fromFiles.next(), toFiles.next()])
     if (a.done && b.done) break
     const fileId = a.done ? b.value!.fileId : a.value.fileId
     if (a.done || b.done || a.value.fileId !== b.value.fileId || a.value.digest !== b.value.digest) {
-      throw new CopyFailed(`The bytes of file ${fileId} differ between ${context.from} and ${context.to}; nothing was committed`)
+      throw new CopyFailed(
+        `The bytes of file ${fileId} differ between ${context.from} and ${context.to}; nothing was committed`,
+      )
     }
     bytes += a.value.bytes
     report()
@@ -312,7 +345,10 @@ async function check(
 /** Each file's id, SHA-256 of its chunks in order, and size: in file id order. */
 async function* fileDigests(side: Side): AsyncGenerator<{ fileId: string; digest: string; bytes: number }> {
   let current: { fileId: string; hash: ReturnType<typeof createHash>; bytes: number } | undefined
-  for await (const batch of side.batches('file_chunks', ['file_id', 'bytes'], { size: CHUNKS_PER_BATCH, orderBy: 'file_id, seq' })) {
+  for await (const batch of side.batches('file_chunks', ['file_id', 'bytes'], {
+    size: CHUNKS_PER_BATCH,
+    orderBy: 'file_id, seq',
+  })) {
     for (const [fileId, bytes] of batch as Array<[string, Uint8Array]>) {
       if (current && current.fileId !== fileId) {
         yield { fileId: current.fileId, digest: current.hash.digest('hex'), bytes: current.bytes }
@@ -371,7 +407,9 @@ function requireCurrentSchema(source: Endpoint, version: number, current: number
   if (version === current) return
   if (version === 0) {
     throw new DatabaseOpenError(
-      tableCount === 0 ? `${source.location} holds no intake database to copy` : `${source.location} is not an intake database`,
+      tableCount === 0
+        ? `${source.location} holds no intake database to copy`
+        : `${source.location} is not an intake database`,
     )
   }
   if (version > current) {
@@ -379,7 +417,10 @@ function requireCurrentSchema(source: Endpoint, version: number, current: number
       `${source.location} is at schema ${version}, newer than this intake's ${current}: copy it with the intake that wrote it`,
     )
   }
-  const migrate = source.kind === 'sqlite' ? `intake migrate --db ${shellWord(source.path)}` : `intake migrate --database-url ${source.location}`
+  const migrate =
+    source.kind === 'sqlite'
+      ? `intake migrate --db ${shellWord(source.path)}`
+      : `intake migrate --database-url ${source.location}`
   throw new DatabaseOpenError(
     `${source.location} is at schema ${version} and this intake copies schema ${current}: upgrade it first with \`${migrate}\`; nothing was written`,
   )
@@ -395,7 +436,8 @@ function requireCurrentSchema(source: Endpoint, version: number, current: number
  * hold no rows.
  */
 async function refuseUnlessEmpty(target: Endpoint): Promise<void> {
-  const refuse = (why: string) => new DatabaseOpenError(`${target.location} ${why}; TO must be empty. Nothing was written`)
+  const refuse = (why: string) =>
+    new DatabaseOpenError(`${target.location} ${why}; TO must be empty. Nothing was written`)
   if (target.kind === 'sqlite') {
     if (!existsSync(target.path)) return
     const stat = statSync(target.path)
@@ -470,7 +512,9 @@ async function prepareSchema(target: Endpoint): Promise<boolean> {
   } catch (error) {
     // Not allowed to create tables, say: a setting for the operator to fix, as for intake migrate.
     if (error instanceof DatabaseOpenError || isConnectionFailure(error)) throw error
-    throw new DatabaseOpenError(`Cannot prepare the PostgreSQL database at ${target.location}: ${describeFailure(error)}`)
+    throw new DatabaseOpenError(
+      `Cannot prepare the PostgreSQL database at ${target.location}: ${describeFailure(error)}`,
+    )
   } finally {
     await sql.close({ timeout: 0 }).catch(() => {})
   }
@@ -483,7 +527,8 @@ async function prepareSchema(target: Endpoint): Promise<boolean> {
  * (SQLite: the write lock; PostgreSQL: every table locked against writes).
  */
 async function writeTransaction(target: Endpoint, work: (writer: WritableSide) => Promise<void>): Promise<void> {
-  const changed = (why: string) => new DatabaseOpenError(`${target.location} ${why} while the copy began; nothing was written`)
+  const changed = (why: string) =>
+    new DatabaseOpenError(`${target.location} ${why} while the copy began; nothing was written`)
   if (target.kind === 'sqlite') {
     const db = new Database(target.path, { strict: true })
     try {
@@ -519,7 +564,8 @@ async function writeTransaction(target: Endpoint, work: (writer: WritableSide) =
     await sql.begin(async (tx) => {
       await tx.unsafe(`LOCK TABLE ${COPIED_TABLES.map(quote).join(', ')} IN EXCLUSIVE MODE`)
       if ((await postgresSchema(tx)).version !== POSTGRES_SCHEMA_VERSION) throw changed('changed schema')
-      for (const table of COPIED_TABLES) if ((await postgresCount(tx, table)) > 0) throw changed(`received rows of ${table}`)
+      for (const table of COPIED_TABLES)
+        if ((await postgresCount(tx, table)) > 0) throw changed(`received rows of ${table}`)
       await work(postgresSide(tx))
     })
   } finally {
@@ -539,12 +585,19 @@ function sqliteSchemaVersion(db: Database, path: string): number {
 }
 
 function sqliteTableNames(db: Database): string[] {
-  return (db.query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`).all() as Array<{ name: string }>)
+  return (
+    db
+      .query(
+        `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
+      )
+      .all() as Array<{ name: string }>
+  )
     .map((row) => row.name)
     .filter((name) => !notCopied('sqlite', name))
 }
 
-const sqliteCount = (db: Database, table: string) => (db.query(`SELECT count(*) AS n FROM ${quote(table)}`).get() as { n: number }).n
+const sqliteCount = (db: Database, table: string) =>
+  (db.query(`SELECT count(*) AS n FROM ${quote(table)}`).get() as { n: number }).n
 
 function sqliteSide(db: Database): WritableSide {
   return {
@@ -552,18 +605,28 @@ function sqliteSide(db: Database): WritableSide {
     async tables() {
       const tables = new Map<string, TableColumns>()
       for (const table of sqliteTableNames(db)) {
-        const columns = db.query(`PRAGMA table_info(${quote(table)})`).all() as Array<{ name: string; notnull: number; dflt_value: unknown; pk: number }>
+        const columns = db.query(`PRAGMA table_info(${quote(table)})`).all() as Array<{
+          name: string
+          notnull: number
+          dflt_value: unknown
+          pk: number
+        }>
         tables.set(table, {
           names: columns.map((column) => column.name),
-          required: columns.filter((column) => column.notnull && column.dflt_value === null).map((column) => column.name),
+          required: columns
+            .filter((column) => column.notnull && column.dflt_value === null)
+            .map((column) => column.name),
         })
       }
       return tables
     },
     count: async (table) => sqliteCount(db, table),
-    fileBytes: async () => (db.query('SELECT coalesce(sum(length(bytes)), 0) AS n FROM file_chunks').get() as { n: number }).n,
+    fileBytes: async () =>
+      (db.query('SELECT coalesce(sum(length(bytes)), 0) AS n FROM file_chunks').get() as { n: number }).n,
     async *batches(table, columns, { size, orderBy }) {
-      const select = db.query(`SELECT ${columns.map(quote).join(', ')} FROM ${quote(table)}${orderBy ? ` ORDER BY ${orderBy}` : ''}`)
+      const select = db.query(
+        `SELECT ${columns.map(quote).join(', ')} FROM ${quote(table)}${orderBy ? ` ORDER BY ${orderBy}` : ''}`,
+      )
       let batch: Row[] = []
       for (const row of select.iterate() as IterableIterator<Record<string, unknown>>) {
         batch.push(columns.map((column) => row[column]))
@@ -576,10 +639,12 @@ function sqliteSide(db: Database): WritableSide {
     },
     async load(table, columns, fill, batches, written) {
       const names = [...columns, ...Object.keys(fill)]
-      const insert = db.query(`INSERT INTO ${quote(table)} (${names.map(quote).join(', ')}) VALUES (${names.map(() => '?').join(', ')})`)
+      const insert = db.query(
+        `INSERT INTO ${quote(table)} (${names.map(quote).join(', ')}) VALUES (${names.map(() => '?').join(', ')})`,
+      )
       const filled = Object.values(fill)
       for await (const batch of batches) {
-        for (const row of batch) insert.run(...([...row, ...filled] as any[]))
+        for (const row of batch) insert.run(...([...row, ...filled] as SQLQueryBindings[]))
         written(batch)
       }
       insert.finalize()
@@ -594,10 +659,14 @@ function sqliteSide(db: Database): WritableSide {
         )
         .get() as EventMarks,
     async placeNewEventsAfter(marks) {
-      db.query('INSERT INTO event_positions (id, floor) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET floor = max(floor, excluded.floor)').run(marks.position)
+      db.query(
+        'INSERT INTO event_positions (id, floor) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET floor = max(floor, excluded.floor)',
+      ).run(marks.position)
       // AUTOINCREMENT's counter: a row of sqlite_sequence, there once the table has had a row.
       db.query(`UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'`).run(marks.seq)
-      db.query(`INSERT INTO sqlite_sequence (name, seq) SELECT 'events', ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events')`).run(marks.seq)
+      db.query(
+        `INSERT INTO sqlite_sequence (name, seq) SELECT 'events', ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'events')`,
+      ).run(marks.seq)
     },
   }
 }
@@ -618,7 +687,9 @@ async function connectPostgres(endpoint: Extract<Endpoint, { kind: 'postgres' }>
     // The URL's database, explicitly: PGDATABASE would otherwise win over it.
     sql = new Bun.SQL(endpoint.url, { ...(database ? { database } : {}), max: 1, connectionTimeout: 10 })
   } catch (error) {
-    throw new DatabaseOpenError(`Cannot use the PostgreSQL database at ${endpoint.location}: ${redact(describeFailure(error), secrets)}`)
+    throw new DatabaseOpenError(
+      `Cannot use the PostgreSQL database at ${endpoint.location}: ${redact(describeFailure(error), secrets)}`,
+    )
   }
   try {
     await sql.unsafe('SELECT 1')
@@ -639,16 +710,20 @@ async function postgresSchema(tx: SQL): Promise<{ version: number }> {
 
 async function postgresTableNames(tx: SQL): Promise<string[]> {
   const rows = await tx.unsafe(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
-  return (rows as Array<{ tablename: string }>).map((row) => row.tablename).filter((name) => !notCopied('postgres', name))
+  return (rows as Array<{ tablename: string }>)
+    .map((row) => row.tablename)
+    .filter((name) => !notCopied('postgres', name))
 }
 
-const postgresCount = async (tx: SQL, table: string) => Number((await tx.unsafe(`SELECT count(*) AS n FROM ${quote(table)}`))[0].n)
+const postgresCount = async (tx: SQL, table: string) =>
+  Number((await tx.unsafe(`SELECT count(*) AS n FROM ${quote(table)}`))[0].n)
 
 /** A value in COPY's text format: \\N for null, bytes as hex, text with its backslashes and control characters escaped. */
 function copyText(value: unknown): string {
   if (value === null || value === undefined) return '\\N'
   if (typeof value === 'number' || typeof value === 'bigint') return String(value)
-  if (value instanceof Uint8Array) return `\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`
+  if (value instanceof Uint8Array)
+    return `\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`
   return String(value).replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!)
 }
 
@@ -683,7 +758,10 @@ function postgresSide(tx: TransactionSQL): WritableSide {
             WHERE i.indrelid = to_regclass($1) AND i.indisprimary ORDER BY array_position(i.indkey::int2[], a.attnum)`,
           [quote(table)],
         )) as Array<{ attname: string }>
-        return { types: new Map(columns.map((column) => [column.column_name, column.data_type])), primaryKey: key.map((column) => column.attname) }
+        return {
+          types: new Map(columns.map((column) => [column.column_name, column.data_type])),
+          primaryKey: key.map((column) => column.attname),
+        }
       })()
       shapes.set(table, shape)
     }
@@ -699,7 +777,10 @@ function postgresSide(tx: TransactionSQL): WritableSide {
     const after = `WHERE (${key.map(quote).join(', ')}) > (${key.map((_, i) => `$${i + 1}`).join(', ')})`
     let last: unknown[] | undefined
     for (;;) {
-      const rows = (await (last ? tx.unsafe(`${select} ${after} ${order}`, last) : tx.unsafe(`${select} ${order}`)).values()) as Row[]
+      const rows = (await (last
+        ? tx.unsafe(`${select} ${after} ${order}`, last)
+        : tx.unsafe(`${select} ${order}`)
+      ).values()) as Row[]
       if (rows.length === 0) return
       last = keyAt.map((at) => rows.at(-1)![at])
       yield rows.map((row) => row.slice(0, columns.length))
@@ -708,9 +789,16 @@ function postgresSide(tx: TransactionSQL): WritableSide {
   }
 
   /** Rows through a cursor in the transaction: the server hands them over a batch at a time. */
-  async function* throughCursor(table: string, columns: string[], size: number, orderBy?: string): AsyncGenerator<Row[]> {
+  async function* throughCursor(
+    table: string,
+    columns: string[],
+    size: number,
+    orderBy?: string,
+  ): AsyncGenerator<Row[]> {
     const cursor = `copy_${++cursors}`
-    await tx.unsafe(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${columns.map(quote).join(', ')} FROM ${quote(table)}${orderBy ? ` ORDER BY ${orderBy}` : ''}`)
+    await tx.unsafe(
+      `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${columns.map(quote).join(', ')} FROM ${quote(table)}${orderBy ? ` ORDER BY ${orderBy}` : ''}`,
+    )
     for (;;) {
       const rows = (await tx.unsafe(`FETCH ${size} FROM ${cursor}`).values()) as Row[]
       if (rows.length === 0) break
@@ -731,22 +819,28 @@ function postgresSide(tx: TransactionSQL): WritableSide {
         const columns = rows.filter((row) => row.table_name === table)
         tables.set(table, {
           names: columns.map((column) => column.column_name),
-          required: columns.filter((column) => column.is_nullable === 'NO' && column.column_default === null).map((column) => column.column_name),
+          required: columns
+            .filter((column) => column.is_nullable === 'NO' && column.column_default === null)
+            .map((column) => column.column_name),
         })
       }
       return tables
     },
     count: (table) => postgresCount(tx, table),
-    fileBytes: async () => Number((await tx.unsafe('SELECT coalesce(sum(octet_length(bytes)), 0) AS n FROM file_chunks'))[0].n),
+    fileBytes: async () =>
+      Number((await tx.unsafe('SELECT coalesce(sum(octet_length(bytes)), 0) AS n FROM file_chunks'))[0].n),
     async *batches(table, columns, { size, orderBy }) {
       const { types, primaryKey } = await shapeOf(table)
       // int8 arrives as text: times and sizes are numbers everywhere else.
       const bigint = columns.map((column) => types.get(column) === 'bigint')
       const binary = columns.some((column) => types.get(column) === 'bytea') && primaryKey.length > 0
       // By primary key: the one order asked for (file_id, seq) is that key.
-      const pages = binary ? byPrimaryKey(table, columns, primaryKey, size) : throughCursor(table, columns, size, orderBy)
+      const pages = binary
+        ? byPrimaryKey(table, columns, primaryKey, size)
+        : throughCursor(table, columns, size, orderBy)
       for await (const rows of pages) {
-        for (const row of rows) for (let i = 0; i < row.length; i++) if (bigint[i] && row[i] !== null) row[i] = Number(row[i])
+        for (const row of rows)
+          for (let i = 0; i < row.length; i++) if (bigint[i] && row[i] !== null) row[i] = Number(row[i])
         yield rows
       }
     },
@@ -802,11 +896,13 @@ function postgresSide(tx: TransactionSQL): WritableSide {
       return { position: Number(marks.position), seq: Math.max(Number(marks.seq), await sequenceValue()) }
     },
     async placeNewEventsAfter(marks) {
-      await tx.unsafe('INSERT INTO event_positions (id, floor) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET floor = greatest(event_positions.floor, excluded.floor)', [
-        marks.position,
-      ])
+      await tx.unsafe(
+        'INSERT INTO event_positions (id, floor) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET floor = greatest(event_positions.floor, excluded.floor)',
+        [marks.position],
+      )
       // Rows copied with their seq leave the sequence where it was.
-      if (marks.seq > (await sequenceValue())) await tx.unsafe(`SELECT setval(pg_get_serial_sequence('events', 'seq'), $1)`, [marks.seq])
+      if (marks.seq > (await sequenceValue()))
+        await tx.unsafe(`SELECT setval(pg_get_serial_sequence('events', 'seq'), $1)`, [marks.seq])
     },
   }
 
@@ -840,7 +936,8 @@ function sameDatabase(a: Endpoint, b: Endpoint): boolean {
 }
 
 /** What may not be shown of an endpoint: its URL's password, and PGPASSWORD. */
-const secretsOfEndpoint = (endpoint: Endpoint): string[] => (endpoint.kind === 'postgres' ? secretsOf(endpoint.url) : [])
+const secretsOfEndpoint = (endpoint: Endpoint): string[] =>
+  endpoint.kind === 'postgres' ? secretsOf(endpoint.url) : []
 
 /** The error to show: intake's own as they are; anything else (a write that failed, a lost connection) as CopyFailed. */
 function explain(error: unknown, target: Endpoint, secrets: string[]): Error {
@@ -848,6 +945,7 @@ function explain(error: unknown, target: Endpoint, secrets: string[]): Error {
     error.message = redact(error.message, secrets)
     return error
   }
-  return new CopyFailed(`The copy failed and ${target.location} was left without its rows: ${redact(describeFailure(error), secrets)}`)
+  return new CopyFailed(
+    `The copy failed and ${target.location} was left without its rows: ${redact(describeFailure(error), secrets)}`,
+  )
 }
-

@@ -2,7 +2,14 @@ import type { Config } from '../config.ts'
 import { createSqliteStore } from './sqlite/store.ts'
 import type { Store, Upgrade } from './store.ts'
 
-export { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, describeUpgrade, type Store, type Upgrade } from './store.ts'
+export {
+  DatabaseOpenError,
+  DatabaseUnavailable,
+  DatabaseUnreachable,
+  describeUpgrade,
+  type Store,
+  type Upgrade,
+} from './store.ts'
 
 export interface OpenStoreOptions {
   /** Hears of a migration this open made. */
@@ -17,7 +24,10 @@ export interface OpenStoreOptions {
 }
 
 /** The store the settings name: PostgreSQL when SERVICE_DATABASE_URL is set, else the SQLite file. */
-export async function openStore(config: Pick<Config, 'dbPath' | 'databaseUrl'>, options: OpenStoreOptions = {}): Promise<Store> {
+export async function openStore(
+  config: Pick<Config, 'dbPath' | 'databaseUrl'>,
+  options: OpenStoreOptions = {},
+): Promise<Store> {
   if (config.databaseUrl !== undefined) {
     // Evaluated only for PostgreSQL: a SQLite start never runs its module (nor reads Bun.SQL).
     const { createPostgresStore } = await import('./postgres/store.ts')

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { answer, isBlank, rejected, type FieldType } from './types.ts'
+import { answer, type FieldType, isBlank, rejected } from './types.ts'
 
 interface CheckboxConfig {
   default?: boolean

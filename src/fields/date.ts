@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { DatePart, Message } from '../i18n/index.ts'
-import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 import { isCalendarDate } from '../lib/time.ts'
-import { EMPTY, answer, checkBounds, isBlank, rejected, type FieldType, type Parsed } from './types.ts'
+import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
+import { answer, checkBounds, EMPTY, type FieldType, isBlank, type Parsed, rejected } from './types.ts'
 
 interface DateConfig {
   default?: string
@@ -22,7 +22,8 @@ export function dateInput(config: DateConfig): 'calendar' | 'memorable' {
   return config.input ?? (isBirthday(config.autocomplete) ? 'memorable' : 'calendar')
 }
 
-const isBirthday = (token: string | undefined) => token !== undefined && token.trim().toLowerCase().split(/\s+/).at(-1) === 'bday'
+const isBirthday = (token: string | undefined) =>
+  token !== undefined && token.trim().toLowerCase().split(/\s+/).at(-1) === 'bday'
 
 export const DATE_PARTS: readonly DatePart[] = ['day', 'month', 'year']
 
@@ -41,7 +42,15 @@ export type TypedDateParts = Record<DatePart, string>
  */
 export class UnreadableDate {
   constructor(
-    readonly problem: 'missing_day' | 'missing_month' | 'missing_year' | 'missing_day_month' | 'missing_day_year' | 'missing_month_year' | 'not_real' | 'year_digits',
+    readonly problem:
+      | 'missing_day'
+      | 'missing_month'
+      | 'missing_year'
+      | 'missing_day_month'
+      | 'missing_day_year'
+      | 'missing_month_year'
+      | 'not_real'
+      | 'year_digits',
     readonly parts: readonly DatePart[],
   ) {}
 }
@@ -52,13 +61,19 @@ export class UnreadableDate {
  * (٢٧ is 27); around a part, spaces do not.
  */
 export function composeDate(typed: TypedDateParts): string | undefined | UnreadableDate {
-  const parts = { day: asciiDigits(typed.day.trim()), month: asciiDigits(typed.month.trim()), year: asciiDigits(typed.year.trim()) }
+  const parts = {
+    day: asciiDigits(typed.day.trim()),
+    month: asciiDigits(typed.month.trim()),
+    year: asciiDigits(typed.year.trim()),
+  }
   const missing = DATE_PARTS.filter((part) => parts[part] === '')
   if (missing.length === 3) return undefined
-  if (missing.length > 0) return new UnreadableDate(`missing_${missing.join('_')}` as UnreadableDate['problem'], missing)
+  if (missing.length > 0)
+    return new UnreadableDate(`missing_${missing.join('_')}` as UnreadableDate['problem'], missing)
   const notNumbers = DATE_PARTS.filter((part) => !/^[0-9]+$/.test(parts[part]))
   if (notNumbers.length > 0) return new UnreadableDate('not_real', notNumbers)
-  const day = Number(parts.day), month = Number(parts.month)
+  const day = Number(parts.day),
+    month = Number(parts.month)
   if (!/^[0-9]{4}$/.test(parts.year)) return new UnreadableDate('year_digits', ['year'])
   if (month < 1 || month > 12) return new UnreadableDate('not_real', ['month'])
   if (day < 1 || day > 31) return new UnreadableDate('not_real', ['day'])
@@ -88,9 +103,15 @@ function exampleDate(config: DateConfig): string {
 /** The words of a date refused for its range: "on <date>" for a one-day range. */
 function outOfRange(config: DateConfig, value: string): Parsed | undefined {
   const { min, max } = config
-  if (min !== undefined && min === max && value !== min) return rejected(`Must be ${min}`, value < min ? 'date_too_early' : 'date_too_late', { date: { date: min }, wording: 'date.on' })
-  if (min !== undefined && value < min) return rejected(`Must be on or after ${min}`, 'date_too_early', { date: { date: min } })
-  if (max !== undefined && value > max) return rejected(`Must be on or before ${max}`, 'date_too_late', { date: { date: max } })
+  if (min !== undefined && min === max && value !== min)
+    return rejected(`Must be ${min}`, value < min ? 'date_too_early' : 'date_too_late', {
+      date: { date: min },
+      wording: 'date.on',
+    })
+  if (min !== undefined && value < min)
+    return rejected(`Must be on or after ${min}`, 'date_too_early', { date: { date: min } })
+  if (max !== undefined && value > max)
+    return rejected(`Must be on or before ${max}`, 'date_too_late', { date: { date: max } })
   return undefined
 }
 
@@ -105,7 +126,7 @@ export const date: FieldType<DateConfig> = {
       input: Type.Optional(
         Type.Union([Type.Literal('calendar'), Type.Literal('memorable')], {
           description:
-            'How the page asks for the date: calendar (the browser\'s date control) or memorable (three boxes: day, month and year, for a date the person knows, such as a date of birth). Default: memorable when autocomplete is bday, else calendar',
+            "How the page asks for the date: calendar (the browser's date control) or memorable (three boxes: day, month and year, for a date the person knows, such as a date of birth). Default: memorable when autocomplete is bday, else calendar",
         }),
       ),
     },
@@ -121,7 +142,12 @@ export const date: FieldType<DateConfig> = {
   },
   parse(input, config) {
     if (input instanceof UnreadableDate) {
-      const message = input.problem === 'not_real' ? 'Enter a real date' : input.problem === 'year_digits' ? 'The year must have 4 digits' : `The date must include a ${input.parts.join(' and ')}`
+      const message =
+        input.problem === 'not_real'
+          ? 'Enter a real date'
+          : input.problem === 'year_digits'
+            ? 'The year must have 4 digits'
+            : `The date must include a ${input.parts.join(' and ')}`
       return rejected(message, 'date', { wording: `date.${input.problem}`, parts: input.parts.join(' ') })
     }
     if (isBlank(input)) return EMPTY
@@ -132,21 +158,35 @@ export const date: FieldType<DateConfig> = {
   },
   control(config) {
     if (dateInput(config) === 'memorable') {
-      const autocomplete = isBirthday(config.autocomplete) ? config.autocomplete!.trim().toLowerCase().replace(/bday$/, 'bday-') : undefined
+      const autocomplete = isBirthday(config.autocomplete)
+        ? config.autocomplete!.trim().toLowerCase().replace(/bday$/, 'bday-')
+        : undefined
       return { kind: 'date-parts', autocompletePrefix: autocomplete, example: exampleDate(config) }
     }
-    return { kind: 'input', attributes: { type: 'date', min: config.min, max: config.max, autocomplete: config.autocomplete } }
+    return {
+      kind: 'input',
+      attributes: { type: 'date', min: config.min, max: config.max, autocomplete: config.autocomplete },
+    }
   },
   // Only the bounds: the date control shows its own format, which a written one would contradict (the memorable input adds an example).
   note(config): Message | undefined {
-    if (config.min !== undefined && config.min === config.max) return { key: 'hint.date_on', params: { date: { date: config.min } } }
-    if (config.min !== undefined && config.max !== undefined) return { key: 'hint.date_between', params: { min: { date: config.min }, max: { date: config.max } } }
+    if (config.min !== undefined && config.min === config.max)
+      return { key: 'hint.date_on', params: { date: { date: config.min } } }
+    if (config.min !== undefined && config.max !== undefined)
+      return { key: 'hint.date_between', params: { min: { date: config.min }, max: { date: config.max } } }
     if (config.min !== undefined) return { key: 'hint.date_min', params: { min: { date: config.min } } }
     if (config.max !== undefined) return { key: 'hint.date_max', params: { max: { date: config.max } } }
     return undefined
   },
   answerSchema(config) {
-    const bounds = config.min !== undefined && config.min === config.max ? [`on ${config.min}`] : [config.min && `on or after ${config.min}`, config.max && `on or before ${config.max}`].filter(Boolean)
-    return { type: 'string', format: 'date', ...(bounds.length > 0 ? { description: `A date ${bounds.join(' and ')}` } : {}) }
+    const bounds =
+      config.min !== undefined && config.min === config.max
+        ? [`on ${config.min}`]
+        : [config.min && `on or after ${config.min}`, config.max && `on or before ${config.max}`].filter(Boolean)
+    return {
+      type: 'string',
+      format: 'date',
+      ...(bounds.length > 0 ? { description: `A date ${bounds.join(' and ')}` } : {}),
+    }
   },
 }

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
-import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
-import { characterCount, tooLong } from './text.ts'
-import { Placeholder } from './shared.ts'
 import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
+import { Placeholder } from './shared.ts'
+import { characterCount, tooLong } from './text.ts'
+import { answer, EMPTY, type FieldType, isBlank, rejected } from './types.ts'
 
 // The HTML "valid e-mail address" grammar, plus a dot in the domain: an
 // address a person means to be reached at has one.
@@ -41,7 +41,12 @@ export const email: FieldType<EmailConfig> = {
   },
   control: (config) => ({
     kind: 'input',
-    attributes: { type: 'email', placeholder: config.placeholder, autocomplete: config.autocomplete ?? 'email', spellcheck: 'false' },
+    attributes: {
+      type: 'email',
+      placeholder: config.placeholder,
+      autocomplete: config.autocomplete ?? 'email',
+      spellcheck: 'false',
+    },
   }),
   answerSchema: () => ({ type: 'string', format: 'email', maxLength: EMAIL_MAX_LENGTH }),
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { Message } from '../i18n/index.ts'
 import type { Problem } from '../lib/errors.ts'
-import { EMPTY, Upload, isBlank, rejected, type FieldType } from './types.ts'
+import { EMPTY, type FieldType, isBlank, rejected, Upload } from './types.ts'
 
 export const FILE_DEFAULT_MAX_SIZE = 10 * 1024 * 1024
 export const FILE_LIMIT_MAX_SIZE = 25 * 1024 * 1024
@@ -27,7 +27,10 @@ export const fileMaxSize = (config: FileConfig | undefined) => config?.max_size 
 const ACCEPT_TOKEN = /^(?:\.[A-Za-z0-9][A-Za-z0-9._+-]*|[A-Za-z0-9!#$&^_.+-]+\/(?:\*|[A-Za-z0-9!#$&^_.+-]+))$/
 
 export const acceptTokens = (accept: string) =>
-  accept.split(',').map((token) => token.trim()).filter((token) => token !== '')
+  accept
+    .split(',')
+    .map((token) => token.trim())
+    .filter((token) => token !== '')
 
 export const file: FieldType<FileConfig> = {
   name: 'file',
@@ -37,7 +40,12 @@ export const file: FieldType<FileConfig> = {
         Type.String({ maxLength: 1000, description: 'As the HTML accept attribute, e.g. "image/*,.pdf"' }),
       ),
       max_size: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: FILE_LIMIT_MAX_SIZE, default: FILE_DEFAULT_MAX_SIZE, description: 'Largest accepted file, in bytes' }),
+        Type.Integer({
+          minimum: 1,
+          maximum: FILE_LIMIT_MAX_SIZE,
+          default: FILE_DEFAULT_MAX_SIZE,
+          description: 'Largest accepted file, in bytes',
+        }),
       ),
     },
     { additionalProperties: false },
@@ -48,7 +56,11 @@ export const file: FieldType<FileConfig> = {
       const tokens = acceptTokens(config.accept)
       const bad = tokens.find((token) => !ACCEPT_TOKEN.test(token))
       if (tokens.length === 0 || bad !== undefined) {
-        problems.push({ path: '/accept', message: 'Expected a comma-separated list of extensions (".pdf") or media types ("image/*")', code: 'invalid_format' })
+        problems.push({
+          path: '/accept',
+          message: 'Expected a comma-separated list of extensions (".pdf") or media types ("image/*")',
+          code: 'invalid_format',
+        })
       }
     }
     return problems
@@ -59,9 +71,14 @@ export const file: FieldType<FileConfig> = {
     // A JSON body cannot carry a file; the page uploads with multipart/form-data.
     if (!(input instanceof Upload)) return rejected('A file must be uploaded with multipart/form-data', 'invalid_type')
     const maxSize = fileMaxSize(config)
-    if (input.size > maxSize) return rejected(`The file must be at most ${formatSize(maxSize)}`, 'file_too_large', { size: { bytes: maxSize } })
+    if (input.size > maxSize)
+      return rejected(`The file must be at most ${formatSize(maxSize)}`, 'file_too_large', { size: { bytes: maxSize } })
     if (config.accept !== undefined && !accepts(config.accept, input)) {
-      return rejected(`The file must be ${describeAccept(config.accept).replace(/^An? /, (a) => a.toLowerCase())}`, 'file_type', { types: { fileTypes: config.accept } })
+      return rejected(
+        `The file must be ${describeAccept(config.accept).replace(/^An? /, (a) => a.toLowerCase())}`,
+        'file_type',
+        { types: { fileTypes: config.accept } },
+      )
     }
     return { kind: 'upload', upload: input }
   },
@@ -97,16 +114,25 @@ export function accepts(accept: string, upload: Upload): boolean {
   })
 }
 
-const KINDS: Record<string, string> = { 'image/*': 'an image', 'audio/*': 'an audio file', 'video/*': 'a video', 'text/*': 'a text file' }
+const KINDS: Record<string, string> = {
+  'image/*': 'an image',
+  'audio/*': 'an audio file',
+  'video/*': 'a video',
+  'text/*': 'a text file',
+}
 
 /** "image/*,.pdf" -> "An image or PDF": the accept list as a person reads it. */
 export function describeAccept(accept: string): string {
-  const names = [...new Set(acceptTokens(accept).map((token) => {
-    const lower = token.toLowerCase()
-    if (KINDS[lower]) return KINDS[lower]
-    if (lower.startsWith('.')) return lower.slice(1).toUpperCase()
-    return (lower.split('/')[1] ?? lower).replace(/^(?:x-|vnd\.)/, '').toUpperCase()
-  }))]
+  const names = [
+    ...new Set(
+      acceptTokens(accept).map((token) => {
+        const lower = token.toLowerCase()
+        if (KINDS[lower]) return KINDS[lower]
+        if (lower.startsWith('.')) return lower.slice(1).toUpperCase()
+        return (lower.split('/')[1] ?? lower).replace(/^(?:x-|vnd\.)/, '').toUpperCase()
+      }),
+    ),
+  ]
   const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`
   return list.charAt(0).toUpperCase() + list.slice(1)
 }

@@ -1,4 +1,4 @@
-import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { type TObject, type TSchema, Type } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
 import { FORM_POST_MAX_BYTES } from '../lib/request-body.ts'
 import { checkbox } from './checkbox.ts'
@@ -28,7 +28,8 @@ export const ERROR_MESSAGE_MAX_LENGTH = 300
 const ErrorMessage = Type.String({
   minLength: 1,
   maxLength: ERROR_MESSAGE_MAX_LENGTH,
-  description: "What the page says, instead of its built-in message, when this field's value is missing or invalid (write it in the page's language). The API's messages stay as they are.",
+  description:
+    "What the page says, instead of its built-in message, when this field's value is missing or invalid (write it in the page's language). The API's messages stay as they are.",
 })
 
 function configSchema(type: FieldType): TObject {
@@ -43,11 +44,15 @@ function fieldSchema(type: FieldType): TSchema {
       key: Type.String({
         pattern: FIELD_KEY_PATTERN,
         errorMessage: 'Must start with a letter and hold only letters, digits, "_" and "-" (at most 64 characters)',
-        description: 'Key of this field\'s value in the response data',
+        description: "Key of this field's value in the response data",
       }),
       type: Type.Literal(type.name),
       label: Type.String({ minLength: 1, maxLength: 255 }),
-      description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'Helper text shown below the label' })),
+      description: Type.Optional(
+        Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], {
+          description: 'Helper text shown below the label',
+        }),
+      ),
       required: Type.Optional(Type.Boolean({ default: false })),
       // A type with required config keys (select's options) needs its config.
       config: config.required?.length ? config : Type.Optional(config),
@@ -63,7 +68,10 @@ export const FieldInput = Type.Union(Object.values(fieldTypes).map(fieldSchema),
 
 /** What a form post answering these fields can weigh at most, with room for the encoding around it. */
 export function submissionBodyLimit(fields: FieldDefinition[]): number {
-  const allowance = fields.reduce((total, field) => total + (fieldTypes[field.type]!.maxSubmittedBytes?.(field.config ?? {}) ?? 4096), 64 * 1024)
+  const allowance = fields.reduce(
+    (total, field) => total + (fieldTypes[field.type]!.maxSubmittedBytes?.(field.config ?? {}) ?? 4096),
+    64 * 1024,
+  )
   return Math.min(allowance, FORM_POST_MAX_BYTES)
 }
 
@@ -77,7 +85,8 @@ export async function checkFieldConfig(field: FieldDefinition): Promise<Problem[
   const problems = type.checkConfig(config).map((p) => ({ ...p, path: `/config${p.path}` }))
   if (problems.length === 0 && config.default !== undefined) {
     const parsed = await type.parse(config.default, config, false)
-    if (parsed.kind === 'invalid') problems.push({ path: '/config/default', message: parsed.message, code: parsed.code })
+    if (parsed.kind === 'invalid')
+      problems.push({ path: '/config/default', message: parsed.message, code: parsed.code })
   }
   return problems
 }

@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js'
 import { createLruCache } from '../lib/lru.ts'
-import { matchLegacyPattern, type LegacyVerdict } from './legacy-pattern.ts'
+import { type LegacyVerdict, matchLegacyPattern } from './legacy-pattern.ts'
 
 /**
  * A text field's `pattern` is written as the browser reads the HTML pattern
@@ -65,11 +65,15 @@ function readPattern(pattern: string): ReadPattern {
       throw error
     }
     // Compiling costs time with the program's size: refuse what would be too large first.
-    if (translation.cost > PATTERN_COST_LIMIT) return { kind: 'not_linear', reason: tooCostly(translation.cost, PATTERN_COST_LIMIT) }
+    if (translation.cost > PATTERN_COST_LIMIT)
+      return { kind: 'not_linear', reason: tooCostly(translation.cost, PATTERN_COST_LIMIT) }
     try {
       return { kind: 'linear', re2: RE2JS.compile(`^(?:${translation.source})$`), cost: translation.cost }
     } catch (error) {
-      return { kind: 'not_linear', reason: `The server's linear-time matcher cannot run it (${(error as Error).message.replace(/^error parsing regexp: /, '')})` }
+      return {
+        kind: 'not_linear',
+        reason: `The server's linear-time matcher cannot run it (${(error as Error).message.replace(/^error parsing regexp: /, '')})`,
+      }
     }
   })
 }
@@ -83,7 +87,8 @@ const tooCostly = (cost: number, limit: number) =>
  */
 export function patternProblem(pattern: string, maxLength: number): string | undefined {
   const read = readPattern(pattern)
-  if (read.kind === 'invalid') return `Is not a valid regular expression (read as the browser does, with the v flag): ${read.reason}`
+  if (read.kind === 'invalid')
+    return `Is not a valid regular expression (read as the browser does, with the v flag): ${read.reason}`
   if (read.kind === 'not_linear') return read.reason
   const limit = Math.min(PATTERN_COST_LIMIT, PATTERN_WORK_LIMIT / maxLength)
   if (read.cost > limit) return tooCostly(read.cost, limit)
@@ -98,7 +103,11 @@ export type PatternVerdict = 'match' | 'mismatch' | LegacyVerdict
  * run as the browser does (or only at too high a cost) is matched by the
  * browser's engine in a worker thread, with a deadline.
  */
-export function matchPattern(pattern: string, maxLength: number, value: string): PatternVerdict | Promise<PatternVerdict> {
+export function matchPattern(
+  pattern: string,
+  maxLength: number,
+  value: string,
+): PatternVerdict | Promise<PatternVerdict> {
   if (patternProblem(pattern, maxLength) !== undefined) return matchLegacyPattern(pattern, value)
   const read = readPattern(pattern) as Extract<ReadPattern, { kind: 'linear' }>
   return read.re2.testExact(value) ? 'match' : 'mismatch'
@@ -127,8 +136,16 @@ const hex = (codePoint: number) => `\\x{${codePoint.toString(16)}}`
 
 /** JavaScript's \s: WhiteSpace and LineTerminator. */
 const WHITESPACE: Array<[number, number]> = [
-  [0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029],
-  [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff],
+  [0x09, 0x0d],
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x2028, 0x2029],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
 ]
 
 const rangesText = (ranges: Array<[number, number]>) =>
@@ -150,18 +167,53 @@ const WHITESPACE_MEMBERS = rangesText(WHITESPACE)
 const NON_WHITESPACE_MEMBERS = rangesText(complement(WHITESPACE))
 const ANY_MEMBERS = rangesText([[0, 0x10ffff]])
 /** `.` without the s flag: anything but a line terminator. */
-const DOT = `[^${rangesText([[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]])}]`
+const DOT = `[^${rangesText([
+  [0x0a, 0x0a],
+  [0x0d, 0x0d],
+  [0x2028, 0x2029],
+])}]`
 
 /** General categories by their long names (JavaScript accepts both), as RE2 names them. */
 const GENERAL_CATEGORIES: Record<string, string> = {
-  Cased_Letter: 'LC', Close_Punctuation: 'Pe', Connector_Punctuation: 'Pc', Control: 'Cc', cntrl: 'Cc',
-  Currency_Symbol: 'Sc', Dash_Punctuation: 'Pd', Decimal_Number: 'Nd', digit: 'Nd', Enclosing_Mark: 'Me',
-  Final_Punctuation: 'Pf', Format: 'Cf', Initial_Punctuation: 'Pi', Letter: 'L', Letter_Number: 'Nl',
-  Line_Separator: 'Zl', Lowercase_Letter: 'Ll', Mark: 'M', Combining_Mark: 'M', Math_Symbol: 'Sm',
-  Modifier_Letter: 'Lm', Modifier_Symbol: 'Sk', Nonspacing_Mark: 'Mn', Number: 'N', Open_Punctuation: 'Ps',
-  Other_Letter: 'Lo', Other_Number: 'No', Other_Punctuation: 'Po', Other_Symbol: 'So',
-  Paragraph_Separator: 'Zp', Private_Use: 'Co', Punctuation: 'P', punct: 'P', Separator: 'Z',
-  Space_Separator: 'Zs', Spacing_Mark: 'Mc', Surrogate: 'Cs', Symbol: 'S', Titlecase_Letter: 'Lt',
+  Cased_Letter: 'LC',
+  Close_Punctuation: 'Pe',
+  Connector_Punctuation: 'Pc',
+  Control: 'Cc',
+  cntrl: 'Cc',
+  Currency_Symbol: 'Sc',
+  Dash_Punctuation: 'Pd',
+  Decimal_Number: 'Nd',
+  digit: 'Nd',
+  Enclosing_Mark: 'Me',
+  Final_Punctuation: 'Pf',
+  Format: 'Cf',
+  Initial_Punctuation: 'Pi',
+  Letter: 'L',
+  Letter_Number: 'Nl',
+  Line_Separator: 'Zl',
+  Lowercase_Letter: 'Ll',
+  Mark: 'M',
+  Combining_Mark: 'M',
+  Math_Symbol: 'Sm',
+  Modifier_Letter: 'Lm',
+  Modifier_Symbol: 'Sk',
+  Nonspacing_Mark: 'Mn',
+  Number: 'N',
+  Open_Punctuation: 'Ps',
+  Other_Letter: 'Lo',
+  Other_Number: 'No',
+  Other_Punctuation: 'Po',
+  Other_Symbol: 'So',
+  Paragraph_Separator: 'Zp',
+  Private_Use: 'Co',
+  Punctuation: 'P',
+  punct: 'P',
+  Separator: 'Z',
+  Space_Separator: 'Zs',
+  Spacing_Mark: 'Mc',
+  Surrogate: 'Cs',
+  Symbol: 'S',
+  Titlecase_Letter: 'Lt',
   Uppercase_Letter: 'Lu',
 }
 const RE2_CATEGORIES = new Set(Object.values(GENERAL_CATEGORIES))
@@ -212,7 +264,10 @@ function translate(pattern: string): Translation {
       at += match[0].length
       const min = Number(match[1])
       const max = match[2] === undefined ? min : match[3] === '' ? undefined : Number(match[3])
-      if (min > MAX_REPEAT || (max ?? 0) > MAX_REPEAT) throw new Unsupported(`Repeats more than ${MAX_REPEAT} times, which the server's linear-time matcher cannot run`)
+      if (min > MAX_REPEAT || (max ?? 0) > MAX_REPEAT)
+        throw new Unsupported(
+          `Repeats more than ${MAX_REPEAT} times, which the server's linear-time matcher cannot run`,
+        )
       times = max === undefined ? min + 1 : Math.max(max, 1)
       suffix = match[0]
     } else {
@@ -238,7 +293,7 @@ function translate(pattern: string): Translation {
     }
     if (c === '(') return group()
     if (c === '[') return characterClass()
-    if (c === '\\') return escape()
+    if (c === '\\') return translateEscape()
     const codePoint = pattern.codePointAt(at)!
     at += codePoint > 0xffff ? 2 : 1
     return { source: hex(codePoint), cost: SIMPLE_COST }
@@ -246,24 +301,30 @@ function translate(pattern: string): Translation {
 
   function group(): Translation {
     if (startsWith('(?=') || startsWith('(?!') || startsWith('(?<=') || startsWith('(?<!')) {
-      throw new Unsupported('Uses lookahead or lookbehind ((?=, (?!, (?<=, (?<!), which the server\'s linear-time matcher cannot run')
+      throw new Unsupported(
+        "Uses lookahead or lookbehind ((?=, (?!, (?<=, (?<!), which the server's linear-time matcher cannot run",
+      )
     }
     if (startsWith('(?:')) at += 3
     else if (startsWith('(?<')) at = pattern.indexOf('>', at) + 1
-    else if (startsWith('(?')) throw new Unsupported('Uses inline flags such as (?i:…), which the server\'s linear-time matcher cannot run as the browser does')
+    else if (startsWith('(?'))
+      throw new Unsupported(
+        "Uses inline flags such as (?i:…), which the server's linear-time matcher cannot run as the browser does",
+      )
     else at += 1
     const inner = disjunction()
     at++ // the closing parenthesis
     return { source: `(?:${inner.source})`, cost: inner.cost }
   }
 
-  function escape(): Translation {
+  function translateEscape(): Translation {
     const c = peek(1)!
     if (c === 'b' || c === 'B') {
       at += 2
       return { source: `\\${c}`, cost: SIMPLE_COST }
     }
-    if (/[1-9]/.test(c) || c === 'k') throw new Unsupported('Uses a back-reference (\\1, \\k<name>), which the server\'s linear-time matcher cannot run')
+    if (/[1-9]/.test(c) || c === 'k')
+      throw new Unsupported("Uses a back-reference (\\1, \\k<name>), which the server's linear-time matcher cannot run")
     if (c === 's' || c === 'S') {
       at += 2
       return { source: c === 's' ? `[${WHITESPACE_MEMBERS}]` : `[^${WHITESPACE_MEMBERS}]`, cost: LARGE_CLASS_COST }
@@ -278,16 +339,26 @@ function translate(pattern: string): Translation {
     const c = peek(1)!
     at += 2
     switch (c) {
-      case 'd': case 'D': case 'w': case 'W':
+      case 'd':
+      case 'D':
+      case 'w':
+      case 'W':
         return { kind: 'set', source: `\\${c}` }
-      case 'p': case 'P':
+      case 'p':
+      case 'P':
         return { kind: 'property', source: property(c) }
-      case 't': return { kind: 'char', codePoint: 0x09 }
-      case 'n': return { kind: 'char', codePoint: 0x0a }
-      case 'v': return { kind: 'char', codePoint: 0x0b }
-      case 'f': return { kind: 'char', codePoint: 0x0c }
-      case 'r': return { kind: 'char', codePoint: 0x0d }
-      case '0': return { kind: 'char', codePoint: 0 }
+      case 't':
+        return { kind: 'char', codePoint: 0x09 }
+      case 'n':
+        return { kind: 'char', codePoint: 0x0a }
+      case 'v':
+        return { kind: 'char', codePoint: 0x0b }
+      case 'f':
+        return { kind: 'char', codePoint: 0x0c }
+      case 'r':
+        return { kind: 'char', codePoint: 0x0d }
+      case '0':
+        return { kind: 'char', codePoint: 0 }
       case 'c': {
         const letter = pattern.charCodeAt(at)
         at++
@@ -321,7 +392,8 @@ function translate(pattern: string): Translation {
       at += 6
       return 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00)
     }
-    if (unit >= 0xd800 && unit <= 0xdfff) throw new Unsupported('Names a lone surrogate (\\uD800), which is no character the server can match')
+    if (unit >= 0xd800 && unit <= 0xdfff)
+      throw new Unsupported('Names a lone surrogate (\\uD800), which is no character the server can match')
     return unit
   }
 
@@ -330,7 +402,7 @@ function translate(pattern: string): Translation {
     const end = pattern.indexOf('}', at)
     const text = pattern.slice(at + 1, end)
     at = end + 1
-    const [name, value] = text.includes('=') ? text.split('=') as [string, string] : [undefined, text]
+    const [name, value] = text.includes('=') ? (text.split('=') as [string, string]) : [undefined, text]
     let re2Name: string | undefined
     if (name === undefined || name === 'General_Category' || name === 'gc') {
       const category = GENERAL_CATEGORIES[value] ?? value
@@ -338,7 +410,8 @@ function translate(pattern: string): Translation {
     } else if (name === 'Script' || name === 'sc') {
       re2Name = value
     }
-    if (re2Name === undefined) throw new Unsupported(`Uses the Unicode property ${text}, which the server's linear-time matcher does not know`)
+    if (re2Name === undefined)
+      throw new Unsupported(`Uses the Unicode property ${text}, which the server's linear-time matcher does not know`)
     return `\\${letter}{${re2Name}}`
   }
 
@@ -350,7 +423,9 @@ function translate(pattern: string): Translation {
     let cost = CLASS_COST
     while (peek() !== ']') {
       if (peek() === '[' || startsWith('--') || startsWith('&&') || startsWith('\\q')) {
-        throw new Unsupported('Uses a nested class or a set operation in […] (--, &&, \\q{…}), which the server\'s linear-time matcher cannot run')
+        throw new Unsupported(
+          "Uses a nested class or a set operation in […] (--, &&, \\q{…}), which the server's linear-time matcher cannot run",
+        )
       }
       if (startsWith('\\s') || startsWith('\\S')) {
         members += peek(1) === 's' ? WHITESPACE_MEMBERS : NON_WHITESPACE_MEMBERS

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox'
-import type { Problem } from '../lib/errors.ts'
 import type { Message } from '../i18n/index.ts'
-import { EMPTY, answer, isBlank, rejected, type FieldType, type Parsed } from './types.ts'
-import { matchPattern, patternProblem, type PatternVerdict } from './pattern.ts'
-import { Placeholder } from './shared.ts'
+import type { Problem } from '../lib/errors.ts'
 import { Autocomplete, autocompleteProblem, isTelToken } from './autocomplete.ts'
+import { matchPattern, type PatternVerdict, patternProblem } from './pattern.ts'
+import { Placeholder } from './shared.ts'
+import { answer, EMPTY, type FieldType, isBlank, type Parsed, rejected } from './types.ts'
 
 export const TEXT_MAX_LENGTH = 10_000
 
@@ -26,7 +26,11 @@ export const text: FieldType<TextConfig> = {
       min_length: Type.Optional(Type.Integer({ minimum: 0, maximum: TEXT_MAX_LENGTH })),
       max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: TEXT_MAX_LENGTH, default: 1000 })),
       pattern: Type.Optional(
-        Type.String({ minLength: 1, maxLength: 1000, description: 'A regular expression the whole value must match, as the HTML pattern attribute' }),
+        Type.String({
+          minLength: 1,
+          maxLength: 1000,
+          description: 'A regular expression the whole value must match, as the HTML pattern attribute',
+        }),
       ),
       autocomplete: Type.Optional(Autocomplete),
     },
@@ -36,7 +40,11 @@ export const text: FieldType<TextConfig> = {
     const problems: Problem[] = []
     const maxLength = config.max_length ?? 1000
     if (config.min_length !== undefined && config.min_length > maxLength) {
-      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})`, code: 'invalid_value' })
+      problems.push({
+        path: '/min_length',
+        message: `Must not be greater than max_length (${maxLength})`,
+        code: 'invalid_value',
+      })
     }
     const autocomplete = autocompleteProblem('text', config.autocomplete)
     if (autocomplete) problems.push(autocomplete)
@@ -90,7 +98,8 @@ export const encodedTextBytes = (maxLength: number) => maxLength * 12
  * so stating "up to 1,000 characters" under every short question is noise).
  */
 export function lengthNote(minLength: number | undefined, maxLength: number | undefined): Message | undefined {
-  if (minLength && maxLength !== undefined) return { key: 'hint.length_between', params: { min: minLength, count: maxLength } }
+  if (minLength && maxLength !== undefined)
+    return { key: 'hint.length_between', params: { min: minLength, count: maxLength } }
   if (maxLength !== undefined) return { key: 'hint.max_length', params: { count: maxLength } }
   return minLength ? { key: 'hint.min_length', params: { count: minLength } } : undefined
 }
@@ -105,7 +114,8 @@ export const tooLong = (maxLength: number, over: number) =>
  */
 export function checkLength(value: string, minLength: number | undefined, maxLength: number) {
   const length = characterCount(value)
-  if (minLength !== undefined && length < minLength) return rejected(`Must be at least ${minLength} characters`, 'too_short', { count: minLength })
+  if (minLength !== undefined && length < minLength)
+    return rejected(`Must be at least ${minLength} characters`, 'too_short', { count: minLength })
   if (length > maxLength) return tooLong(maxLength, length - maxLength)
   return undefined
 }
@@ -127,6 +137,10 @@ export function characterCount(text: string): number {
 
 function patternOutcome(verdict: PatternVerdict, value: string): Parsed {
   if (verdict === 'match') return answer(value)
-  if (verdict === 'timeout') return rejected('Could not be checked against the required format in time; try again, or a shorter value', 'pattern')
+  if (verdict === 'timeout')
+    return rejected(
+      'Could not be checked against the required format in time; try again, or a shorter value',
+      'pattern',
+    )
   return rejected('Does not match the required format', 'pattern')
 }

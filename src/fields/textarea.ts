@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import type { Problem } from '../lib/errors.ts'
-import { EMPTY, answer, isBlank, rejected, type FieldType } from './types.ts'
+import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
 import { Placeholder } from './shared.ts'
 import { checkLength, encodedTextBytes, lengthNote } from './text.ts'
-import { Autocomplete, autocompleteProblem } from './autocomplete.ts'
+import { answer, EMPTY, type FieldType, isBlank, rejected } from './types.ts'
 
 export const TEXTAREA_MAX_LENGTH = 100_000
 
@@ -33,7 +33,11 @@ export const textarea: FieldType<TextareaConfig> = {
     const problems: Problem[] = []
     const maxLength = config.max_length ?? 10_000
     if (config.min_length !== undefined && config.min_length > maxLength) {
-      problems.push({ path: '/min_length', message: `Must not be greater than max_length (${maxLength})`, code: 'invalid_value' })
+      problems.push({
+        path: '/min_length',
+        message: `Must not be greater than max_length (${maxLength})`,
+        code: 'invalid_value',
+      })
     }
     const autocomplete = autocompleteProblem('textarea', config.autocomplete)
     if (autocomplete) problems.push(autocomplete)

@@ -1,6 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
-import type { ErrorCode, Problem } from '../lib/errors.ts'
 import type { Locale, Message, MessageParams } from '../i18n/index.ts'
+import type { ErrorCode, Problem } from '../lib/errors.ts'
 
 /** A value a response's `data` holds: a multiple select's is the chosen option values. */
 export type AnswerValue = string | number | boolean | string[]
@@ -54,7 +54,10 @@ export interface FieldDefinition {
 /** Attributes of a native control; undefined and false ones are left out. */
 export type ControlAttributes = Record<string, string | number | boolean | undefined>
 
-export interface ControlOption { value: string; label: string }
+export interface ControlOption {
+  value: string
+  label: string
+}
 
 /** How the page shows a field: which native control, with which attributes. */
 export type Control =
@@ -79,6 +82,7 @@ export type Control =
  * between them, the control the page shows, and how a submitted value becomes
  * an answer. A new type is one new file registered in `index.ts`.
  */
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds every field type, each with its own config
 export interface FieldType<Config = any> {
   name: string
   /** Schema of the field's `config`; unknown keys are rejected. */
@@ -110,6 +114,7 @@ export const isBlank = (input: unknown) =>
 /** `min` must not exceed `max` (numbers, or YYYY-MM-DD strings, which compare as dates). */
 export function checkBounds<T extends number | string>(config: { min?: T; max?: T }): Problem[] {
   const { min, max } = config
-  if (min !== undefined && max !== undefined && min > max) return [{ path: '/max', message: 'Must not be less than min', code: 'invalid_value' }]
+  if (min !== undefined && max !== undefined && min > max)
+    return [{ path: '/max', message: 'Must not be less than min', code: 'invalid_value' }]
   return []
 }

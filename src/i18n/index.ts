@@ -1,10 +1,20 @@
 import { createLruCache } from '../lib/lru.ts'
 import { en, type MessageKey } from './catalogs/en.ts'
 import { catalogs } from './catalogs/index.ts'
-import { DEFAULT_LOCALE, directionOf, intlTag, negotiateLanguage, type Locale } from './locales.ts'
+import { DEFAULT_LOCALE, directionOf, intlTag, type Locale, negotiateLanguage } from './locales.ts'
 
-export { matchLocale, negotiateLocale, negotiateLanguage, languageOfTag, directionOf, SUPPORTED_LOCALES, DEFAULT_LOCALE, type Locale, type PageLanguage } from './locales.ts'
 export type { MessageKey } from './catalogs/en.ts'
+export {
+  DEFAULT_LOCALE,
+  directionOf,
+  type Locale,
+  languageOfTag,
+  matchLocale,
+  negotiateLanguage,
+  negotiateLocale,
+  type PageLanguage,
+  SUPPORTED_LOCALES,
+} from './locales.ts'
 
 /** A message's text, or its plural forms by CLDR plural category, chosen by the `count` parameter. */
 export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>>
@@ -49,7 +59,6 @@ export interface Translator {
   /** A calendar date (`YYYY-MM-DD`) as the numbers a person types for it, in `dateOrder`: "27 3 2007". */
   dateExample(ymd: string): string
 }
-
 
 const translators = new Map<Locale, Translator>()
 
@@ -137,7 +146,15 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
   const dateOrder: readonly DatePart[] = YEAR_FIRST.has(locale) ? ['year', 'month', 'day'] : ['day', 'month', 'year']
   const alternatives = once(() => new Intl.ListFormat(tag, { type: 'disjunction' }))
   const sizeFormats = (['byte', 'kilobyte', 'megabyte'] as const).map((unit) =>
-    once(() => new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: unit === 'byte' ? 'long' : 'short', maximumFractionDigits: 1 })),
+    once(
+      () =>
+        new Intl.NumberFormat(tag, {
+          style: 'unit',
+          unit,
+          unitDisplay: unit === 'byte' ? 'long' : 'short',
+          maximumFractionDigits: 1,
+        }),
+    ),
   )
 
   const date = (ymd: string) => {
@@ -159,11 +176,22 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
       unit++
     }
     const parts = sizeFormats[unit]!().formatToParts(value)
-    const number = parts.filter((part) => part.type !== 'unit' && part.type !== 'literal').map((part) => part.value).join('')
-    const unitName = parts.filter((part) => part.type === 'unit').map((part) => part.value).join('').replaceAll(' ', '\u00a0')
+    const number = parts
+      .filter((part) => part.type !== 'unit' && part.type !== 'literal')
+      .map((part) => part.value)
+      .join('')
+    const unitName = parts
+      .filter((part) => part.type === 'unit')
+      .map((part) => part.value)
+      .join('')
+      .replaceAll(' ', '\u00a0')
     // ICU writes Hebrew kilobytes unit first with no space at all ("kB\u200f1"): the number goes first, as for megabytes.
-    const unitFirst = parts.findIndex((part) => part.type === 'unit') < parts.findIndex((part) => part.type === 'integer')
-    const between = parts.filter((part) => part.type === 'literal').map((part) => part.value).join('')
+    const unitFirst =
+      parts.findIndex((part) => part.type === 'unit') < parts.findIndex((part) => part.type === 'integer')
+    const between = parts
+      .filter((part) => part.type === 'literal')
+      .map((part) => part.value)
+      .join('')
     const gap = /[\u202f\u00a0]/.exec(between)?.[0] ?? (/\s/.test(between) || unitFirst ? '\u00a0' : '\u2060')
     const written = `${number}${gap}${unitName}`
     return direction === 'rtl' ? `\u2067${written}\u2069` : written
@@ -171,7 +199,10 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
 
   function fileTypes(accept: string): string {
     const kinds = new Set<string>()
-    for (const token of accept.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)) {
+    for (const token of accept
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean)) {
       const family = /^(image|audio|video|text)\/\*$/.exec(token)?.[1]
       if (family) kinds.add(text(`file.kind.${family}` as MessageKey))
       else if (token.startsWith('.')) kinds.add(token.slice(1).toUpperCase())
@@ -196,19 +227,35 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
       const count = typeof params.count === 'number' ? params.count : 0
       template = entry[plurals().select(count)] ?? entry.other ?? ''
     }
-    return template.replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? shown(params[name]!) : whole))
+    return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
+      Object.hasOwn(params, name) ? shown(params[name]!) : whole,
+    )
   }
 
   function dateTime(ms: number, timeZone: string): string {
-    const format = dateTimeFormats.getOrMake(`${dateTag} ${timeZone}`, () =>
-      new Intl.DateTimeFormat(dateTag, { year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZone, timeZoneName: 'short' }),
+    const format = dateTimeFormats.getOrMake(
+      `${dateTag} ${timeZone}`,
+      () =>
+        new Intl.DateTimeFormat(dateTag, {
+          year: 'numeric',
+          month: 'long',
+          day: 'numeric',
+          hour: 'numeric',
+          minute: '2-digit',
+          timeZone,
+          timeZoneName: 'short',
+        }),
     )
     return format.format(ms)
   }
 
   function duration(ms: number): string {
     const minutes = Math.max(1, Math.floor(ms / 60_000))
-    if (minutes >= 24 * 60) return durations().format({ days: Math.floor(minutes / (24 * 60)), hours: Math.floor((minutes % (24 * 60)) / 60) })
+    if (minutes >= 24 * 60)
+      return durations().format({
+        days: Math.floor(minutes / (24 * 60)),
+        hours: Math.floor((minutes % (24 * 60)) / 60),
+      })
     if (minutes >= 60) return durations().format({ hours: Math.floor(minutes / 60), minutes: minutes % 60 })
     return durations().format({ minutes })
   }
@@ -224,7 +271,10 @@ function makeTranslator(locale: Locale, region: string | undefined): Translator 
 
 /** Intl.DurationFormat (in Bun, not yet in TypeScript's lib). */
 interface IntlWithDurations {
-  DurationFormat: new (tag: string, options: { style: 'long' }) => { format(duration: { days?: number; hours?: number; minutes?: number }): string }
+  DurationFormat: new (
+    tag: string,
+    options: { style: 'long' },
+  ) => { format(duration: { days?: number; hours?: number; minutes?: number }): string }
 }
 
 /** `make()`'s value, made the first time it is asked for. */

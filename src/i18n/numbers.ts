@@ -102,7 +102,11 @@ function regionalTag(locale: Locale, region: string): string | undefined {
 }
 
 function notation(tag: string, numberingSystem: string): Notation {
-  const format = new Intl.NumberFormat(tag, { numberingSystem, useGrouping: 'always', maximumFractionDigits: 1 } as Intl.NumberFormatOptions)
+  const format = new Intl.NumberFormat(tag, {
+    numberingSystem,
+    useGrouping: 'always',
+    maximumFractionDigits: 1,
+  } as Intl.NumberFormatOptions)
   const parts = format.formatToParts(1234567890.5)
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? ''
   const integers = parts.filter((p) => p.type === 'integer').map((p) => [...p.value].length)
@@ -127,7 +131,9 @@ function conventionsOf(locale: Locale, tag = intlTag(locale)): Conventions {
   if (native) systems.add(native)
   const minus = new Set(['-', '\u2212'])
   for (const system of systems) {
-    const sign = new Intl.NumberFormat(tag, { numberingSystem: system }).formatToParts(-1).find((p) => p.type === 'minusSign')
+    const sign = new Intl.NumberFormat(tag, { numberingSystem: system })
+      .formatToParts(-1)
+      .find((p) => p.type === 'minusSign')
     if (sign) minus.add(sign.value)
   }
   made = { notations: [...systems].map((system) => notation(tag, system)), minus, example: writeNumber(locale, 1234.5) }
@@ -201,7 +207,9 @@ function readWith({ notations, minus }: Conventions, text: string): number | und
   if (whole === '' && fraction === undefined) return undefined
   const value = Number(`${negative ? '-' : ''}${whole || '0'}${fraction === undefined ? '' : `.${fraction}`}`)
   // More digits than a double holds would be stored rounded: a number that changed is refused, never kept.
-  return meaningfulDigits(`${whole}${fraction ?? ''}`) === meaningfulDigits(Math.abs(value).toString().split('e')[0]!) ? value : undefined
+  return meaningfulDigits(`${whole}${fraction ?? ''}`) === meaningfulDigits(Math.abs(value).toString().split('e')[0]!)
+    ? value
+    : undefined
 }
 
 /** The digits of a decimal without its point, leading zeros or trailing zeros: `0.0120` and `12` are both `12`. */

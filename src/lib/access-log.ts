@@ -1,5 +1,5 @@
-import { Elysia } from 'elysia'
 import { randomBytes } from 'node:crypto'
+import { Elysia } from 'elysia'
 import { pathOf, type ResponseSet } from './http.ts'
 import type { Logger } from './log.ts'
 
@@ -9,7 +9,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 // Ids are a random per-process prefix and a counter: unique, and far cheaper than random bytes per request.
 const idPrefix = randomBytes(4).toString('hex')
 let idCounter = 0
-const nextRequestId = () => idPrefix + ((idCounter = (idCounter + 1) >>> 0).toString(16).padStart(8, '0'))
+const nextRequestId = () => idPrefix + (idCounter = (idCounter + 1) >>> 0).toString(16).padStart(8, '0')
 
 /** The id of a request in flight, from its `set`: as logged and sent back in X-Request-Id. */
 export const requestIdOf = (set: ResponseSet) => set.headers['x-request-id'] as string | undefined
@@ -19,7 +19,8 @@ export function requestIds() {
   return new Elysia({ name: 'request-ids' }).onRequest(({ request, set }) => {
     const offered = request.headers.get('x-request-id')
     // An id that looks like an API key is never kept: it would be written to the log.
-    set.headers['x-request-id'] = offered && SAFE_REQUEST_ID.test(offered) && !offered.includes('svc_') ? offered : nextRequestId()
+    set.headers['x-request-id'] =
+      offered && SAFE_REQUEST_ID.test(offered) && !offered.includes('svc_') ? offered : nextRequestId()
   })
 }
 

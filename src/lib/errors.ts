@@ -6,10 +6,32 @@ import type { MessageParams } from '../i18n/index.ts'
  * lists the same, and the OpenAPI document names them).
  */
 export const ERROR_CODES = [
-  'required', 'unknown_key', 'invalid_type', 'invalid_value', 'invalid_format', 'not_unique', 'too_short', 'too_long',
-  'too_small', 'too_large', 'step', 'pattern', 'invalid_pattern', 'email', 'not_an_option', 'too_few_selected',
-  'too_many_selected', 'unchecked', 'date', 'date_too_early', 'date_too_late', 'file_too_large', 'file_type',
-  'unknown_field', 'control_character', 'invalid_encoding',
+  'required',
+  'unknown_key',
+  'invalid_type',
+  'invalid_value',
+  'invalid_format',
+  'not_unique',
+  'too_short',
+  'too_long',
+  'too_small',
+  'too_large',
+  'step',
+  'pattern',
+  'invalid_pattern',
+  'email',
+  'not_an_option',
+  'too_few_selected',
+  'too_many_selected',
+  'unchecked',
+  'date',
+  'date_too_early',
+  'date_too_late',
+  'file_too_large',
+  'file_type',
+  'unknown_field',
+  'control_character',
+  'invalid_encoding',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]
@@ -99,12 +121,13 @@ export function invalid(problems: Problem[], more = false): HttpError {
   const rest = listed.length - described.length
   const tail = more
     ? `; and ${rest} more in errors, which stops at the first ${PROBLEMS_LISTED} found (there are others)`
-    : rest > 0 ? `; and ${rest} more` : ''
+    : rest > 0
+      ? `; and ${rest} more`
+      : ''
   return new HttpError(422, `Validation failed: ${described.join('; ')}${tail}`, listed)
 }
 
 export const invalidAt = (path: string, message: string, code: ErrorCode) => invalid([{ path, message, code }])
 
 /** Escape one segment of a JSON Pointer (RFC 6901). */
-export const pointerSegment = (segment: string | number) =>
-  String(segment).replaceAll('~', '~0').replaceAll('/', '~1')
+export const pointerSegment = (segment: string | number) => String(segment).replaceAll('~', '~0').replaceAll('/', '~1')

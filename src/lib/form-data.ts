@@ -45,7 +45,10 @@ const MAX_PART_HEADERS = 20
 const unreadableForm = (why: string) => new HttpError(400, `The form data could not be read: ${why}`)
 
 const tooMuchText = (limit: number) =>
-  new HttpError(413, `The answers apart from files are larger than ${limit === 1024 * 1024 ? '1 MiB' : `${limit} bytes`}`)
+  new HttpError(
+    413,
+    `The answers apart from files are larger than ${limit === 1024 * 1024 ? '1 MiB' : `${limit} bytes`}`,
+  )
 
 const tooManyParts = () => new HttpError(413, `A form post may have at most ${MAX_PARTS} fields`)
 
@@ -63,7 +66,9 @@ function decodeUtf8(bytes: Uint8Array, what: string): string {
 
 /** The boundary a multipart/form-data Content-Type names, or a 400. */
 export function multipartBoundary(contentType: string): string {
-  const match = /^multipart\/form-data\s*;(?:.*;)?\s*boundary\s*=\s*(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:;|$)/i.exec(contentType)
+  const match = /^multipart\/form-data\s*;(?:.*;)?\s*boundary\s*=\s*(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:;|$)/i.exec(
+    contentType,
+  )
   const boundary = match?.[1] ?? match?.[2]
   if (!boundary) throw unreadableForm('the multipart boundary is missing or malformed')
   return boundary
@@ -291,7 +296,8 @@ export function multipartParser<F>(boundary: string, limits: FormPostHandling<F>
 
   /** What follows a delimiter: "--" (the end), or CRLF and a part's headers. */
   function scanHead(bytes: Uint8Array): Uint8Array {
-    head = head.length === 0 ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.concat([head, bytes])
+    head =
+      head.length === 0 ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.concat([head, bytes])
     if (state === 'after-delimiter') {
       // Transport padding (spaces, tabs) may follow a delimiter.
       let at = 0
@@ -301,14 +307,15 @@ export function multipartParser<F>(boundary: string, limits: FormPostHandling<F>
         state = 'done'
         return new Uint8Array()
       }
-      if (head[at] !== 0x0d || head[at + 1] !== 0x0a) throw unreadableForm('a boundary is followed by something other than a line break')
+      if (head[at] !== 0x0d || head[at + 1] !== 0x0a)
+        throw unreadableForm('a boundary is followed by something other than a line break')
       state = 'headers'
       // Kept with its CRLF, so a part without headers still ends in CRLF CRLF.
       head = head.subarray(at)
     }
     const end = head.indexOf(HEADERS_END)
     if (end === -1) {
-      if (head.length > MAX_PART_HEADER_BYTES) throw unreadableForm('a part\'s headers are too long')
+      if (head.length > MAX_PART_HEADER_BYTES) throw unreadableForm("a part's headers are too long")
       return new Uint8Array()
     }
     startPart(head.subarray(2, end))
@@ -339,7 +346,7 @@ function partHeaders(block: Buffer): PartHeaders {
   let disposition: string | undefined
   let type = ''
   for (const line of lines) {
-    const text = decodeUtf8(line, 'a part\'s header')
+    const text = decodeUtf8(line, "a part's header")
     const colon = text.indexOf(':')
     if (colon <= 0 || /[\r\n]/.test(text)) throw unreadableForm('a part has a malformed header')
     const name = text.slice(0, colon).trim().toLowerCase()
@@ -349,7 +356,8 @@ function partHeaders(block: Buffer): PartHeaders {
   }
   if (disposition === undefined) throw unreadableForm('a part has no Content-Disposition')
   const { kind, params } = parseParameters(disposition)
-  if (kind.toLowerCase() !== 'form-data' || params.name === undefined) throw unreadableForm('a part is not named form-data')
+  if (kind.toLowerCase() !== 'form-data' || params.name === undefined)
+    throw unreadableForm('a part is not named form-data')
   const filename = params['filename*'] !== undefined ? extendedValue(params['filename*']) : params.filename
   return { name: params.name, filename, type }
 }
@@ -373,14 +381,14 @@ function parseParameters(header: string): { kind: string; params: Record<string,
   let at = semicolon === -1 ? header.length : semicolon + 1
   while (at < header.length) {
     const match = /^\s*([^\s=;]+)\s*=\s*/.exec(header.slice(at))
-    if (!match) throw unreadableForm('a part\'s Content-Disposition is malformed')
+    if (!match) throw unreadableForm("a part's Content-Disposition is malformed")
     const key = match[1]!.toLowerCase()
     at += match[0].length
     let value = ''
     if (header[at] === '"') {
       at++
       for (;;) {
-        if (at >= header.length) throw unreadableForm('a part\'s Content-Disposition has an unclosed quote')
+        if (at >= header.length) throw unreadableForm("a part's Content-Disposition has an unclosed quote")
         const char = header[at++]!
         if (char === '"') break
         value += char === '\\' && at < header.length ? header[at++]! : char
@@ -393,7 +401,7 @@ function parseParameters(header: string): { kind: string; params: Record<string,
     if (key in params) throw unreadableForm(`a part's Content-Disposition names ${key} twice`)
     params[key] = value
     const next = /^\s*(;|$)/.exec(header.slice(at))
-    if (!next) throw unreadableForm('a part\'s Content-Disposition is malformed')
+    if (!next) throw unreadableForm("a part's Content-Disposition is malformed")
     at += next[0].length
   }
   return { kind, params }

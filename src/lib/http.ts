@@ -90,7 +90,11 @@ export function insertIntoPage(page: PageBytes, at: number, bytes: Uint8Array): 
  */
 export function htmlPage(set: ResponseSet, html: JSX.Element, status?: number): string
 export function htmlPage(set: ResponseSet, html: PageBytes, status?: number): Blob | ReadableStream<Uint8Array>
-export function htmlPage(set: ResponseSet, html: JSX.Element | PageBytes, status = 200): string | Blob | ReadableStream<Uint8Array> {
+export function htmlPage(
+  set: ResponseSet,
+  html: JSX.Element | PageBytes,
+  status = 200,
+): string | Blob | ReadableStream<Uint8Array> {
   set.status = status
   set.headers['content-type'] = 'text/html; charset=utf-8'
   if (typeof html === 'string' || html instanceof Promise) return html as string

@@ -1,5 +1,5 @@
-import { invalid, pointerSegment, type Problem } from './errors.ts'
-import { timeSlicer, yieldToLoop, type TimeSlicer } from './slices.ts'
+import { invalid, type Problem, pointerSegment } from './errors.ts'
+import { type TimeSlicer, timeSlicer, yieldToLoop } from './slices.ts'
 
 /** Deeper JSON than this is refused: nothing legitimate needs it, and serialising it could exhaust the stack. */
 export const MAX_JSON_DEPTH = 100
@@ -54,7 +54,11 @@ function jsonNestingProblem(text: string, maxDepth = MAX_TEXT_DEPTH): Problem | 
       }
       depth++
       if (depth > maxDepth) {
-        return { path: memberPointer(text, rootIsArray, memberKey, index), message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels`, code: 'invalid_value' }
+        return {
+          path: memberPointer(text, rootIsArray, memberKey, index),
+          message: `Must not nest deeper than ${MAX_JSON_DEPTH} levels`,
+          code: 'invalid_value',
+        }
       }
     } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) {
       depth--
@@ -79,7 +83,12 @@ function stringEnd(text: string, start: number): number {
   }
 }
 
-function memberPointer(text: string, rootIsArray: boolean, memberKey: [number, number] | undefined, index: number): string {
+function memberPointer(
+  text: string,
+  rootIsArray: boolean,
+  memberKey: [number, number] | undefined,
+  index: number,
+): string {
   if (rootIsArray) return `/${index}`
   if (memberKey === undefined) return ''
   try {
@@ -102,13 +111,21 @@ export async function parseJsonBody(text: string): Promise<unknown> {
   try {
     value = await parseInPieces(text)
   } catch (error) {
-    if (error instanceof SyntaxError) throw invalid([{ path: '', message: 'Request body is not valid JSON', code: 'invalid_format' }])
+    if (error instanceof SyntaxError)
+      throw invalid([{ path: '', message: 'Request body is not valid JSON', code: 'invalid_format' }])
     throw error
   }
   await yieldToLoop()
   // Text decoded from UTF-8 holds no lone surrogate: only an escape can write one.
   const illFormed = SURROGATE_ESCAPE.test(text) ? illFormedTextAt(value) : undefined
-  if (illFormed !== undefined) throw invalid([{ path: illFormed, message: 'Holds a lone surrogate ("\\ud800"), which is not valid Unicode text', code: 'invalid_encoding' }])
+  if (illFormed !== undefined)
+    throw invalid([
+      {
+        path: illFormed,
+        message: 'Holds a lone surrogate ("\\ud800"), which is not valid Unicode text',
+        code: 'invalid_encoding',
+      },
+    ])
   return value
 }
 
@@ -134,16 +151,24 @@ async function parseInPieces(text: string, slices: TimeSlicer = timeSlicer()): P
   return parseValue(text, start, end, ends, slices)
 }
 
-async function parseValue(text: string, start: number, end: number, ends: Map<number, number>, slices: TimeSlicer): Promise<unknown> {
+async function parseValue(
+  text: string,
+  start: number,
+  end: number,
+  ends: Map<number, number>,
+  slices: TimeSlicer,
+): Promise<unknown> {
   const code = text.charCodeAt(start)
-  if (end - start <= PIECE_CHARS || (code !== OPEN_ARRAY && code !== OPEN_OBJECT)) return JSON.parse(text.slice(start, end))
+  if (end - start <= PIECE_CHARS || (code !== OPEN_ARRAY && code !== OPEN_OBJECT))
+    return JSON.parse(text.slice(start, end))
   const isArray = code === OPEN_ARRAY
   const close = isArray ? CLOSE_ARRAY : CLOSE_OBJECT
   const result: unknown[] | Record<string, unknown> = isArray ? [] : {}
   const put = (key: string | undefined, value: unknown) => {
     if (isArray) (result as unknown[]).push(value)
     // Assigning `__proto__` would set the prototype: JSON.parse makes it an own key.
-    else if (key === '__proto__') Object.defineProperty(result, key, { value, writable: true, enumerable: true, configurable: true })
+    else if (key === '__proto__')
+      Object.defineProperty(result, key, { value, writable: true, enumerable: true, configurable: true })
     else (result as Record<string, unknown>)[key!] = value
   }
   // Members not parsed yet, from runStart to runEnd: parsed together, as one piece.
@@ -261,11 +286,17 @@ export interface JsonPlace {
 export function pointerAt(base: string, place: JsonPlace | undefined, key?: string | number): string {
   const segments: Array<string | number> = key === undefined ? [] : [key]
   for (let at = place; at?.parent !== undefined; at = at.parent) segments.push(at.key)
-  return base + segments.reverse().map((segment) => `/${pointerSegment(segment)}`).join('')
+  return (
+    base +
+    segments
+      .reverse()
+      .map((segment) => `/${pointerSegment(segment)}`)
+      .join('')
+  )
 }
 
 /** What a walk does after a value: go on (into it, when it is an object or array), skip what is inside it, or stop. */
-export type WalkStep = 'skip' | 'stop' | void
+export type WalkStep = 'skip' | 'stop' | undefined
 
 /**
  * Visits every value inside `root` in document order, without recursion (no
@@ -274,7 +305,10 @@ export type WalkStep = 'skip' | 'stop' | void
  * costs the same for every value whatever its depth. `root` itself is not
  * visited; `place` is the container holding each value.
  */
-export function walkJson(root: unknown, visit: (value: unknown, place: JsonPlace, key: string | number) => WalkStep): void {
+export function walkJson(
+  root: unknown,
+  visit: (value: unknown, place: JsonPlace, key: string | number) => WalkStep,
+): void {
   if (typeof root !== 'object' || root === null) return
   interface Frame extends JsonPlace {
     readonly value: object
@@ -315,7 +349,8 @@ export function freeFormProblem(value: unknown, path: string): Problem | undefin
   walkJson(value, (node, place, key) => {
     if (typeof node === 'number') {
       // 1e400 parses as Infinity and would come back as null.
-      if (!Number.isFinite(node)) problem = { path: pointerAt(path, place, key), message: 'Holds a number too large to store', code: 'too_large' }
+      if (!Number.isFinite(node))
+        problem = { path: pointerAt(path, place, key), message: 'Holds a number too large to store', code: 'too_large' }
       // Past 2^53 integers silently lose digits (12345678901234567890 -> ...000).
       else if (Number.isInteger(node) && !Number.isSafeInteger(node)) {
         problem = {
@@ -362,7 +397,7 @@ export function illFormedTextAt(value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return value.isWellFormed() ? undefined : path
   let found: string | undefined
   walkJson(value, (node, place, key) => {
-    if ((typeof key === 'string' && !key.isWellFormed())) found = pointerAt(path, place)
+    if (typeof key === 'string' && !key.isWellFormed()) found = pointerAt(path, place)
     else if (typeof node === 'string' && !node.isWellFormed()) found = pointerAt(path, place, key)
     return found === undefined ? undefined : 'stop'
   })

@@ -131,7 +131,8 @@ function createStdoutWriter(fd: number): StdoutWriter {
   function nextChunk(): string {
     let count = 0
     let chars = 0
-    while (count < queued.length && (count === 0 || chars + queued[count]!.length < CHUNK)) chars += queued[count++]!.length + 1
+    while (count < queued.length && (count === 0 || chars + queued[count]!.length < CHUNK))
+      chars += queued[count++]!.length + 1
     const lines = queued.splice(0, count)
     queuedChars -= chars
     return `${lines.join('\n')}\n`
@@ -141,7 +142,8 @@ function createStdoutWriter(fd: number): StdoutWriter {
   function reportDropped() {
     const count = dropped
     dropped = 0
-    if (!enqueue(logLine('warn', 'log lines dropped: stdout was not taking them', { dropped: count }), BACKLOG)) dropped = count
+    if (!enqueue(logLine('warn', 'log lines dropped: stdout was not taking them', { dropped: count }), BACKLOG))
+      dropped = count
   }
 
   process.on('exit', () => {
@@ -208,7 +210,8 @@ function lineTimeNow(): string {
   return lineTime
 }
 
-const logLine = (level: LogLevel, msg: string, fields?: LogFields) => JSON.stringify({ time: lineTimeNow(), level, msg, ...fields })
+const logLine = (level: LogLevel, msg: string, fields?: LogFields) =>
+  JSON.stringify({ time: lineTimeNow(), level, msg, ...fields })
 
 /** A logger writing to `sink`, or to stdout (see StdoutWriter) when none is given. */
 export function createLogger(sink: LogSink = (line, level) => stdoutWriter().line(line, level)): Logger {

@@ -34,7 +34,7 @@ export const apiDoc = (doc: ApiDoc) => ({ [DOC_KEY]: doc }) as DocumentDecoratio
 const ERROR_MEANINGS: Record<number, string> = {
   401: 'Invalid, unknown or revoked API key',
   403: 'No credentials provided',
-  404: 'Not found (also for another account\'s form)',
+  404: "Not found (also for another account's form)",
   409: 'The form is not in a state that allows this',
   410: 'The form was cancelled or has expired',
   413: 'Request body over 1 MiB',
@@ -53,7 +53,8 @@ interface RouteLike {
 // Annotations that drive our validation messages, not part of the published schema.
 const internalKeys = new Set(['errorMessage'])
 /** A TypeBox schema as plain JSON Schema, without the annotations only our validation reads. */
-export const publish = (schema: TSchema) => JSON.parse(JSON.stringify(schema, (key, value) => (internalKeys.has(key) ? undefined : value)))
+export const publish = (schema: TSchema) =>
+  JSON.parse(JSON.stringify(schema, (key, value) => (internalKeys.has(key) ? undefined : value)))
 
 export function documentedRoutes(routes: RouteLike[]): Array<{ method: string; path: string; doc: ApiDoc }> {
   return routes.flatMap((route) => {
@@ -75,25 +76,40 @@ export function buildOpenApi(routes: RouteLike[], info: { title: string; version
       const query = publish(doc.query)
       for (const [name, schema] of Object.entries(query.properties ?? {})) {
         const { description, ...rest } = schema as Record<string, unknown>
-        parameters.push({ name, in: 'query', required: (query.required ?? []).includes(name), description, schema: rest })
+        parameters.push({
+          name,
+          in: 'query',
+          required: (query.required ?? []).includes(name),
+          description,
+          schema: rest,
+        })
       }
     }
     const responses: Record<string, unknown> = {}
     for (const [status, response] of Object.entries(doc.responses)) {
       const headers = Object.fromEntries(
-        Object.entries(doc.headers?.[Number(status)] ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+        Object.entries(doc.headers?.[Number(status)] ?? {}).map(([name, description]) => [
+          name,
+          { description, schema: { type: 'string' } },
+        ]),
       )
       responses[status] =
         typeof response === 'string'
           ? { description: response, headers }
-          : { description: response.title ?? 'OK', headers, content: { 'application/json': { schema: publish(response) } } }
+          : {
+              description: response.title ?? 'OK',
+              headers,
+              content: { 'application/json': { schema: publish(response) } },
+            }
     }
     const errors = new Set([...(auth ? [401, 403, 429] : []), ...(doc.errors ?? []), 500])
     for (const status of [...errors].sort()) {
       responses[status] = {
         description: ERROR_MEANINGS[status] ?? 'Error',
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } } : {}),
+        ...(status === 429
+          ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } }
+          : {}),
       }
     }
     const openApiPath = path.replace(/:(\w+)/g, '{$1}')
@@ -105,7 +121,9 @@ export function buildOpenApi(routes: RouteLike[], info: { title: string; version
       tags: [doc.tag],
       security: auth ? [{ bearerAuth: [] }] : [],
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: publish(doc.body) } } } } : {}),
+      ...(doc.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: publish(doc.body) } } } }
+        : {}),
       responses,
     }
   }
@@ -137,4 +155,5 @@ function operationId(method: string, path: string): string {
   return method + words.join('')
 }
 
-const capitalise = (word: string) => word.charAt(0).toUpperCase() + word.slice(1).replace(/[-_](\w)/g, (_, c) => c.toUpperCase())
+const capitalise = (word: string) =>
+  word.charAt(0).toUpperCase() + word.slice(1).replace(/[-_](\w)/g, (_, c) => c.toUpperCase())

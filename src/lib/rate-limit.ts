@@ -17,7 +17,11 @@ const TAKES_PER_SWEEP = 10_000
  * forgives everyone. `perMinute` 0 turns limiting off. `callerOf` says which
  * callers share a bucket (see `addressBlock`).
  */
-export function createRateLimiter(perMinute: number, clock: Clock, callerOf: (caller: string) => string = (caller) => caller) {
+export function createRateLimiter(
+  perMinute: number,
+  clock: Clock,
+  callerOf: (caller: string) => string = (caller) => caller,
+) {
   const buckets = new Map<string, { tokens: number; updatedAt: number }>()
   const refillPerMs = perMinute / 60_000
   let takesSinceSweep = 0
@@ -64,7 +68,10 @@ export function createRateLimiter(perMinute: number, clock: Clock, callerOf: (ca
       }
       // More than a minute's worth never fits: the soonest a full minute's worth does.
       const wanted = Math.min(count, perMinute)
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((wanted - bucket.tokens) / refillPerMs / 1000)) }
+      return {
+        allowed: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((wanted - bucket.tokens) / refillPerMs / 1000)),
+      }
     },
     /** Callers remembered now. */
     get callers() {

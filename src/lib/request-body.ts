@@ -1,5 +1,11 @@
 import { HttpError, invalid } from './errors.ts'
-import { multipartBoundary, multipartParser, urlencodedParser, type FormEntry, type FormPostHandling } from './form-data.ts'
+import {
+  type FormEntry,
+  type FormPostHandling,
+  multipartBoundary,
+  multipartParser,
+  urlencodedParser,
+} from './form-data.ts'
 import { parseJsonBody } from './json.ts'
 import { timeSlicer, yieldToLoop } from './slices.ts'
 
@@ -50,10 +56,20 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 const closing = { Connection: 'close' }
 
 const tooLarge = (limit: number) =>
-  new HttpError(413, `Request body is larger than ${limit === API_BODY_LIMIT ? '1 MiB' : `${limit} bytes`}`, undefined, closing)
+  new HttpError(
+    413,
+    `Request body is larger than ${limit === API_BODY_LIMIT ? '1 MiB' : `${limit} bytes`}`,
+    undefined,
+    closing,
+  )
 
 const tooSlow = () =>
-  new HttpError(408, 'The request body arrived too slowly (at least 1 KiB/s over 30 s is needed); the connection is closed', undefined, closing)
+  new HttpError(
+    408,
+    'The request body arrived too slowly (at least 1 KiB/s over 30 s is needed); the connection is closed',
+    undefined,
+    closing,
+  )
 
 const busy = () =>
   new HttpError(503, 'The server is receiving as much as it can hold right now; try again shortly', undefined, {
@@ -176,11 +192,17 @@ export function createBodyReader(options: BodyReaderOptions) {
    * Reserves what the body may take (its declared length, else the route's
    * limit) for as long as `use` runs, and hands `use` the body's chunks as they arrive.
    */
-  async function withBody<T>(request: Request, limit: number, use: (chunks: AsyncIterable<Uint8Array>) => Promise<T>): Promise<T> {
+  async function withBody<T>(
+    request: Request,
+    limit: number,
+    use: (chunks: AsyncIterable<Uint8Array>) => Promise<T>,
+  ): Promise<T> {
     const declared = request.headers.get('content-length')
     const declaredBytes = declared === null ? undefined : Number(declared)
     if (declaredBytes !== undefined && declaredBytes > limit) throw tooLarge(limit)
-    const release = budget.reserve(declaredBytes !== undefined && Number.isSafeInteger(declaredBytes) ? declaredBytes : limit)
+    const release = budget.reserve(
+      declaredBytes !== undefined && Number.isSafeInteger(declaredBytes) ? declaredBytes : limit,
+    )
     if (!release) throw busy()
     try {
       // A body no larger than the pace's minimum arrives whole within one window at that pace: read
@@ -269,7 +291,8 @@ export function createBodyReader(options: BodyReaderOptions) {
       } catch {
         throw invalid([{ path: '', message: 'Request body is not valid UTF-8', code: 'invalid_encoding' }])
       }
-      if (text.trim() === '') throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object', code: 'invalid_type' }])
+      if (text.trim() === '')
+        throw invalid([{ path: '', message: 'Request body is empty; expected a JSON object', code: 'invalid_type' }])
       return parseJsonBody(text)
     },
 

@@ -28,14 +28,19 @@ export function parseApiTime(text: string): number | undefined {
   const m = ISO_DATETIME.exec(text)
   if (!m) return undefined
   const [, y, mo, d, h, mi, s = '0', frac = '0', , sign, oh, om] = m
-  const year = Number(y), month = Number(mo), day = Number(d)
-  const hour = Number(h), minute = Number(mi), second = Number(s)
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d)
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s)
   const millis = Number(frac.padEnd(3, '0').slice(0, 3))
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return undefined
   if (day < 1 || day > daysInMonth(year, month)) return undefined
   let ms = Date.UTC(year, month - 1, day, hour, minute, second, millis)
   if (sign) {
-    const offsetHours = Number(oh), offsetMinutes = Number(om)
+    const offsetHours = Number(oh),
+      offsetMinutes = Number(om)
     if (offsetHours > 23 || offsetMinutes > 59) return undefined
     const offset = (offsetHours * 60 + offsetMinutes) * 60_000
     ms -= sign === '+' ? offset : -offset
@@ -49,7 +54,9 @@ const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/
 export function isCalendarDate(text: string): boolean {
   const m = DATE_ONLY.exec(text)
   if (!m) return false
-  const year = Number(m[1]), month = Number(m[2]), day = Number(m[3])
+  const year = Number(m[1]),
+    month = Number(m[2]),
+    day = Number(m[3])
   return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
 }
 

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { ProblemList, type ErrorCode, type Problem } from './errors.ts'
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
+import { type ErrorCode, type Problem, ProblemList } from './errors.ts'
 import { pointerAt, walkJson } from './json.ts'
 
 /**
@@ -90,7 +90,8 @@ function explainUnion(error: ValueError, path: string, into: ProblemList): Probl
     ]
   }
   const constants = union.anyOf.map((v) => v.const)
-  if (constants.every((c) => c !== undefined)) return [{ path, message: `Must be one of: ${constants.join(', ')}`, code: 'invalid_value' }]
+  if (constants.every((c) => c !== undefined))
+    return [{ path, message: `Must be one of: ${constants.join(', ')}`, code: 'invalid_value' }]
   // Otherwise report against the variant of the value's own JSON type, when there is one.
   const variant = union.anyOf.find((v) => jsonTypeOf(v) === jsonTypeOfValue(value))
   if (variant) {
@@ -218,8 +219,38 @@ export function integerQuery(query: Record<string, unknown>, names: string[]): R
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/
 
 const CONTROL_CHARACTER_NAMES = [
-  'NUL', 'SOH', 'STX', 'ETX', 'EOT', 'ENQ', 'ACK', 'BEL', 'BS', 'HT', 'LF', 'VT', 'FF', 'CR', 'SO', 'SI',
-  'DLE', 'DC1', 'DC2', 'DC3', 'DC4', 'NAK', 'SYN', 'ETB', 'CAN', 'EM', 'SUB', 'ESC', 'FS', 'GS', 'RS', 'US',
+  'NUL',
+  'SOH',
+  'STX',
+  'ETX',
+  'EOT',
+  'ENQ',
+  'ACK',
+  'BEL',
+  'BS',
+  'HT',
+  'LF',
+  'VT',
+  'FF',
+  'CR',
+  'SO',
+  'SI',
+  'DLE',
+  'DC1',
+  'DC2',
+  'DC3',
+  'DC4',
+  'NAK',
+  'SYN',
+  'ETB',
+  'CAN',
+  'EM',
+  'SUB',
+  'ESC',
+  'FS',
+  'GS',
+  'RS',
+  'US',
 ]
 
 /**
@@ -231,7 +262,12 @@ export function controlCharacterProblem(text: string, path: string): Problem | u
   if (found === null) return undefined
   const code = found[0].charCodeAt(0)
   const name = `U+${code.toString(16).toUpperCase().padStart(4, '0')} (${CONTROL_CHARACTER_NAMES[code]})`
-  return { path, message: `Contains the invisible control character ${name}; remove it`, code: 'control_character', params: { character: name } }
+  return {
+    path,
+    message: `Contains the invisible control character ${name}; remove it`,
+    code: 'control_character',
+    params: { character: name },
+  }
 }
 
 /**
@@ -241,7 +277,8 @@ export function controlCharacterProblem(text: string, path: string): Problem | u
 export function collectControlCharacters(value: unknown, into: ProblemList, freeForm: readonly string[] = []): void {
   walkJson(value, (node, place, key) => {
     if (place.depth === 1 && typeof key === 'string' && freeForm.includes(key)) return 'skip'
-    if (typeof node === 'string' && CONTROL_CHARACTER.test(node)) into.add(controlCharacterProblem(node, pointerAt('', place, key))!)
+    if (typeof node === 'string' && CONTROL_CHARACTER.test(node))
+      into.add(controlCharacterProblem(node, pointerAt('', place, key))!)
     return into.overflowed ? 'stop' : undefined
   })
 }

@@ -20,7 +20,8 @@ export const HEALTH_BOUND_MS = 50 + 100
 export const RSS_BOUND_MIB = 768
 
 /** The resident memory of a process, in MiB (Linux). */
-export const residentMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+export const residentMiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
 
 /** File descriptors a process has open (Linux): its sockets among them. */
 export const openFiles = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
@@ -43,11 +44,14 @@ export interface ServerFigures {
  * never delays a probe and shows up as the server's latency.
  */
 export function watchServer(url: string, pid: number, everyMs = 10) {
-  const prober = Bun.spawn([process.execPath, join(import.meta.dir, 'health-prober.ts'), url, String(pid), String(everyMs)], {
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
+  const prober = Bun.spawn(
+    [process.execPath, join(import.meta.dir, 'health-prober.ts'), url, String(pid), String(everyMs)],
+    {
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'inherit',
+    },
+  )
   return {
     async stop(): Promise<ServerFigures> {
       prober.stdin.end()
@@ -100,7 +104,10 @@ export function largestUpload(n: number): FormData {
  * the server being measured; resolves with the JSON it prints last.
  */
 export async function runAttacker<T>(script: string, args: string[]): Promise<T> {
-  const attacker = Bun.spawn(['nice', '-n', '19', process.execPath, join(import.meta.dir, script), ...args], { stdout: 'pipe', stderr: 'inherit' })
+  const attacker = Bun.spawn(['nice', '-n', '19', process.execPath, join(import.meta.dir, script), ...args], {
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
   const [out, code] = await Promise.all([new Response(attacker.stdout).text(), attacker.exited])
   if (code !== 0) throw new Error(`${script} exited with ${code}: ${out}`)
   return JSON.parse(out.trim().split('\n').at(-1)!) as T

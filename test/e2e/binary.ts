@@ -74,10 +74,14 @@ export function builtBinary(): Promise<string> {
       proc.exited,
     ])
     if (code !== 0) {
-      throw new Error(`\`bun run build\` failed with exit code ${code} in ${PROJECT_ROOT}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`)
+      throw new Error(
+        `\`bun run build\` failed with exit code ${code} in ${PROJECT_ROOT}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`,
+      )
     }
     if (!existsSync(BINARY_PATH)) {
-      throw new Error(`\`bun run build\` succeeded but ${BINARY_PATH} does not exist\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`)
+      throw new Error(
+        `\`bun run build\` succeeded but ${BINARY_PATH} does not exist\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`,
+      )
     }
     return BINARY_PATH
   })()
@@ -114,15 +118,29 @@ export async function killAllChildren(): Promise<void> {
 
 /** Starts `binary args` in `cwd` with the cleaned environment plus `env`, output piped; tracked until it exits. */
 function spawnChild(binary: string, args: string[], cwd: string, env?: Record<string, string | undefined>) {
-  return track(Bun.spawn([binary, ...args], { cwd, env: childEnv(env), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }))
+  return track(
+    Bun.spawn([binary, ...args], { cwd, env: childEnv(env), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }),
+  )
 }
 
 /**
  * Like spawnChild, with stdout on a descriptor the test holds (a pipe it reads
  * only when it chooses: Bun reads a 'pipe' for the test eagerly, so it never fills).
  */
-export function spawnWithStdout(binary: string, args: string[], options: { cwd: string; env?: Record<string, string | undefined>; stdout: number }) {
-  return track(Bun.spawn([binary, ...args], { cwd: options.cwd, env: childEnv(options.env), stdin: 'ignore', stdout: options.stdout, stderr: 'pipe' }))
+export function spawnWithStdout(
+  binary: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined>; stdout: number },
+) {
+  return track(
+    Bun.spawn([binary, ...args], {
+      cwd: options.cwd,
+      env: childEnv(options.env),
+      stdin: 'ignore',
+      stdout: options.stdout,
+      stderr: 'pipe',
+    }),
+  )
 }
 
 function track<T extends Subprocess>(proc: T): T {
@@ -226,7 +244,11 @@ export async function startIntake(binary: string, options: StartOptions): Promis
       let off = () => {}
       const timer = setTimeout(() => {
         off()
-        reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${pattern} on stdout of intake ${args.join(' ')}\n${describe()}`))
+        reject(
+          new Error(
+            `Timed out after ${timeoutMs} ms waiting for ${pattern} on stdout of intake ${args.join(' ')}\n${describe()}`,
+          ),
+        )
       }, timeoutMs)
       const check = () => {
         const match = probe.exec(out.text)
@@ -322,9 +344,15 @@ export async function runIntake(
     proc.kill('SIGKILL')
   }, timeoutMs)
   try {
-    const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+    const [stdout, stderr] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
     if (timedOut) {
-      throw new Error(`intake ${args.join(' ')} was still running after ${timeoutMs} ms and was killed\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`)
+      throw new Error(
+        `intake ${args.join(' ')} was still running after ${timeoutMs} ms and was killed\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`,
+      )
     }
     return { code: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode), stdout, stderr }
   } finally {

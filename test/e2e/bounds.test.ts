@@ -6,19 +6,19 @@
  * is the contract's bounds (with room for a busy 2-core machine where noted).
  */
 import { describe, expect, test } from 'bun:test'
-import { startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
 import {
   HEALTH_BOUND_MS,
   LARGEST_UPLOAD_FORM,
   largestUploadFile,
   openFiles,
+  type RawConnection,
+  RSS_BOUND_MIB,
   rawConnection,
   residentMiB,
-  RSS_BOUND_MIB,
   runAttacker,
   watchServer,
-  type RawConnection,
 } from './attack.ts'
+import { type RunningIntake, startIntake, useBuiltBinary } from './binary.ts'
 
 const binary = useBuiltBinary('intake-bounds-')
 const MiB = 1024 * 1024
@@ -38,7 +38,6 @@ async function createForm(server: RunningIntake & { key: string }, body: unknown
   return (await res.json()) as { id: string }
 }
 
-
 const BOUNDARY = 'bounds-boundary'
 
 describe('memory: uploads', () => {
@@ -49,12 +48,15 @@ describe('memory: uploads', () => {
     const watch = watchServer(server.url, server.proc.pid)
     const head = `POST /f/${form.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${100 * MiB}\r\n\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="f0"; filename="scan.bin"\r\n\r\n`
     const filler = new Uint8Array(MiB).fill(0x61)
-    const connections: RawConnection[] = await Promise.all(Array.from({ length: 12 }, () => rawConnection(server.port, head)))
+    const connections: RawConnection[] = await Promise.all(
+      Array.from({ length: 12 }, () => rawConnection(server.port, head)),
+    )
     // 98 MiB each, as fast as the server takes it; then nothing more.
     await Promise.all(
       connections.map(async (connection) => {
         for (let sent = 0; sent < 98 && !connection.isClosed(); sent++) {
-          if (!connection.socket.write(filler)) await Promise.race([new Promise((r) => connection.socket.once('drain', r)), connection.closed])
+          if (!connection.socket.write(filler))
+            await Promise.race([new Promise((r) => connection.socket.once('drain', r)), connection.closed])
         }
       }),
     )
@@ -95,10 +97,10 @@ describe('memory: uploads', () => {
     const server = await started()
     const forms = await Promise.all(Array.from({ length: 6 }, () => createForm(server, LARGEST_UPLOAD_FORM)))
     const watch = watchServer(server.url, server.proc.pid)
-    const sent = await runAttacker<{ statuses: number[]; retried: number; retryAfter: string[]; seconds: number }>('uploader.ts', [
-      server.url,
-      ...forms.map((form) => form.id),
-    ])
+    const sent = await runAttacker<{ statuses: number[]; retried: number; retryAfter: string[]; seconds: number }>(
+      'uploader.ts',
+      [server.url, ...forms.map((form) => form.id)],
+    )
     const figures = await watch.stop()
     console.log(
       `6 x 100 MiB posts: stored in ${sent.seconds.toFixed(1)} s, ${sent.retried} refusals (503) retried; RSS peak ${figures.peakMiB} MiB, after ${residentMiB(server.proc.pid).toFixed(0)} MiB; /healthz ${JSON.stringify(figures)}`,
@@ -111,12 +113,21 @@ describe('memory: uploads', () => {
     expect(figures.maxMs).toBeLessThan(HEALTH_BOUND_MS)
 
     // Every file downloads whole: the last of the first post and the first of the last.
-    for (const [n, i] of [[0, 3], [5, 0]] as const) {
-      const [response] = (await (await fetch(`${server.url}/api/v1/forms/${forms[n]!.id}/responses`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as Array<{
+    for (const [n, i] of [
+      [0, 3],
+      [5, 0],
+    ] as const) {
+      const [response] = (await (
+        await fetch(`${server.url}/api/v1/forms/${forms[n]!.id}/responses`, {
+          headers: { authorization: `Bearer ${server.key}` },
+        })
+      ).json()) as Array<{
         data: Record<string, string>
       }>
       const url = response!.data[`f${i}`]!.replace(/^http:\/\/localhost:\d+/, server.url)
-      const downloaded = new Uint8Array(await (await fetch(url, { headers: { authorization: `Bearer ${server.key}` } })).arrayBuffer())
+      const downloaded = new Uint8Array(
+        await (await fetch(url, { headers: { authorization: `Bearer ${server.key}` } })).arrayBuffer(),
+      )
       expect(Buffer.compare(downloaded, largestUploadFile(n, i))).toBe(0)
     }
     expect(await server.stop()).toBe(0)
@@ -204,7 +215,10 @@ describe('slow bodies: connections and file descriptors', () => {
     const server = await started()
     const targets = ['POST /api/v1/forms', 'POST /no/such/route', 'PUT /healthz', 'GET /healthz']
     for (const target of targets) {
-      const connection = await rawConnection(server.port, `${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`)
+      const connection = await rawConnection(
+        server.port,
+        `${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+      )
       const dribble = setInterval(() => connection.socket.write(' '), 100)
       await Promise.race([connection.closed, Bun.sleep(3000)])
       clearInterval(dribble)

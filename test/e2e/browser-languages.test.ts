@@ -21,22 +21,22 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
-import { translator, type Locale, type MessageKey, type MessageParams } from '../../src/i18n/index.ts'
 import { catalogs } from '../../src/i18n/catalogs/index.ts'
+import { type Locale, type MessageKey, type MessageParams, translator } from '../../src/i18n/index.ts'
 import { PROJECT_ROOT } from './binary.ts'
 import {
-  SCHEMES,
-  STEP_TIMEOUT,
+  type AuditResult,
   activeElement,
   audit,
   browserMissing,
   expectNoViolations,
   heading,
   open,
+  SCHEMES,
+  type Scheme,
+  STEP_TIMEOUT,
   submitWith,
   useBrowser,
-  type AuditResult,
-  type Scheme,
 } from './browser.ts'
 
 // These run inside the page (page.evaluate); the test's own tsconfig has no DOM lib.
@@ -59,7 +59,8 @@ const words = (locale: Locale, key: MessageKey, params?: MessageParams) => trans
 const squash = (text: string) => text.replace(/\s+/g, ' ').trim()
 
 /** The text of an element, squashed. */
-const textOf = async (page: Page, selector: string) => squash((await page.locator(selector).first().textContent()) ?? '')
+const textOf = async (page: Page, selector: string) =>
+  squash((await page.locator(selector).first().textContent()) ?? '')
 
 /** Sends the form with the keyboard: Enter on its button. */
 const send = (page: Page) => submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
@@ -103,16 +104,30 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
   await withContext({ locale: browserLocale }, async (context) => {
     const { page, response } = await open(context, pageUrl(formId))
     expect(response.status()).toBe(200)
-    expect({ expected, ...(await languageOf(page)) }).toEqual({ expected, lang: expected, dir: rtl ? 'rtl' : 'ltr', direction: rtl ? 'rtl' : 'ltr' })
-    expect({ expected, button: await textOf(page, 'button[type="submit"]') }).toEqual({ expected, button: squash(catalogs[expected]['page.submit'] as string) })
+    expect({ expected, ...(await languageOf(page)) }).toEqual({
+      expected,
+      lang: expected,
+      dir: rtl ? 'rtl' : 'ltr',
+      direction: rtl ? 'rtl' : 'ltr',
+    })
+    expect({ expected, button: await textOf(page, 'button[type="submit"]') }).toEqual({
+      expected,
+      button: squash(catalogs[expected]['page.submit'] as string),
+    })
 
     // Name left empty: refused, in this language.
     await page.locator('#field-city').fill('Zürich')
     const refused = await send(page)
     expect(refused.status()).toBe(422)
     expect((await languageOf(page)).lang).toBe(expected)
-    expect({ expected, title: await page.title() }).toEqual({ expected, title: words(expected, 'page.title_error', { title }) })
-    expect({ expected, summary: await textOf(page, '.error-summary h2') }).toEqual({ expected, summary: squash(words(expected, 'summary.title')) })
+    expect({ expected, title: await page.title() }).toEqual({
+      expected,
+      title: words(expected, 'page.title_error', { title }),
+    })
+    expect({ expected, summary: await textOf(page, '.error-summary h2') }).toEqual({
+      expected,
+      summary: squash(words(expected, 'summary.title')),
+    })
     expect({ expected, message: await textOf(page, '#field-name-error') }).toEqual({
       expected,
       message: squash(`${words(expected, 'error.prefix')} ${words(expected, 'error.required.text')}`),
@@ -124,7 +139,10 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
     const sent = await send(page)
     expect(sent.status()).toBe(303)
     expect((await languageOf(page)).lang).toBe(expected)
-    expect({ expected, heading: await heading(page) }).toEqual({ expected, heading: words(expected, 'receipt.heading') })
+    expect({ expected, heading: await heading(page) }).toEqual({
+      expected,
+      heading: words(expected, 'receipt.heading'),
+    })
     // Its accent bar is on the side the language starts from (the right, in Arabic and Hebrew).
     const bar = await page.locator('.receipt-panel').evaluate((el: any) => {
       const style = getComputedStyle(el)
@@ -139,26 +157,38 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
   expect((await onlyResponse(formId)).data).toEqual({ name: 'Ada Lovelace', city: 'Zürich' })
 }
 
-describe.skipIf(skipBrowser)('the page speaks the person\'s language', () => {
+describe.skipIf(skipBrowser)("the page speaks the person's language", () => {
   for (const { browser, locale } of BROWSER_LANGUAGES) {
-    test(`a browser in ${browser} gets ${locale}: lang, dir, the button, an error message and the receipt`, async () => {
-      const title = `Languages: ${locale}`
-      const form = await createForm(simpleForm(title))
-      await visitInLanguage(form.id, title, browser, locale)
-    }, STEP_TIMEOUT)
+    test(
+      `a browser in ${browser} gets ${locale}: lang, dir, the button, an error message and the receipt`,
+      async () => {
+        const title = `Languages: ${locale}`
+        const form = await createForm(simpleForm(title))
+        await visitInLanguage(form.id, title, browser, locale)
+      },
+      STEP_TIMEOUT,
+    )
   }
 
-  test('page.locale wins over the browser\'s language', async () => {
-    const title = 'Languages: set by the form'
-    const form = await createForm(simpleForm(title, { locale: 'ja' }))
-    await visitInLanguage(form.id, title, 'de-DE', 'ja')
-  }, STEP_TIMEOUT)
+  test(
+    "page.locale wins over the browser's language",
+    async () => {
+      const title = 'Languages: set by the form'
+      const form = await createForm(simpleForm(title, { locale: 'ja' }))
+      await visitInLanguage(form.id, title, 'de-DE', 'ja')
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 // ------------------------------------------------------- 2. a file kept across a 422
 
 describe.skipIf(skipBrowser)('a file accepted with a refused answer is kept', () => {
-  const upload = { name: 'Überweisung – 日本語 ✓.bin', mimeType: 'application/octet-stream', buffer: randomBytes(200_000) }
+  const upload = {
+    name: 'Überweisung – 日本語 ✓.bin',
+    mimeType: 'application/octet-stream',
+    buffer: randomBytes(200_000),
+  }
 
   /** Chooses the file, leaves the required name empty, sends: 422, the file named and kept. */
   async function refusedWithFile(page: Page) {
@@ -173,119 +203,160 @@ describe.skipIf(skipBrowser)('a file accepted with a refused answer is kept', ()
     expect(await page.locator('#field-document').evaluate((el: any) => el.files.length as number)).toBe(0)
   }
 
-  test('sent again without choosing it, the answer holds the file, byte-identical', async () => {
-    const form = await createForm({
-      title: 'Kept file',
-      fields: [
-        { key: 'document', type: 'file', label: 'Signed contract', required: true, config: { max_size: 1024 * 1024 } },
-        { key: 'name', type: 'text', label: 'Name', required: true },
-      ],
-    })
-    await withContext({}, async (context) => {
-      const { page } = await open(context, pageUrl(form.id))
-      await refusedWithFile(page)
-      await page.locator('#field-name').fill('Grace Hopper')
-      const sent = await send(page)
-      expect(sent.status()).toBe(303)
-      expect(await heading(page)).toBe(words('en', 'receipt.heading'))
-      // The receipt names the file (not its contents).
-      expect(await page.locator('main').innerText()).toContain(upload.name)
-    })
-    const answer = await onlyResponse(form.id)
-    expect(answer.data.name).toBe('Grace Hopper')
-    expect(answer.data.document).toBe(`http://localhost:${harness.server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/document`)
-    const file = await harness.download(String(answer.data.document))
-    expect(file.status).toBe(200)
-    expect(file.bytes.length).toBe(upload.buffer.length)
-    expect(file.bytes.equals(upload.buffer)).toBe(true)
-    const exact = /filename\*=UTF-8''([^;\s]+)/i.exec(file.headers.get('content-disposition') ?? '')
-    expect(decodeURIComponent(exact?.[1] ?? '')).toBe(upload.name)
-  }, STEP_TIMEOUT)
+  test(
+    'sent again without choosing it, the answer holds the file, byte-identical',
+    async () => {
+      const form = await createForm({
+        title: 'Kept file',
+        fields: [
+          {
+            key: 'document',
+            type: 'file',
+            label: 'Signed contract',
+            required: true,
+            config: { max_size: 1024 * 1024 },
+          },
+          { key: 'name', type: 'text', label: 'Name', required: true },
+        ],
+      })
+      await withContext({}, async (context) => {
+        const { page } = await open(context, pageUrl(form.id))
+        await refusedWithFile(page)
+        await page.locator('#field-name').fill('Grace Hopper')
+        const sent = await send(page)
+        expect(sent.status()).toBe(303)
+        expect(await heading(page)).toBe(words('en', 'receipt.heading'))
+        // The receipt names the file (not its contents).
+        expect(await page.locator('main').innerText()).toContain(upload.name)
+      })
+      const answer = await onlyResponse(form.id)
+      expect(answer.data.name).toBe('Grace Hopper')
+      expect(answer.data.document).toBe(
+        `http://localhost:${harness.server.port}/api/v1/forms/${form.id}/responses/${answer.id}/files/document`,
+      )
+      const file = await harness.download(String(answer.data.document))
+      expect(file.status).toBe(200)
+      expect(file.bytes.length).toBe(upload.buffer.length)
+      expect(file.bytes.equals(upload.buffer)).toBe(true)
+      const exact = /filename\*=UTF-8''([^;\s]+)/i.exec(file.headers.get('content-disposition') ?? '')
+      expect(decodeURIComponent(exact?.[1] ?? '')).toBe(upload.name)
+    },
+    STEP_TIMEOUT,
+  )
 
-  test('"remove" ticked, the answer has no file', async () => {
-    const form = await createForm({
-      title: 'Removed file',
-      fields: [
-        { key: 'document', type: 'file', label: 'Supporting document', config: { max_size: 1024 * 1024 } },
-        { key: 'name', type: 'text', label: 'Name', required: true },
-      ],
-    })
-    await withContext({}, async (context) => {
-      const { page } = await open(context, pageUrl(form.id))
-      await refusedWithFile(page)
-      await page.getByLabel(words('en', 'file.remove')).check()
-      await page.locator('#field-name').fill('Grace Hopper')
-      const sent = await send(page)
-      expect(sent.status()).toBe(303)
-      expect(await page.locator('main').innerText()).not.toContain(upload.name)
-    })
-    expect((await onlyResponse(form.id)).data).toEqual({ name: 'Grace Hopper' })
-  }, STEP_TIMEOUT)
+  test(
+    '"remove" ticked, the answer has no file',
+    async () => {
+      const form = await createForm({
+        title: 'Removed file',
+        fields: [
+          { key: 'document', type: 'file', label: 'Supporting document', config: { max_size: 1024 * 1024 } },
+          { key: 'name', type: 'text', label: 'Name', required: true },
+        ],
+      })
+      await withContext({}, async (context) => {
+        const { page } = await open(context, pageUrl(form.id))
+        await refusedWithFile(page)
+        await page.getByLabel(words('en', 'file.remove')).check()
+        await page.locator('#field-name').fill('Grace Hopper')
+        const sent = await send(page)
+        expect(sent.status()).toBe(303)
+        expect(await page.locator('main').innerText()).not.toContain(upload.name)
+      })
+      expect((await onlyResponse(form.id)).data).toEqual({ name: 'Grace Hopper' })
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 // ------------------------------------------ 3. radios and a multiple select, keyboard only
 
 describe.skipIf(skipBrowser)('choices answered with the keyboard alone', () => {
-  test('radios (arrow keys) and a group of checkboxes (Space) arrive as chosen, the multiple one in option order', async () => {
-    const form = await createForm({
-      title: 'Choices',
-      fields: [
-        { key: 'approve', type: 'select', label: 'Do you approve the budget?', required: true, config: { options: [{ value: 'yes', label: 'Yes' }, { value: 'no', label: 'No' }, { value: 'later', label: 'Ask me later' }] } },
-        { key: 'colours', type: 'select', label: 'Colours you like', config: { multiple: true, options: ['red', 'green', 'blue', 'yellow'] } },
-        { key: 'size', type: 'select', label: 'Size', config: { display: 'radio', options: ['S', 'M', 'L'] } },
-      ],
-    })
-    await withContext({}, async (context) => {
-      const { page } = await open(context, pageUrl(form.id))
-      // The groups are fieldsets with a legend; the first radio of each carries the field's id.
-      expect(await page.locator('fieldset legend').allInnerTexts()).toHaveLength(3)
-      expect(await page.locator('input[type="radio"][name="approve"]').count()).toBe(3)
-      expect(await page.locator('input[type="checkbox"][name="colours"]').count()).toBe(4)
-      // An optional single choice offers "no answer" last.
-      expect(await page.locator('input[type="radio"][name="size"]').count()).toBe(4)
+  test(
+    'radios (arrow keys) and a group of checkboxes (Space) arrive as chosen, the multiple one in option order',
+    async () => {
+      const form = await createForm({
+        title: 'Choices',
+        fields: [
+          {
+            key: 'approve',
+            type: 'select',
+            label: 'Do you approve the budget?',
+            required: true,
+            config: {
+              options: [
+                { value: 'yes', label: 'Yes' },
+                { value: 'no', label: 'No' },
+                { value: 'later', label: 'Ask me later' },
+              ],
+            },
+          },
+          {
+            key: 'colours',
+            type: 'select',
+            label: 'Colours you like',
+            config: { multiple: true, options: ['red', 'green', 'blue', 'yellow'] },
+          },
+          { key: 'size', type: 'select', label: 'Size', config: { display: 'radio', options: ['S', 'M', 'L'] } },
+        ],
+      })
+      await withContext({}, async (context) => {
+        const { page } = await open(context, pageUrl(form.id))
+        // The groups are fieldsets with a legend; the first radio of each carries the field's id.
+        expect(await page.locator('fieldset legend').allInnerTexts()).toHaveLength(3)
+        expect(await page.locator('input[type="radio"][name="approve"]').count()).toBe(3)
+        expect(await page.locator('input[type="checkbox"][name="colours"]').count()).toBe(4)
+        // An optional single choice offers "no answer" last.
+        expect(await page.locator('input[type="radio"][name="size"]').count()).toBe(4)
 
-      await page.keyboard.press('Tab')
-      expect(await activeElement(page)).toBe('#field-approve')
-      await page.keyboard.press('ArrowDown') // No
-      await page.keyboard.press('ArrowDown') // Ask me later
-      await page.keyboard.press('ArrowUp') // No
-      expect(await page.locator('input[name="approve"]:checked').getAttribute('value')).toBe('no')
+        await page.keyboard.press('Tab')
+        expect(await activeElement(page)).toBe('#field-approve')
+        await page.keyboard.press('ArrowDown') // No
+        await page.keyboard.press('ArrowDown') // Ask me later
+        await page.keyboard.press('ArrowUp') // No
+        expect(await page.locator('input[name="approve"]:checked').getAttribute('value')).toBe('no')
 
-      // Tab leaves the radio group, into the checkboxes, one stop each.
-      await page.keyboard.press('Tab')
-      expect(await activeElement(page)).toBe('#field-colours') // red
-      await page.keyboard.press('Tab') // green
-      await page.keyboard.press('Tab') // blue
-      await page.keyboard.press('Space')
-      await page.keyboard.press('Tab') // yellow
-      await page.keyboard.press('Space')
-      await page.keyboard.press('Shift+Tab')
-      await page.keyboard.press('Shift+Tab')
-      await page.keyboard.press('Shift+Tab') // back to red
-      expect(await activeElement(page)).toBe('#field-colours')
-      await page.keyboard.press('Space')
-      await page.keyboard.press('Tab')
-      await page.keyboard.press('Tab')
-      await page.keyboard.press('Tab') // yellow again
-      await page.keyboard.press('Space') // untick it
-      expect(await page.locator('input[name="colours"]:checked').evaluateAll((els: any[]) => els.map((el) => el.value as string))).toEqual(['red', 'blue'])
+        // Tab leaves the radio group, into the checkboxes, one stop each.
+        await page.keyboard.press('Tab')
+        expect(await activeElement(page)).toBe('#field-colours') // red
+        await page.keyboard.press('Tab') // green
+        await page.keyboard.press('Tab') // blue
+        await page.keyboard.press('Space')
+        await page.keyboard.press('Tab') // yellow
+        await page.keyboard.press('Space')
+        await page.keyboard.press('Shift+Tab')
+        await page.keyboard.press('Shift+Tab')
+        await page.keyboard.press('Shift+Tab') // back to red
+        expect(await activeElement(page)).toBe('#field-colours')
+        await page.keyboard.press('Space')
+        await page.keyboard.press('Tab')
+        await page.keyboard.press('Tab')
+        await page.keyboard.press('Tab') // yellow again
+        await page.keyboard.press('Space') // untick it
+        expect(
+          await page
+            .locator('input[name="colours"]:checked')
+            .evaluateAll((els: any[]) => els.map((el) => el.value as string)),
+        ).toEqual(['red', 'blue'])
 
-      // Into the size radios: nothing chosen, so Tab stops on the first; the arrow goes to M.
-      await page.keyboard.press('Tab')
-      expect(await activeElement(page)).toBe('#field-size')
-      await page.keyboard.press('ArrowRight')
-      await page.keyboard.press('ArrowLeft')
-      await page.keyboard.press('ArrowDown')
-      expect(await page.locator('input[name="size"]:checked').getAttribute('value')).toBe('M')
+        // Into the size radios: nothing chosen, so Tab stops on the first; the arrow goes to M.
+        await page.keyboard.press('Tab')
+        expect(await activeElement(page)).toBe('#field-size')
+        await page.keyboard.press('ArrowRight')
+        await page.keyboard.press('ArrowLeft')
+        await page.keyboard.press('ArrowDown')
+        expect(await page.locator('input[name="size"]:checked').getAttribute('value')).toBe('M')
 
-      await page.keyboard.press('Tab')
-      expect(await activeElement(page)).toBe(`button:${words('en', 'page.submit')}`)
-      const sent = await submitWith(page, () => page.keyboard.press('Enter'))
-      expect(sent.status()).toBe(303)
-      expect(await heading(page)).toBe(words('en', 'receipt.heading'))
-    })
-    expect((await onlyResponse(form.id)).data).toEqual({ approve: 'no', colours: ['red', 'blue'], size: 'M' })
-  }, STEP_TIMEOUT)
+        await page.keyboard.press('Tab')
+        expect(await activeElement(page)).toBe(`button:${words('en', 'page.submit')}`)
+        const sent = await submitWith(page, () => page.keyboard.press('Enter'))
+        expect(sent.status()).toBe(303)
+        expect(await heading(page)).toBe(words('en', 'receipt.heading'))
+      })
+      expect((await onlyResponse(form.id)).data).toEqual({ approve: 'no', colours: ['red', 'blue'], size: 'M' })
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 // ------------------------------- 4 and 5. the error summary: focus, and links that show the field
@@ -293,17 +364,72 @@ describe.skipIf(skipBrowser)('choices answered with the keyboard alone', () => {
 /** A long form: on a phone the failing fields are far below the fold, with long labels and descriptions. */
 const longForm = (title: string) => ({
   title,
-  description: 'Please read each question carefully.\n\nThis form asks about your household, your income and how you would like us to contact you. It takes about ten minutes.',
+  description:
+    'Please read each question carefully.\n\nThis form asks about your household, your income and how you would like us to contact you. It takes about ten minutes.',
   fields: [
-    { key: 'intro', type: 'textarea', label: 'Tell us in your own words why you are applying for support this year', description: 'Include anything that changed since your last application: a new job, a move, a new member of the household, or an illness.\nA few sentences are enough.' },
-    { key: 'full_name', type: 'text', label: 'Your full name, as it appears on your passport, identity card or residence permit', required: true, description: 'If you have more than one family name, write all of them in the order they appear on the document.' },
-    { key: 'household', type: 'number', label: 'How many people, including you, live in your household and share its costs?', required: true, description: 'Count children, partners and relatives who live with you for more than half of the year. Do not count lodgers.', config: { min: 1, max: 30 } },
+    {
+      key: 'intro',
+      type: 'textarea',
+      label: 'Tell us in your own words why you are applying for support this year',
+      description:
+        'Include anything that changed since your last application: a new job, a move, a new member of the household, or an illness.\nA few sentences are enough.',
+    },
+    {
+      key: 'full_name',
+      type: 'text',
+      label: 'Your full name, as it appears on your passport, identity card or residence permit',
+      required: true,
+      description: 'If you have more than one family name, write all of them in the order they appear on the document.',
+    },
+    {
+      key: 'household',
+      type: 'number',
+      label: 'How many people, including you, live in your household and share its costs?',
+      required: true,
+      description:
+        'Count children, partners and relatives who live with you for more than half of the year. Do not count lodgers.',
+      config: { min: 1, max: 30 },
+    },
     { key: 'filler_a', type: 'text', label: 'Your reference number from an earlier letter, if you have one' },
-    { key: 'contact', type: 'select', label: 'How would you like us to contact you about the outcome of your application?', required: true, description: 'We will use this for every letter about this application, including reminders and the final decision.', config: { options: ['By post to my home address', 'By email', 'By phone call', 'By text message'] } },
+    {
+      key: 'contact',
+      type: 'select',
+      label: 'How would you like us to contact you about the outcome of your application?',
+      required: true,
+      description:
+        'We will use this for every letter about this application, including reminders and the final decision.',
+      config: { options: ['By post to my home address', 'By email', 'By phone call', 'By text message'] },
+    },
     { key: 'filler_b', type: 'textarea', label: 'Anything else you want us to know' },
-    { key: 'moved', type: 'date', label: 'When did you move into the address where you live now?', required: true, description: 'If you do not know the exact day, choose the first day of the month you moved in. This helps us check your council tax records.' },
-    { key: 'income', type: 'select', label: 'Which kinds of income did anyone in your household receive in the last twelve months?', required: true, description: 'Select every kind that applies to anyone who shares your household costs, even if it was only for a short time.', config: { multiple: true, options: ['Wages or salary', 'Self-employment', 'Pension', 'Benefits', 'Savings interest', 'Other'] } },
-    { key: 'declaration', type: 'checkbox', label: 'I declare that the information I have given on this form is correct and complete to the best of my knowledge', required: true, description: 'Giving false information on purpose may mean you have to pay back support you were not entitled to.' },
+    {
+      key: 'moved',
+      type: 'date',
+      label: 'When did you move into the address where you live now?',
+      required: true,
+      description:
+        'If you do not know the exact day, choose the first day of the month you moved in. This helps us check your council tax records.',
+    },
+    {
+      key: 'income',
+      type: 'select',
+      label: 'Which kinds of income did anyone in your household receive in the last twelve months?',
+      required: true,
+      description:
+        'Select every kind that applies to anyone who shares your household costs, even if it was only for a short time.',
+      config: {
+        multiple: true,
+        options: ['Wages or salary', 'Self-employment', 'Pension', 'Benefits', 'Savings interest', 'Other'],
+      },
+    },
+    {
+      key: 'declaration',
+      type: 'checkbox',
+      label:
+        'I declare that the information I have given on this form is correct and complete to the best of my knowledge',
+      required: true,
+      description:
+        'Giving false information on purpose may mean you have to pay back support you were not entitled to.',
+    },
   ],
 })
 const LONG_FORM_FAILING = ['full_name', 'household', 'contact', 'moved', 'income', 'declaration']
@@ -328,7 +454,13 @@ const placementOf = (page: Page, key: string): Promise<Placement> =>
       const rect = el.getBoundingClientRect()
       return { top: Math.round(rect.top * 10) / 10, bottom: Math.round(rect.bottom * 10) / 10 }
     }
-    return { field: key, label: box(label), message: box(message), innerHeight, focused: (document.activeElement?.id ?? '') as string }
+    return {
+      field: key,
+      label: box(label),
+      message: box(message),
+      innerHeight,
+      focused: (document.activeElement?.id ?? '') as string,
+    }
   }, key)
 
 /** Label and message fully on screen, and the control focused. */
@@ -340,57 +472,72 @@ function expectInView(placement: Placement) {
     messageInView: message.top >= 0 && message.bottom <= height,
     focused: placement.focused,
   }
-  if (!seen.labelInView || !seen.messageInView) console.error(`after following the summary link: ${JSON.stringify(placement)}`)
+  if (!seen.labelInView || !seen.messageInView)
+    console.error(`after following the summary link: ${JSON.stringify(placement)}`)
   expect(seen).toEqual({ field, labelInView: true, messageInView: true, focused: `field-${field}` })
 }
 
 describe.skipIf(skipBrowser)('the error summary on a phone', () => {
-  test('it takes focus on arrival (autofocus, no script)', async () => {
-    const form = await createForm(longForm('Summary focus'))
-    await withContext({ viewport: PHONE }, async (context) => {
-      const { page } = await open(context, pageUrl(form.id))
-      expect(await activeElement(page)).toBe('body')
-      expect(await page.locator('script').count()).toBe(0)
-      const refused = await send(page)
-      expect(refused.status()).toBe(422)
-      const focused = await page.evaluate(() => {
-        const el = document.activeElement
-        return { summary: el?.classList.contains('error-summary') as boolean, role: el?.getAttribute('role') as string | null, top: Math.round(el.getBoundingClientRect().top) as number }
+  test(
+    'it takes focus on arrival (autofocus, no script)',
+    async () => {
+      const form = await createForm(longForm('Summary focus'))
+      await withContext({ viewport: PHONE }, async (context) => {
+        const { page } = await open(context, pageUrl(form.id))
+        expect(await activeElement(page)).toBe('body')
+        expect(await page.locator('script').count()).toBe(0)
+        const refused = await send(page)
+        expect(refused.status()).toBe(422)
+        const focused = await page.evaluate(() => {
+          const el = document.activeElement
+          return {
+            summary: el?.classList.contains('error-summary') as boolean,
+            role: el?.getAttribute('role') as string | null,
+            top: Math.round(el.getBoundingClientRect().top) as number,
+          }
+        })
+        expect(focused).toEqual({ summary: true, role: 'alert', top: focused.top })
+        expect(focused.top).toBeGreaterThanOrEqual(0)
+        expect(focused.top).toBeLessThan(PHONE.height)
       })
-      expect(focused).toEqual({ summary: true, role: 'alert', top: focused.top })
-      expect(focused.top).toBeGreaterThanOrEqual(0)
-      expect(focused.top).toBeLessThan(PHONE.height)
-    })
-  }, STEP_TIMEOUT)
+    },
+    STEP_TIMEOUT,
+  )
 
-  test('each followed summary link (Enter, then clicks) shows the label and the message, and focuses the control', async () => {
-    const form = await createForm(longForm('Summary links'))
-    await withContext({ viewport: PHONE }, async (context) => {
-      const { page } = await open(context, pageUrl(form.id))
-      const refused = await send(page)
-      expect(refused.status()).toBe(422)
-      const links = await page.locator('.error-summary a').evaluateAll((as: any[]) => as.map((a) => a.getAttribute('href') as string))
-      expect(links).toEqual(LONG_FORM_FAILING.map((key) => `#field-${key}`))
-      // The failing fields really are out of sight when the page opens.
-      const first = await placementOf(page, LONG_FORM_FAILING[0]!)
-      expect(first.label.top).toBeGreaterThan(PHONE.height)
+  test(
+    'each followed summary link (Enter, then clicks) shows the label and the message, and focuses the control',
+    async () => {
+      const form = await createForm(longForm('Summary links'))
+      await withContext({ viewport: PHONE }, async (context) => {
+        const { page } = await open(context, pageUrl(form.id))
+        const refused = await send(page)
+        expect(refused.status()).toBe(422)
+        const links = await page
+          .locator('.error-summary a')
+          .evaluateAll((as: any[]) => as.map((a) => a.getAttribute('href') as string))
+        expect(links).toEqual(LONG_FORM_FAILING.map((key) => `#field-${key}`))
+        // The failing fields really are out of sight when the page opens.
+        const first = await placementOf(page, LONG_FORM_FAILING[0]!)
+        expect(first.label.top).toBeGreaterThan(PHONE.height)
 
-      // From the focused summary, Tab to the first link and press Enter: keyboard alone.
-      await page.keyboard.press('Tab')
-      expect(await page.evaluate(() => document.activeElement.getAttribute('href') as string)).toBe(links[0]!)
-      await page.keyboard.press('Enter')
-      await page.waitForFunction((hash: string) => (globalThis as any).location.hash === hash, links[0]!)
-      expectInView(await placementOf(page, LONG_FORM_FAILING[0]!))
+        // From the focused summary, Tab to the first link and press Enter: keyboard alone.
+        await page.keyboard.press('Tab')
+        expect(await page.evaluate(() => document.activeElement.getAttribute('href') as string)).toBe(links[0]!)
+        await page.keyboard.press('Enter')
+        await page.waitForFunction((hash: string) => (globalThis as any).location.hash === hash, links[0]!)
+        expectInView(await placementOf(page, LONG_FORM_FAILING[0]!))
 
-      // Each of the others by a tap on its link (the first again, after scrolling away).
-      for (const key of [...LONG_FORM_FAILING.slice(1), LONG_FORM_FAILING[0]!]) {
-        await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
-        await page.locator(`.error-summary a[href="#field-${key}"]`).click()
-        await page.waitForFunction((hash: string) => (globalThis as any).location.hash === hash, `#field-${key}`)
-        expectInView(await placementOf(page, key))
-      }
-    })
-  }, STEP_TIMEOUT)
+        // Each of the others by a tap on its link (the first again, after scrolling away).
+        for (const key of [...LONG_FORM_FAILING.slice(1), LONG_FORM_FAILING[0]!]) {
+          await page.evaluate(() => (globalThis as any).scrollTo(0, 0))
+          await page.locator(`.error-summary a[href="#field-${key}"]`).click()
+          await page.waitForFunction((hash: string) => (globalThis as any).location.hash === hash, `#field-${key}`)
+          expectInView(await placementOf(page, key))
+        }
+      })
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 // ----------------------------------------------------- 6. axe-core on every state
@@ -408,13 +555,25 @@ const auditForm = (title: string) => ({
   page: { sender: 'Example Clinic' },
   expires_in: '7d',
   fields: [
-    { key: 'name', type: 'text', label: 'Full name', required: true, description: 'As you would like to be addressed.', config: { placeholder: 'Ada Lovelace', autocomplete: 'name', min_length: 3 } },
+    {
+      key: 'name',
+      type: 'text',
+      label: 'Full name',
+      required: true,
+      description: 'As you would like to be addressed.',
+      config: { placeholder: 'Ada Lovelace', autocomplete: 'name', min_length: 3 },
+    },
     { key: 'email', type: 'email', label: 'Email address', required: true },
     { key: 'notes', type: 'textarea', label: 'Notes', config: { rows: 3 } },
     { key: 'amount', type: 'number', label: 'Amount', config: { min: 0, max: 100 } },
     { key: 'approve', type: 'select', label: 'Approve?', config: { options: ['Yes', 'No'] } },
     { key: 'colours', type: 'select', label: 'Colours', config: { multiple: true, options: ['Red', 'Green', 'Blue'] } },
-    { key: 'country', type: 'select', label: 'Country', config: { display: 'dropdown', options: ['France', 'Germany', 'Japan'] } },
+    {
+      key: 'country',
+      type: 'select',
+      label: 'Country',
+      config: { display: 'dropdown', options: ['France', 'Germany', 'Japan'] },
+    },
     { key: 'agree', type: 'checkbox', label: 'I agree to the terms', required: true },
     { key: 'start', type: 'date', label: 'Start date', config: { min: '2020-01-01', max: '2030-12-31' } },
     { key: 'attachment', type: 'file', label: 'Attachment', config: { max_size: 1024 * 1024, accept: 'image/*,.pdf' } },
@@ -438,7 +597,12 @@ async function auditEveryState(
   const label = (state: string) => `${locale}/${state}`
   /** Checks the state is the one meant (status, language, heading), then audits it. */
   const check = async (page: Page, state: string, status: { got: number; want: number }, want: string) => {
-    const seen = { state: label(state), status: status.got, lang: (await languageOf(page)).lang, heading: await heading(page) }
+    const seen = {
+      state: label(state),
+      status: status.got,
+      lang: (await languageOf(page)).lang,
+      heading: await heading(page),
+    }
     expect(seen).toEqual({ state: label(state), status: status.want, lang: locale, heading: want })
     results.push(await audit(page, label(state), scheme, 'all'))
   }
@@ -449,7 +613,9 @@ async function auditEveryState(
     // A fresh page for the answer: axe's script stays out of the page the form is sent from.
     const { page } = await open(context, pageUrl(form.id))
     await page.locator('#field-name').fill('Al')
-    await page.locator('#field-attachment').setInputFiles({ name: 'scan.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test') })
+    await page
+      .locator('#field-attachment')
+      .setInputFiles({ name: 'scan.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test') })
     const refused = await send(page)
     await check(page, '422', { got: refused.status(), want: 422 }, title)
 
@@ -464,11 +630,26 @@ async function auditEveryState(
     const later = await open(context, pageUrl(form.id))
     await check(later.page, 'answered', { got: later.response.status(), want: 200 }, words(locale, 'answered.heading'))
     const cancelled = await open(context, pageUrl(others.cancelled))
-    await check(cancelled.page, 'cancelled', { got: cancelled.response.status(), want: 410 }, words(locale, 'status.cancelled.heading'))
+    await check(
+      cancelled.page,
+      'cancelled',
+      { got: cancelled.response.status(), want: 410 },
+      words(locale, 'status.cancelled.heading'),
+    )
     const expired = await open(context, pageUrl(others.expired))
-    await check(expired.page, 'expired', { got: expired.response.status(), want: 410 }, words(locale, 'status.expired.heading'))
+    await check(
+      expired.page,
+      'expired',
+      { got: expired.response.status(), want: 410 },
+      words(locale, 'status.expired.heading'),
+    )
     const missing = await open(context, pageUrl('01ARZ3NDEKTSV4RRFFQ69G5FAV'))
-    await check(missing.page, 'not-found', { got: missing.response.status(), want: 404 }, words(locale, 'status.not_found.heading'))
+    await check(
+      missing.page,
+      'not-found',
+      { got: missing.response.status(), want: 404 },
+      words(locale, 'status.not_found.heading'),
+    )
   })
   return results
 }
@@ -480,7 +661,10 @@ describe.skipIf(skipBrowser)('axe-core (WCAG 2.x A and AA): no violation of any 
     expect((await api(`/forms/${cancelled.id}`, { method: 'PATCH', body: { status: 'cancelled' } })).status).toBe(200)
     const expired = await createForm(auditForm('Audit expired'))
     const expiresAt = Date.now() + 1_000
-    expect((await api(`/forms/${expired.id}`, { method: 'PATCH', body: { expires_at: new Date(expiresAt).toISOString() } })).status).toBe(200)
+    expect(
+      (await api(`/forms/${expired.id}`, { method: 'PATCH', body: { expires_at: new Date(expiresAt).toISOString() } }))
+        .status,
+    ).toBe(200)
     await Bun.sleep(Math.max(0, expiresAt - Date.now()) + 100) // setup: let it expire
 
     const runs = AUDIT_LOCALES.flatMap(({ browser, locale }) => SCHEMES.map((scheme) => ({ browser, locale, scheme })))
@@ -488,7 +672,11 @@ describe.skipIf(skipBrowser)('axe-core (WCAG 2.x A and AA): no violation of any 
     // Two at a time: the audits are CPU-bound, and the machine may have two cores.
     for (let at = 0; at < runs.length; at += 2) {
       const batch = await Promise.all(
-        runs.slice(at, at + 2).map(({ browser, locale, scheme }) => auditEveryState(browser, locale, scheme, { cancelled: cancelled.id, expired: expired.id })),
+        runs
+          .slice(at, at + 2)
+          .map(({ browser, locale, scheme }) =>
+            auditEveryState(browser, locale, scheme, { cancelled: cancelled.id, expired: expired.id }),
+          ),
       )
       results.push(...batch.flat())
     }
@@ -500,57 +688,66 @@ describe.skipIf(skipBrowser)('axe-core (WCAG 2.x A and AA): no violation of any 
 // ------------------------------------------------------------------- 7. print
 
 describe.skipIf(skipBrowser)('print', () => {
-  test('dark mode prints black on white, and a placeholder does not print', async () => {
-    const form = await createForm({
-      title: 'Print me',
-      fields: [
-        { key: 'name', type: 'text', label: 'Full name', config: { placeholder: 'Ada Lovelace' } },
-        { key: 'notes', type: 'textarea', label: 'Notes', config: { placeholder: 'Anything else' } },
-      ],
-    })
-    await withContext({ colorScheme: 'dark' }, async (context) => {
-      const { page } = await open(context, pageUrl(form.id))
-      const colours = () =>
-        page.evaluate(() => {
-          const input = document.getElementById('field-name')
-          return {
-            text: getComputedStyle(document.body).color as string,
-            page: getComputedStyle(document.documentElement).backgroundColor as string,
-            main: getComputedStyle(document.querySelector('main')).backgroundColor as string,
-            label: getComputedStyle(document.querySelector('label')).color as string,
-            placeholder: getComputedStyle(input, '::placeholder').color as string,
-            textareaPlaceholder: getComputedStyle(document.getElementById('field-notes'), '::placeholder').color as string,
-          }
-        })
-      // On screen in dark mode: light text on dark, the placeholder shown (the test can tell the difference).
-      const screen = await colours()
-      expect(screen.text).not.toBe('rgb(0, 0, 0)')
-      expect(screen.placeholder).not.toBe('rgba(0, 0, 0, 0)')
-
-      await page.emulateMedia({ media: 'print', colorScheme: 'dark' })
-      expect(await colours()).toEqual({
-        text: 'rgb(0, 0, 0)',
-        page: 'rgb(255, 255, 255)',
-        main: 'rgb(255, 255, 255)',
-        label: 'rgb(0, 0, 0)',
-        placeholder: 'rgba(0, 0, 0, 0)',
-        textareaPlaceholder: 'rgba(0, 0, 0, 0)',
+  test(
+    'dark mode prints black on white, and a placeholder does not print',
+    async () => {
+      const form = await createForm({
+        title: 'Print me',
+        fields: [
+          { key: 'name', type: 'text', label: 'Full name', config: { placeholder: 'Ada Lovelace' } },
+          { key: 'notes', type: 'textarea', label: 'Notes', config: { placeholder: 'Anything else' } },
+        ],
       })
-    })
-  }, STEP_TIMEOUT)
+      await withContext({ colorScheme: 'dark' }, async (context) => {
+        const { page } = await open(context, pageUrl(form.id))
+        const colours = () =>
+          page.evaluate(() => {
+            const input = document.getElementById('field-name')
+            return {
+              text: getComputedStyle(document.body).color as string,
+              page: getComputedStyle(document.documentElement).backgroundColor as string,
+              main: getComputedStyle(document.querySelector('main')).backgroundColor as string,
+              label: getComputedStyle(document.querySelector('label')).color as string,
+              placeholder: getComputedStyle(input, '::placeholder').color as string,
+              textareaPlaceholder: getComputedStyle(document.getElementById('field-notes'), '::placeholder')
+                .color as string,
+            }
+          })
+        // On screen in dark mode: light text on dark, the placeholder shown (the test can tell the difference).
+        const screen = await colours()
+        expect(screen.text).not.toBe('rgb(0, 0, 0)')
+        expect(screen.placeholder).not.toBe('rgba(0, 0, 0, 0)')
+
+        await page.emulateMedia({ media: 'print', colorScheme: 'dark' })
+        expect(await colours()).toEqual({
+          text: 'rgb(0, 0, 0)',
+          page: 'rgb(255, 255, 255)',
+          main: 'rgb(255, 255, 255)',
+          label: 'rgb(0, 0, 0)',
+          placeholder: 'rgba(0, 0, 0, 0)',
+          textareaPlaceholder: 'rgba(0, 0, 0, 0)',
+        })
+      })
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 // -------------------------------------------------------------- 8. screenshots
 
 /** A realistic form, its words written in each language, as an agent would send it. */
-const SHOWCASE: Record<'en' | 'de' | 'ar' | 'ja', { browser: string; form: Record<string, unknown>; answer: { name: string; email: string } }> = {
+const SHOWCASE: Record<
+  'en' | 'de' | 'ar' | 'ja',
+  { browser: string; form: Record<string, unknown>; answer: { name: string; email: string } }
+> = {
   en: {
     browser: 'en-GB',
     answer: { name: 'Ada Lovelace', email: 'ada@example.org' },
     form: showcase({
       title: 'Book a dental appointment',
       sender: 'Riverside Dental Clinic',
-      description: 'We will confirm your appointment by email within two working days.\n- Bring your insurance card\n- Arrive 10 minutes early',
+      description:
+        'We will confirm your appointment by email within two working days.\n- Bring your insurance card\n- Arrive 10 minutes early',
       name: ['Full name', 'As written on your insurance card.'],
       email: 'Email address',
       time: ['Preferred time of day', ['Morning', 'Afternoon', 'Evening']],
@@ -567,11 +764,15 @@ const SHOWCASE: Record<'en' | 'de' | 'ar' | 'ja', { browser: string; form: Recor
     form: showcase({
       title: 'Zahnarzttermin vereinbaren',
       sender: 'Zahnarztpraxis am Fluss',
-      description: 'Wir bestätigen Ihren Termin innerhalb von zwei Werktagen per E-Mail.\n- Bringen Sie Ihre Versichertenkarte mit\n- Kommen Sie 10 Minuten früher',
+      description:
+        'Wir bestätigen Ihren Termin innerhalb von zwei Werktagen per E-Mail.\n- Bringen Sie Ihre Versichertenkarte mit\n- Kommen Sie 10 Minuten früher',
       name: ['Vollständiger Name', 'Wie auf Ihrer Versichertenkarte.'],
       email: 'E-Mail-Adresse',
       time: ['Bevorzugte Tageszeit', ['Vormittags', 'Nachmittags', 'Abends']],
-      reasons: ['Grund Ihres Besuchs', ['Kontrolluntersuchung', 'Professionelle Zahnreinigung', 'Schmerzen oder Beschwerden', 'Zahnspange']],
+      reasons: [
+        'Grund Ihres Besuchs',
+        ['Kontrolluntersuchung', 'Professionelle Zahnreinigung', 'Schmerzen oder Beschwerden', 'Zahnspange'],
+      ],
       date: 'Frühestmöglicher Termin',
       notes: ['Was sollten wir wissen?', 'Zum Beispiel Allergien, oder ob Sie vor der Behandlung nervös sind.'],
       card: 'Foto Ihrer Versichertenkarte',
@@ -584,7 +785,8 @@ const SHOWCASE: Record<'en' | 'de' | 'ar' | 'ja', { browser: string; form: Recor
     form: showcase({
       title: 'حجز موعد لدى طبيب الأسنان',
       sender: 'عيادة النهر لطب الأسنان',
-      description: 'سنؤكد موعدك عبر البريد الإلكتروني خلال يومي عمل.\n- أحضر بطاقة التأمين الخاصة بك\n- احضر قبل الموعد بعشر دقائق',
+      description:
+        'سنؤكد موعدك عبر البريد الإلكتروني خلال يومي عمل.\n- أحضر بطاقة التأمين الخاصة بك\n- احضر قبل الموعد بعشر دقائق',
       name: ['الاسم الكامل', 'كما هو مكتوب على بطاقة التأمين.'],
       email: 'البريد الإلكتروني',
       time: ['الوقت المفضل من اليوم', ['صباحًا', 'بعد الظهر', 'مساءً']],
@@ -633,8 +835,21 @@ function showcase(w: {
     expires_in: '7d',
     page: { sender: w.sender, time_zone: 'Europe/Berlin' },
     fields: [
-      { key: 'name', type: 'text', label: w.name[0], description: w.name[1], required: true, config: { autocomplete: 'name' } },
-      { key: 'email', type: 'email', label: w.email, required: true, config: { autocomplete: 'email', placeholder: 'name@example.com' } },
+      {
+        key: 'name',
+        type: 'text',
+        label: w.name[0],
+        description: w.name[1],
+        required: true,
+        config: { autocomplete: 'name' },
+      },
+      {
+        key: 'email',
+        type: 'email',
+        label: w.email,
+        required: true,
+        config: { autocomplete: 'email', placeholder: 'name@example.com' },
+      },
       { key: 'time', type: 'select', label: w.time[0], required: true, config: { options: w.time[1] } },
       { key: 'reasons', type: 'select', label: w.reasons[0], config: { multiple: true, options: w.reasons[1] } },
       { key: 'date', type: 'date', label: w.date, config: { min: '2026-01-01', max: '2027-12-31' } },
@@ -655,7 +870,10 @@ describe.skipIf(skipBrowser)('screenshots (test-output/screenshots/, for a perso
       saved.push(path)
     }
     for (const [locale, { browser, form: body, answer }] of Object.entries(SHOWCASE)) {
-      for (const [width, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+      for (const [width, viewport] of [
+        ['phone', PHONE],
+        ['desktop', DESKTOP],
+      ] as const) {
         const form = await createForm(body)
         await withContext({ locale: browser, viewport }, async (context: BrowserContext) => {
           const { page } = await open(context, pageUrl(form.id))
@@ -679,7 +897,14 @@ describe.skipIf(skipBrowser)('screenshots (test-output/screenshots/, for a perso
           expect(await heading(page)).toBe(words(locale as Locale, 'receipt.heading'))
           await shoot(page, locale, 'receipt', width)
         })
-        expect(Object.keys((await responsesOf(form.id))[0]?.data ?? {}).sort()).toEqual(['consent', 'email', 'name', 'notes', 'reasons', 'time'])
+        expect(Object.keys((await responsesOf(form.id))[0]?.data ?? {}).sort()).toEqual([
+          'consent',
+          'email',
+          'name',
+          'notes',
+          'reasons',
+          'time',
+        ])
       }
     }
     expect(saved).toHaveLength(4 * 3 * 2)

@@ -8,11 +8,11 @@
  * to run them; with INTAKE_REQUIRE_BROWSER=1 (as .ci/run sets) that is a failure.
  */
 import { afterAll, beforeAll, expect } from 'bun:test'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page, type Response as PageResponse } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium, type Page, type Response as PageResponse } from 'playwright-core'
 import { skipWithout } from '../prerequisites.ts'
-import { PROJECT_ROOT, killAllChildren, request, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
+import { killAllChildren, PROJECT_ROOT, type RunningIntake, request, startIntake, useBuiltBinary } from './binary.ts'
 
 // These run inside the page (page.evaluate); the test's own tsconfig has no DOM lib.
 declare const document: any
@@ -86,7 +86,11 @@ export interface BrowserHarness {
  * Chromium before the file's tests, stops both after them. `skip` is the
  * file's `browserMissing()`.
  */
-export function useBrowser(options: { tempPrefix: string; skip: boolean; env?: Record<string, string> }): BrowserHarness {
+export function useBrowser(options: {
+  tempPrefix: string
+  skip: boolean
+  env?: Record<string, string>
+}): BrowserHarness {
   const intake = useBuiltBinary(options.tempPrefix)
   let server: RunningIntake | undefined
   let key = ''
@@ -95,7 +99,10 @@ export function useBrowser(options: { tempPrefix: string; skip: boolean; env?: R
 
   beforeAll(async () => {
     if (options.skip) return
-    server = await startIntake(intake.path, { cwd: intake.tempDir(), env: { SERVICE_PUBLIC_RATE_LIMIT: '0', ...options.env } })
+    server = await startIntake(intake.path, {
+      cwd: intake.tempDir(),
+      env: { SERVICE_PUBLIC_RATE_LIMIT: '0', ...options.env },
+    })
     if (!server.apiKey) throw new Error(`intake printed no "API key:" line\n${server.stdout()}`)
     key = server.apiKey
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: LAUNCH_TIMEOUT })
@@ -147,7 +154,9 @@ export function useBrowser(options: { tempPrefix: string; skip: boolean; env?: R
     },
     pageUrl: (formId) => `${running().url}/f/${formId}`,
     async download(fileUrl) {
-      const res = await fetch(`${running().url}${new URL(fileUrl).pathname}`, { headers: { authorization: `Bearer ${key}` } })
+      const res = await fetch(`${running().url}${new URL(fileUrl).pathname}`, {
+        headers: { authorization: `Bearer ${key}` },
+      })
       return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), headers: res.headers }
     },
     async newContext(init = {}) {
@@ -286,7 +295,12 @@ export interface AuditResult {
  * impacts asked for (`serious`: serious and critical; `all`: any impact),
  * printed in full when there are any.
  */
-export async function audit(page: Page, label: string, scheme: Scheme, impacts: 'serious' | 'all' = 'serious'): Promise<AuditResult> {
+export async function audit(
+  page: Page,
+  label: string,
+  scheme: Scheme,
+  impacts: 'serious' | 'all' = 'serious',
+): Promise<AuditResult> {
   // The scheme really is in effect, and the stylesheet follows it.
   const media = await page.evaluate(() => ({
     dark: matchMedia('(prefers-color-scheme: dark)').matches,
@@ -312,7 +326,8 @@ export async function audit(page: Page, label: string, scheme: Scheme, impacts: 
   expect(results.passes.length).toBeGreaterThan(0)
   const measured = [...results.passes, ...results.violations].some((rule) => rule.id === 'color-contrast')
   const latinText = await page.evaluate(() => /[A-Za-z0-9]/.test(document.body.innerText as string))
-  if (latinText) expect({ label, scheme, contrastMeasured: measured }).toEqual({ label, scheme, contrastMeasured: true })
+  if (latinText)
+    expect({ label, scheme, contrastMeasured: measured }).toEqual({ label, scheme, contrastMeasured: true })
 
   const violations = results.violations
     .filter((rule) => impacts === 'all' || rule.impact === 'serious' || rule.impact === 'critical')
@@ -325,7 +340,9 @@ export async function audit(page: Page, label: string, scheme: Scheme, impacts: 
     }))
   if (violations.length > 0) {
     const kind = impacts === 'all' ? '' : ' serious/critical'
-    console.error(`axe-core: ${violations.length}${kind} violation(s) on the ${label} page (${scheme}):\n${JSON.stringify(violations, null, 2)}`)
+    console.error(
+      `axe-core: ${violations.length}${kind} violation(s) on the ${label} page (${scheme}):\n${JSON.stringify(violations, null, 2)}`,
+    )
   }
   return { page: label, scheme, violations }
 }

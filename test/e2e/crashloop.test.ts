@@ -12,8 +12,8 @@
  * The seed is random and printed; CRASH_SEED=<n> repeats its choices.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { createBenchState, disposeBenchState } from '../../bench/lib.ts'
 import { runCrashloop } from '../../bench/crashloop.ts'
+import { createBenchState, disposeBenchState } from '../../bench/lib.ts'
 import { useBuiltBinary } from './binary.ts'
 
 const intake = useBuiltBinary('intake-crashloop-')
@@ -22,43 +22,39 @@ afterAll(() => disposeBenchState(state))
 
 const ROUNDS = 3
 
-test(
-  `${ROUNDS} rounds of SIGKILL under a storm: nothing acknowledged is lost, every state is legal, the file is sound, every delivery arrives`,
-  async () => {
-    const seed = process.env.CRASH_SEED ? Number(process.env.CRASH_SEED) : Math.floor(Math.random() * 2 ** 31)
-    const lines: string[] = []
-    const report = await runCrashloop(state, {
-      rounds: ROUNDS,
-      seed,
-      stormMinMs: 1500,
-      stormMaxMs: 4000,
-      workers: 8,
-      thinkMaxMs: 8,
-      burstShare: 0.7,
-      failureRate: 0.3,
-      hangRate: 0.05,
-      webhookTimeoutSeconds: 1,
-      // Retries after 1 and 5 s, then `failed` and redelivered: the end waits seconds, not the 25 s of a third retry.
-      webhookMaxRetries: 2,
-      deliveryGraceMs: 15_000,
-      deliveryMaxWaitMs: 60_000,
-      binary: intake.path,
-      print: (line) => {
-        lines.push(line)
-        console.log(line)
-      },
-    })
-    // Every violation, each with its round, the seed and the intake log lines naming it.
-    expect(report.problems).toEqual([])
-    // And the run did something worth checking.
-    expect(report.rounds).toHaveLength(ROUNDS)
-    expect(report.rounds.every((round) => round.counts.creates > 0)).toBe(true)
-    expect(report.totals.answersJson).toBeGreaterThan(0)
-    expect(report.totals.answersPost).toBeGreaterThan(0)
-    expect(report.totals.cancels + report.totals.expiries).toBeGreaterThan(0)
-    expect(report.deliveries.expected).toBeGreaterThan(0)
-    expect(report.deliveries.arrived).toBe(report.deliveries.expected)
-    expect(lines.at(-1)).toBe('verdict: no violation')
-  },
-  120_000,
-)
+test(`${ROUNDS} rounds of SIGKILL under a storm: nothing acknowledged is lost, every state is legal, the file is sound, every delivery arrives`, async () => {
+  const seed = process.env.CRASH_SEED ? Number(process.env.CRASH_SEED) : Math.floor(Math.random() * 2 ** 31)
+  const lines: string[] = []
+  const report = await runCrashloop(state, {
+    rounds: ROUNDS,
+    seed,
+    stormMinMs: 1500,
+    stormMaxMs: 4000,
+    workers: 8,
+    thinkMaxMs: 8,
+    burstShare: 0.7,
+    failureRate: 0.3,
+    hangRate: 0.05,
+    webhookTimeoutSeconds: 1,
+    // Retries after 1 and 5 s, then `failed` and redelivered: the end waits seconds, not the 25 s of a third retry.
+    webhookMaxRetries: 2,
+    deliveryGraceMs: 15_000,
+    deliveryMaxWaitMs: 60_000,
+    binary: intake.path,
+    print: (line) => {
+      lines.push(line)
+      console.log(line)
+    },
+  })
+  // Every violation, each with its round, the seed and the intake log lines naming it.
+  expect(report.problems).toEqual([])
+  // And the run did something worth checking.
+  expect(report.rounds).toHaveLength(ROUNDS)
+  expect(report.rounds.every((round) => round.counts.creates > 0)).toBe(true)
+  expect(report.totals.answersJson).toBeGreaterThan(0)
+  expect(report.totals.answersPost).toBeGreaterThan(0)
+  expect(report.totals.cancels + report.totals.expiries).toBeGreaterThan(0)
+  expect(report.deliveries.expected).toBeGreaterThan(0)
+  expect(report.deliveries.arrived).toBe(report.deliveries.expected)
+  expect(lines.at(-1)).toBe('verdict: no violation')
+}, 120_000)

@@ -9,12 +9,20 @@
  * crash is made again after restart (at-least-once, same X-Service-Delivery and
  * the same body bytes); SIGTERM lets an attempt in flight finish, then exits 0.
  */
-import { afterAll, describe, expect, test } from 'bun:test'
+
 import { Database } from 'bun:sqlite'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { join } from 'node:path'
 import type { Delivery } from '../utils.ts'
-import { killAllChildren, request, startIntake, useBuiltBinary, type RunningIntake, type StartOptions } from './binary.ts'
+import {
+  killAllChildren,
+  type RunningIntake,
+  request,
+  type StartOptions,
+  startIntake,
+  useBuiltBinary,
+} from './binary.ts'
 
 const TEST_TIMEOUT = 60_000
 /** Retries are 1, 5 and 25 s after a failed attempt: allow for the longest wait and a slow machine. */
@@ -80,7 +88,9 @@ function startReceiver(port: number, answer: Answer, onReceived?: (got: Received
       },
     })
   } catch (error) {
-    throw new PortTaken(`cannot bind 127.0.0.1:${port} for a receiver: ${error instanceof Error ? error.message : String(error)}`)
+    throw new PortTaken(
+      `cannot bind 127.0.0.1:${port} for a receiver: ${error instanceof Error ? error.message : String(error)}`,
+    )
   }
   let stopped: Promise<void> | undefined
   const receiver: Receiver = {
@@ -173,7 +183,12 @@ afterAll(async () => {
 // Helpers.
 
 /** Polls `probe` until it returns something other than undefined; fails with the last state seen. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, describeState?: () => unknown): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  describeState?: () => unknown,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()
@@ -187,7 +202,10 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
 }
 
 /** Waits for a child to exit without signalling it (a second SIGTERM would bypass the graceful handler). */
-async function exitOf(running: RunningIntake, timeoutMs: number): Promise<{ code: number | null; signal: string | null }> {
+async function exitOf(
+  running: RunningIntake,
+  timeoutMs: number,
+): Promise<{ code: number | null; signal: string | null }> {
   let timer: Timer | undefined
   const outcome = await Promise.race([
     running.proc.exited.then(() => 'exited' as const),
@@ -195,9 +213,14 @@ async function exitOf(running: RunningIntake, timeoutMs: number): Promise<{ code
   ])
   clearTimeout(timer)
   if (outcome === 'timeout') {
-    throw new Error(`intake did not exit within ${timeoutMs} ms\n--- stdout ---\n${running.stdout()}\n--- stderr ---\n${running.stderr()}`)
+    throw new Error(
+      `intake did not exit within ${timeoutMs} ms\n--- stdout ---\n${running.stdout()}\n--- stderr ---\n${running.stderr()}`,
+    )
   }
-  return { code: running.proc.exitCode, signal: running.proc.signalCode === null ? null : String(running.proc.signalCode) }
+  return {
+    code: running.proc.exitCode,
+    signal: running.proc.signalCode === null ? null : String(running.proc.signalCode),
+  }
 }
 
 async function crash(running: RunningIntake) {
@@ -244,8 +267,16 @@ async function createForm(url: string, key: string, n: number, callbackUrl: stri
 async function answer(url: string, form: Awaited<ReturnType<typeof createForm>>, n: number): Promise<AnsweredForm> {
   const data = { name: `Person ${n}`, count: n }
   const userAgent = `durability-test/${n}`
-  const res = await request(`${url}/f/${form.formId}`, { method: 'POST', body: data, headers: { 'user-agent': userAgent } })
-  expect({ form: form.formId, status: res.status, body: res.body }).toEqual({ form: form.formId, status: 201, body: expect.anything() })
+  const res = await request(`${url}/f/${form.formId}`, {
+    method: 'POST',
+    body: data,
+    headers: { 'user-agent': userAgent },
+  })
+  expect({ form: form.formId, status: res.status, body: res.body }).toEqual({
+    form: form.formId,
+    status: 201,
+    body: expect.anything(),
+  })
   expect(res.body.form_id).toBe(form.formId)
   return { ...form, data, userAgent, receipt: res.body }
 }
@@ -260,10 +291,14 @@ function expectCompletedWebhook(got: ReceivedRequest, form: AnsweredForm, key: s
   expect(got.headers.get('x-service-event')).toBe('form.completed')
   expect(got.headers.get('user-agent')).toBe(`intake/${version}`)
   expect(got.headers.get('webhook-id')).toBe(got.deliveryId)
-  expect(got.headers.get('x-service-signature')).toBe(`sha256=${createHmac('sha256', secret).update(got.body).digest('hex')}`)
+  expect(got.headers.get('x-service-signature')).toBe(
+    `sha256=${createHmac('sha256', secret).update(got.body).digest('hex')}`,
+  )
   const timestamp = got.headers.get('webhook-timestamp') ?? ''
   expect(timestamp).toMatch(/^\d+$/)
-  const standard = createHmac('sha256', Buffer.from(secret, 'hex')).update(`${got.deliveryId}.${timestamp}.${got.body}`).digest('base64')
+  const standard = createHmac('sha256', Buffer.from(secret, 'hex'))
+    .update(`${got.deliveryId}.${timestamp}.${got.body}`)
+    .digest('base64')
   expect(got.headers.get('webhook-signature')).toBe(`v1,${standard}`)
 
   const payload = JSON.parse(got.body)
@@ -279,7 +314,17 @@ function expectCompletedWebhook(got: ReceivedRequest, form: AnsweredForm, key: s
     context: form.context,
   })
   expect(Object.keys(payload).sort()).toEqual(
-    ['event', 'form_id', 'form_title', 'completed_at', 'response_id', 'data', 'metadata', 'callback_metadata', 'context'].sort(),
+    [
+      'event',
+      'form_id',
+      'form_title',
+      'completed_at',
+      'response_id',
+      'data',
+      'metadata',
+      'callback_metadata',
+      'context',
+    ].sort(),
   )
 }
 
@@ -295,8 +340,15 @@ function integrityCheck(dbPath: string) {
   try {
     const integrity = db.query('PRAGMA integrity_check').all()
     const foreignKeys = db.query('PRAGMA foreign_key_check').all()
-    const responses = db.query('SELECT id, form_id FROM responses ORDER BY id').all() as { id: string; form_id: string }[]
-    const deliveries = db.query('SELECT id, form_id, status FROM deliveries ORDER BY id').all() as { id: string; form_id: string; status: string }[]
+    const responses = db.query('SELECT id, form_id FROM responses ORDER BY id').all() as {
+      id: string
+      form_id: string
+    }[]
+    const deliveries = db.query('SELECT id, form_id, status FROM deliveries ORDER BY id').all() as {
+      id: string
+      form_id: string
+      status: string
+    }[]
     return { integrity, foreignKeys, responses, deliveries }
   } finally {
     db.close()
@@ -333,7 +385,8 @@ describe('receiver down, intake killed (SIGKILL), receiver up, intake restarted 
         version = first.version
 
         const forms = []
-        for (let n = 0; n < N; n++) forms.push(await createForm(first.url, key, n, `http://127.0.0.1:${downPort}/hooks/${n}`))
+        for (let n = 0; n < N; n++)
+          forms.push(await createForm(first.url, key, n, `http://127.0.0.1:${downPort}/hooks/${n}`))
         answered = await Promise.all(forms.map((form, n) => answer(first.url, form, n)))
 
         // Each delivery has been tried at least once, and failed: the receiver is down.
@@ -342,7 +395,13 @@ describe('receiver down, intake killed (SIGKILL), receiver up, intake restarted 
           'a failed first attempt on every delivery',
           async () => {
             seen = await Promise.all(answered.map((form) => deliveriesOf(first.url, key, form.formId)))
-            const ready = seen.every((list) => list.length === 1 && list[0]!.attempts >= 1 && list[0]!.status === 'pending' && list[0]!.last_error !== null)
+            const ready = seen.every(
+              (list) =>
+                list.length === 1 &&
+                list[0]!.attempts >= 1 &&
+                list[0]!.status === 'pending' &&
+                list[0]!.last_error !== null,
+            )
             return ready ? true : undefined
           },
           15_000,
@@ -439,10 +498,14 @@ describe('receiver down, intake killed (SIGKILL), receiver up, intake restarted 
           expect(state.integrity).toEqual([{ integrity_check: 'ok' }])
           expect(state.foreignKeys).toEqual([])
           expect(state.responses).toEqual(
-            answered.map((form) => ({ id: form.receipt.id, form_id: form.formId })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+            answered
+              .map((form) => ({ id: form.receipt.id, form_id: form.formId }))
+              .sort((a, b) => (a.id < b.id ? -1 : 1)),
           )
           expect(state.deliveries).toEqual(
-            answered.map((form) => ({ id: deliveryIdByForm.get(form.formId)!, form_id: form.formId, status: 'delivered' })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+            answered
+              .map((form) => ({ id: deliveryIdByForm.get(form.formId)!, form_id: form.formId, status: 'delivered' }))
+              .sort((a, b) => (a.id < b.id ? -1 : 1)),
           )
         }
 
@@ -503,7 +566,11 @@ describe('an attempt in flight during a crash', () => {
         const receiver = scope.receiver(port, answer200)
         const second = await scope.intake({ cwd, args, env })
 
-        const again = await waitFor('the same delivery to arrive again', () => receiver.received[0], ARRIVAL_DEADLINE_MS)
+        const again = await waitFor(
+          'the same delivery to arrive again',
+          () => receiver.received[0],
+          ARRIVAL_DEADLINE_MS,
+        )
         expect(again.deliveryId).toBe(held.deliveryId)
         expect(again.body).toBe(held.body)
         expectCompletedWebhook(again, form, key, second.version)
@@ -562,9 +629,18 @@ describe('graceful shutdown', () => {
         )
         first = await scope.intake({ cwd, args, env })
         const key = first.apiKey!
-        const form = await answer(first.url, await createForm(first.url, key, 1, `http://127.0.0.1:${receiver.port}/hook`), 1)
+        const form = await answer(
+          first.url,
+          await createForm(first.url, key, 1, `http://127.0.0.1:${receiver.port}/hook`),
+          1,
+        )
 
-        await waitFor('the receiver to get the attempt', () => (events.includes('SIGTERM sent') ? true : undefined), 10_000, () => events)
+        await waitFor(
+          'the receiver to get the attempt',
+          () => (events.includes('SIGTERM sent') ? true : undefined),
+          10_000,
+          () => events,
+        )
         const exit = await exitOf(first, 20_000)
         events.push('exited')
         expect(exit).toEqual({ code: 0, signal: null })

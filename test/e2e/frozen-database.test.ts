@@ -14,9 +14,9 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { startFreezingProxy, type FreezingProxy } from '../freezing-proxy.ts'
+import { type FreezingProxy, startFreezingProxy } from '../freezing-proxy.ts'
 import { freshPostgresDatabase } from '../postgres.ts'
-import { POSTGRES, TEST_DATABASE_URL, skipWithout } from '../prerequisites.ts'
+import { POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
 import { request, startIntake, useBuiltBinary } from './binary.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
@@ -84,9 +84,17 @@ describe.skipIf(skipPostgres)('a PostgreSQL server that stops answering', () => 
       timed(() => request(`${server.url}/api/v1/forms/${form.id}`, { key })),
       timed(() => request(`${server.url}/api/v1/forms`, { key, body: FORM })),
       timed(() => request(`${server.url}/f/${form.id}`, { body: { name: 'Ada' } })),
-      timed(() => fetch(`${server.url}/f/${other.id}`, { method: 'POST', body: new URLSearchParams({ name: 'Grace' }), redirect: 'manual' })),
+      timed(() =>
+        fetch(`${server.url}/f/${other.id}`, {
+          method: 'POST',
+          body: new URLSearchParams({ name: 'Grace' }),
+          redirect: 'manual',
+        }),
+      ),
     ])
-    console.log(`while frozen: /healthz ${health.ms} ms, read ${read.ms} ms, create ${create.ms} ms, JSON answer ${answer.ms} ms, page answer ${page.ms} ms`)
+    console.log(
+      `while frozen: /healthz ${health.ms} ms, read ${read.ms} ms, create ${create.ms} ms, JSON answer ${answer.ms} ms, page answer ${page.ms} ms`,
+    )
     for (const outcome of [health, read, create, answer, page]) expect(outcome.hung).toBe(false)
     expect(health.value!.status).toBe(503)
     for (const api of [read, create, answer]) {
@@ -120,7 +128,13 @@ describe.skipIf(skipPostgres)('a PostgreSQL server that stops answering', () => 
     const form = (await request(`${server.url}/api/v1/forms`, { key, body: FORM })).body
 
     proxy.freezeWhen('COMMIT')
-    const sent = await timed(() => fetch(`${server.url}/f/${form.id}`, { method: 'POST', body: new URLSearchParams({ name: 'Ada' }), redirect: 'manual' }))
+    const sent = await timed(() =>
+      fetch(`${server.url}/f/${form.id}`, {
+        method: 'POST',
+        body: new URLSearchParams({ name: 'Ada' }),
+        redirect: 'manual',
+      }),
+    )
     console.log(`an answer with its COMMIT held: ${sent.value?.status} after ${sent.ms} ms`)
     expect(sent.hung).toBe(false)
     expect(proxy.frozen).toBe(true)
@@ -131,7 +145,11 @@ describe.skipIf(skipPostgres)('a PostgreSQL server that stops answering', () => 
 
     await thawAndRecover(proxy, server.url)
     // The person sends it again: recorded now (303), or already recorded by the held COMMIT (409).
-    const retried = await fetch(`${server.url}/f/${form.id}`, { method: 'POST', body: new URLSearchParams({ name: 'Ada' }), redirect: 'manual' })
+    const retried = await fetch(`${server.url}/f/${form.id}`, {
+      method: 'POST',
+      body: new URLSearchParams({ name: 'Ada' }),
+      redirect: 'manual',
+    })
     expect([303, 409]).toContain(retried.status)
     const [{ n }] = await direct`SELECT count(*)::int AS n FROM responses WHERE form_id = ${form.id}`
     expect(n).toBe(1)

@@ -40,4 +40,13 @@ while (running) {
 
 const sorted = latencies.toSorted((a, b) => a - b)
 const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]! * 10) / 10
-console.log(JSON.stringify({ probes: sorted.length, maxMs: at(1), p99Ms: at(0.99), medianMs: at(0.5), failed, peakMiB: Math.round(peakMiB) }))
+console.log(
+  JSON.stringify({
+    probes: sorted.length,
+    maxMs: at(1),
+    p99Ms: at(0.99),
+    medianMs: at(0.5),
+    failed,
+    peakMiB: Math.round(peakMiB),
+  }),
+)

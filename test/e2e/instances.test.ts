@@ -13,22 +13,30 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { freshPostgresDatabase } from '../postgres.ts'
-import { POSTGRES, TEST_DATABASE_URL, skipWithout } from '../prerequisites.ts'
-import { keysIn, killAllChildren, request, runIntake, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
+import { POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
 import {
-  INSTANCE_SETTINGS,
-  RoundRobin,
+  keysIn,
+  killAllChildren,
+  type RunningIntake,
+  request,
+  runIntake,
+  startIntake,
+  useBuiltBinary,
+} from './binary.ts'
+import {
   awaitDeliveries,
   describeRound,
   findLost,
+  INSTANCE_SETTINGS,
+  type ReceivedDelivery,
+  RoundRobin,
   rollingRestart,
   startInstance,
   startInstances,
   startLoad,
   until,
-  webhookReceiver,
-  type ReceivedDelivery,
   type WebhookReceiver,
+  webhookReceiver,
 } from './instances.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
@@ -90,7 +98,11 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
     const formIds = await Promise.all(Array.from({ length: 60 }, (_, i) => createForm(instances[i % 3]!, key)))
     const answers = await Promise.all(
       formIds.map((formId) =>
-        Promise.all(Array.from({ length: 6 }, (_, j) => request(`${instances[j % 3]!.url}/f/${formId}`, { body: { name: `answer ${j}` } }))),
+        Promise.all(
+          Array.from({ length: 6 }, (_, j) =>
+            request(`${instances[j % 3]!.url}/f/${formId}`, { body: { name: `answer ${j}` } }),
+          ),
+        ),
       ),
     )
     for (const [i, formId] of formIds.entries()) {
@@ -98,7 +110,9 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
       expect({ formId, statuses }).toEqual({ formId, statuses: [201, 409, 409, 409, 409, 409] })
       const receipt = answers[i]!.find((answer) => answer.status === 201)!.body
       for (const instance of instances) {
-        const responses = (await request(`${instance.url}/api/v1/forms/${formId}/responses`, { key })).body as Array<{ id: string }>
+        const responses = (await request(`${instance.url}/api/v1/forms/${formId}/responses`, { key })).body as Array<{
+          id: string
+        }>
         expect(responses.map((r) => r.id)).toEqual([receipt.id])
       }
     }
@@ -110,25 +124,43 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
       const idempotencyKey = crypto.randomUUID()
       const sent = await Promise.all(
         instances.map((instance) =>
-          request(`${instance.url}/api/v1/forms`, { key, body: { ...FORM, title }, headers: { 'idempotency-key': idempotencyKey } }),
+          request(`${instance.url}/api/v1/forms`, {
+            key,
+            body: { ...FORM, title },
+            headers: { 'idempotency-key': idempotencyKey },
+          }),
         ),
       )
       // A duplicate still in flight may be 409; every other answer is the one form.
       for (const answer of sent) expect([201, 409]).toContain(answer.status)
       const ids = new Set(sent.filter((answer) => answer.status === 201).map((answer) => answer.body.id))
       expect(ids.size).toBe(1)
-      const again = await request(`${instances[attempt % 3]!.url}/api/v1/forms`, { key, body: { ...FORM, title }, headers: { 'idempotency-key': idempotencyKey } })
+      const again = await request(`${instances[attempt % 3]!.url}/api/v1/forms`, {
+        key,
+        body: { ...FORM, title },
+        headers: { 'idempotency-key': idempotencyKey },
+      })
       expect(again.status).toBe(201)
       expect(again.headers.get('idempotent-replayed')).toBe('true')
       expect(ids.has(again.body.id)).toBe(true)
     }
-    const listed = (await request(`${instances[0]!.url}/api/v1/forms?limit=100`, { key })).body as Array<{ title: string }>
+    const listed = (await request(`${instances[0]!.url}/api/v1/forms?limit=100`, { key })).body as Array<{
+      title: string
+    }>
     expect(listed.filter((form) => form.title === title)).toHaveLength(10)
   }, 30_000)
 
   test('a cancel through one instance is seen by the others at once; a file uploaded through one downloads through another byte for byte', async () => {
     const cancelled = await createForm(instances[0]!, key)
-    expect((await request(`${instances[0]!.url}/api/v1/forms/${cancelled}`, { key, method: 'PATCH', body: { status: 'cancelled' } })).status).toBe(200)
+    expect(
+      (
+        await request(`${instances[0]!.url}/api/v1/forms/${cancelled}`, {
+          key,
+          method: 'PATCH',
+          body: { status: 'cancelled' },
+        })
+      ).status,
+    ).toBe(200)
     for (const instance of instances.slice(1)) {
       expect((await request(`${instance.url}/api/v1/forms/${cancelled}`, { key })).body.status).toBe('cancelled')
       expect((await fetch(`${instance.url}/f/${cancelled}`)).status).toBe(410)
@@ -140,11 +172,17 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
     const post = new FormData()
     post.append('name', 'Ada')
     post.append('file', new File([bytes], 'scan.bin', { type: 'application/octet-stream' }))
-    const answered = await fetch(`${instances[0]!.url}/f/${withFile}`, { method: 'POST', body: post, redirect: 'manual' })
+    const answered = await fetch(`${instances[0]!.url}/f/${withFile}`, {
+      method: 'POST',
+      body: post,
+      redirect: 'manual',
+    })
     expect(answered.status).toBe(303)
     const [response] = (await request(`${instances[1]!.url}/api/v1/forms/${withFile}/responses`, { key })).body
     expect(response.data.name).toBe('Ada')
-    const file = await fetch(servedBy(instances[2]!, response.data.file), { headers: { authorization: `Bearer ${key}` } })
+    const file = await fetch(servedBy(instances[2]!, response.data.file), {
+      headers: { authorization: `Bearer ${key}` },
+    })
     expect(file.status).toBe(200)
     expect(file.headers.get('content-type')).toBe('application/octet-stream')
     expect(Buffer.compare(new Uint8Array(await file.arrayBuffer()), bytes)).toBe(0)
@@ -154,12 +192,19 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
     // Instance 2 holds each wait; the change goes through instance 1 or 3. The wait is longer than any of them should take.
     const [changer, waiter, third] = [instances[0]!, instances[1]!, instances[2]!]
     const hold = (formId: string) =>
-      request(`${waiter.url}/api/v1/forms/${formId}/responses?wait=8`, { key }).then((answer) => ({ answer, at: performance.now() }))
+      request(`${waiter.url}/api/v1/forms/${formId}/responses?wait=8`, { key }).then((answer) => ({
+        answer,
+        at: performance.now(),
+      }))
     /** Lets a wait just sent reach the server and start waiting. */
     const settle = () => Bun.sleep(500)
 
     /** A long-poll held on `waiter`, then `change` made through another instance: how long until it answered. */
-    const wokenBy = async (what: string, change: (formId: string) => Promise<void>, check: (answer: { status: number; body: any }) => void) => {
+    const wokenBy = async (
+      what: string,
+      change: (formId: string) => Promise<void>,
+      check: (answer: { status: number; body: any }) => void,
+    ) => {
       const formId = await createForm(changer, key)
       const waiting = hold(formId)
       await settle()
@@ -172,24 +217,39 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
     const afterAnswer = () =>
       wokenBy(
         'an answer',
-        async (formId) => expect((await request(`${changer.url}/f/${formId}`, { body: { name: 'Ada' } })).status).toBe(201),
+        async (formId) =>
+          expect((await request(`${changer.url}/f/${formId}`, { body: { name: 'Ada' } })).status).toBe(201),
         (answer) => expect(answer.body).toHaveLength(1),
       )
     const afterCancel = () =>
       wokenBy(
         'a cancel',
-        async (formId) => expect((await request(`${third.url}/api/v1/forms/${formId}`, { key, method: 'PATCH', body: { status: 'cancelled' } })).status).toBe(200),
+        async (formId) =>
+          expect(
+            (
+              await request(`${third.url}/api/v1/forms/${formId}`, {
+                key,
+                method: 'PATCH',
+                body: { status: 'cancelled' },
+              })
+            ).status,
+          ).toBe(200),
         (answer) => expect(answer.body).toEqual([]),
       )
     const afterDelete = () =>
       wokenBy(
         'a delete',
-        async (formId) => expect((await request(`${changer.url}/api/v1/forms/${formId}`, { key, method: 'DELETE' })).status).toBe(204),
+        async (formId) =>
+          expect((await request(`${changer.url}/api/v1/forms/${formId}`, { key, method: 'DELETE' })).status).toBe(204),
         (answer) => expect(answer.status).toBe(404),
       )
     const afterExpiry = async () => {
       const formId = await createForm(changer, key)
-      const patched = await request(`${changer.url}/api/v1/forms/${formId}`, { key, method: 'PATCH', body: { expires_at: new Date(Date.now() + 2000).toISOString() } })
+      const patched = await request(`${changer.url}/api/v1/forms/${formId}`, {
+        key,
+        method: 'PATCH',
+        body: { expires_at: new Date(Date.now() + 2000).toISOString() },
+      })
       expect(patched.status).toBe(200)
       const expiresAt = Date.parse(`${patched.body.expires_at}Z`)
       const { answer } = await hold(formId)
@@ -197,34 +257,46 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
       expect(answer.body).toEqual([])
       // Not before the expiry: a wait that ends early with [] says nothing happened while the form still takes an answer.
       expect(ms).toBeGreaterThanOrEqual(-50)
-      for (const instance of instances) expect((await request(`${instance.url}/api/v1/forms/${formId}`, { key })).body.status).toBe('expired')
+      for (const instance of instances)
+        expect((await request(`${instance.url}/api/v1/forms/${formId}`, { key })).body.status).toBe('expired')
       return { what: 'the expiry', ms }
     }
 
     const results = await Promise.all([afterAnswer(), afterCancel(), afterDelete(), afterExpiry()])
-    for (const { what, ms } of results) console.log(`long-poll on another instance answered ${Math.round(ms)} ms after ${what}`)
+    for (const { what, ms } of results)
+      console.log(`long-poll on another instance answered ${Math.round(ms)} ms after ${what}`)
     expect(results.filter(({ ms }) => ms >= 1000)).toEqual([])
   }, 30_000)
 
   test('a key revoked with `intake keys revoke` is refused by every instance within 1 s', async () => {
     const env = { SERVICE_DATABASE_URL: databaseUrl }
-    const created = await runIntake(intake.path, ['keys', 'create', '--account', 'revocation'], { cwd: intake.tempDir(), env })
+    const created = await runIntake(intake.path, ['keys', 'create', '--account', 'revocation'], {
+      cwd: intake.tempDir(),
+      env,
+    })
     expect(created.code).toBe(0)
     const [revocable] = keysIn(created.stdout)
     const keyId = /Created key (\S+) /.exec(created.stdout)![1]!
     // Each instance has used the key: it is what each would go on accepting.
-    for (const instance of instances) expect((await request(`${instance.url}/api/v1/forms`, { key: revocable })).status).toBe(200)
+    for (const instance of instances)
+      expect((await request(`${instance.url}/api/v1/forms`, { key: revocable })).status).toBe(200)
 
     const revoked = await runIntake(intake.path, ['keys', 'revoke', keyId], { cwd: intake.tempDir(), env })
     expect(revoked.code).toBe(0)
     const revokedAt = performance.now()
     const delays = await Promise.all(
       instances.map(async (instance) => {
-        await until(async () => (await request(`${instance.url}/api/v1/forms`, { key: revocable })).status === 401, 5000, `instance ${instance.url} to refuse the revoked key`).catch(() => {})
+        await until(
+          async () => (await request(`${instance.url}/api/v1/forms`, { key: revocable })).status === 401,
+          5000,
+          `instance ${instance.url} to refuse the revoked key`,
+        ).catch(() => {})
         return performance.now() - revokedAt
       }),
     )
-    console.log(`revoked key refused after ${delays.map((ms) => `${Math.round(ms)} ms`).join(', ')} (from the end of intake keys revoke)`)
+    console.log(
+      `revoked key refused after ${delays.map((ms) => `${Math.round(ms)} ms`).join(', ')} (from the end of intake keys revoke)`,
+    )
     for (const ms of delays) expect(ms).toBeLessThan(1000)
     // The others' key still works everywhere.
     for (const instance of instances) expect((await request(`${instance.url}/api/v1/forms`, { key })).status).toBe(200)
@@ -252,12 +324,18 @@ describe.skipIf(skipPostgres)('instances that crash, start together, stop or res
     const hooks = [receiver({ answer }), receiver({ answer })]
     const a = await startInstance(intake.path, { databaseUrl, cwd: intake.tempDir(), env })
     const key = a.apiKey!
-    const formIds = await Promise.all(Array.from({ length: 20 }, (_, i) => createForm(a, key, { ...FORM, callback_url: hooks[i % 2]!.url })))
+    const formIds = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createForm(a, key, { ...FORM, callback_url: hooks[i % 2]!.url })),
+    )
     // Answered through A while it is the only instance: A claims all 20.
-    const answers = await Promise.all(formIds.map((formId) => request(`${a.url}/f/${formId}`, { body: { name: 'Ada' } })))
+    const answers = await Promise.all(
+      formIds.map((formId) => request(`${a.url}/f/${formId}`, { body: { name: 'Ada' } })),
+    )
     expect(answers.map((r) => r.status)).toEqual(formIds.map(() => 201))
     await until(() => held.length === 20, 5000, 'A to send the 20 deliveries')
-    const others = await Promise.all([0, 1].map(() => startInstance(intake.path, { databaseUrl, cwd: intake.tempDir(), env })))
+    const others = await Promise.all(
+      [0, 1].map(() => startInstance(intake.path, { databaseUrl, cwd: intake.tempDir(), env })),
+    )
 
     const sql = new SQL(databaseUrl, { max: 1 })
     try {
@@ -272,10 +350,16 @@ describe.skipIf(skipPostgres)('instances that crash, start together, stop or res
       const killedAt = Date.now()
       for (const release of held) release()
 
-      await until(() => new Set(afterKill.map((d) => d.deliveryId)).size === 20, leaseMs + 10_000, 'the 20 deliveries through the other instances')
+      await until(
+        () => new Set(afterKill.map((d) => d.deliveryId)).size === 20,
+        leaseMs + 10_000,
+        'the 20 deliveries through the other instances',
+      )
       const leaseEnds = new Map(leases.map((lease) => [lease.id, Number(lease.lease_until)]))
       const takeover = Math.max(...afterKill.map((d) => d.at)) - killedAt
-      console.log(`kill -9 with 20 deliveries claimed: all 20 arrived through the others ${takeover} ms after the kill (lease ${leaseMs} ms)`)
+      console.log(
+        `kill -9 with 20 deliveries claimed: all 20 arrived through the others ${takeover} ms after the kill (lease ${leaseMs} ms)`,
+      )
       expect(new Set(afterKill.map((d) => d.formId))).toEqual(new Set(formIds))
       // Taken over once the lease ended, not before: A might only have been slow.
       for (const d of afterKill) expect(d.at).toBeGreaterThanOrEqual(leaseEnds.get(d.deliveryId)! - 100)
@@ -299,7 +383,11 @@ describe.skipIf(skipPostgres)('instances that crash, start together, stop or res
     const databaseUrl = await freshDatabase()
     const started = await Promise.all(
       Array.from({ length: 4 }, () =>
-        startIntake(intake.path, { cwd: intake.tempDir(), args: ['serve'], env: { ...INSTANCE_SETTINGS, SERVICE_DATABASE_URL: databaseUrl, SERVICE_PORT: '0' } }),
+        startIntake(intake.path, {
+          cwd: intake.tempDir(),
+          args: ['serve'],
+          env: { ...INSTANCE_SETTINGS, SERVICE_DATABASE_URL: databaseUrl, SERVICE_PORT: '0' },
+        }),
       ),
     )
     const printed = started.flatMap((instance) => keysIn(instance.stdout()))
@@ -321,7 +409,11 @@ describe.skipIf(skipPostgres)('instances that crash, start together, stop or res
 
   test('SIGTERM to instances whose database is gone: each exits 0 within a few seconds, not waiting on the database', async () => {
     const database = await freshPostgresDatabase(TEST_DATABASE_URL, { migrated: false })
-    const { instances } = await startInstances(intake.path, { databaseUrl: database.url, cwd: intake.tempDir(), count: 3 })
+    const { instances } = await startInstances(intake.path, {
+      databaseUrl: database.url,
+      cwd: intake.tempDir(),
+      count: 3,
+    })
     const admin = new SQL(TEST_DATABASE_URL, { max: 1 })
     try {
       await admin.unsafe(`DROP DATABASE "${database.name}" WITH (FORCE)`)
@@ -332,11 +424,13 @@ describe.skipIf(skipPostgres)('instances that crash, start together, stop or res
     await Bun.sleep(2000)
     const startedAt = performance.now()
     const codes = await Promise.all(instances.map((instance) => instance.stop('SIGTERM', 10_000)))
-    console.log(`SIGTERM with the database gone: all three exited after ${(performance.now() - startedAt).toFixed(0)} ms`)
+    console.log(
+      `SIGTERM with the database gone: all three exited after ${(performance.now() - startedAt).toFixed(0)} ms`,
+    )
     expect(codes).toEqual([0, 0, 0])
   }, 60_000)
 
-  test('SIGTERM to one of three instances under load: it exits 0; every acknowledged create and answer is there, every answer\'s webhook arrives', async () => {
+  test("SIGTERM to one of three instances under load: it exits 0; every acknowledged create and answer is there, every answer's webhook arrives", async () => {
     const databaseUrl = await freshDatabase()
     const hooks = receiver()
     const { instances, key } = await startInstances(intake.path, { databaseUrl, cwd: intake.tempDir(), count: 3 })
@@ -368,32 +462,36 @@ describe.skipIf(skipPostgres)('instances that crash, start together, stop or res
     for (const instance of [instances[0]!, instances[2]!]) expect(await instance.stop()).toBe(0)
   }, 90_000)
 
-  test(`rolling restart under load, ${ROUNDS} round(s): each instance in turn SIGTERMed (exit 0) and started again; nothing acknowledged lost, every webhook arrives`, async () => {
-    const report = await rollingRestart({
-      binary: intake.path,
-      databaseUrl: await freshDatabase(),
-      cwd: intake.tempDir(),
-      rounds: ROUNDS,
-      workers: 8,
-      pauseMs: 5,
-      onRound: (round) => console.log(describeRound(round)),
-    })
-    const t = report.total
-    console.log(
-      `rolling restart, ${report.rounds.length} round(s): ${t.creates} creates + ${t.submissions} answers acknowledged, ${t.lost.length} lost; ` +
-        `${t.deliveries.arrived} of ${t.deliveries.expected} webhooks arrived, ${t.deliveries.duplicates} duplicated; ` +
-        `${t.unknown} requests without an answer (${t.doneUnanswered.length} of them done), ${t.connectRetries} connects retried${report.examples.length ? `; e.g. ${report.examples.join(' | ')}` : ''}`,
-    )
-    for (const round of report.rounds) {
-      expect(round.restarts.map((restart) => restart.exitCode)).toEqual([0, 0, 0])
-      expect(round.lost).toEqual([])
-      expect(round.deliveries.missing).toEqual([])
-    }
-    expect(t.lost).toEqual([])
-    // A request in flight at a SIGTERM finishes: none is done without its answer coming back.
-    expect(t.doneUnanswered).toEqual([])
-    expect(t.deliveries.missing).toEqual([])
-    expect(t.refused).toEqual({})
-    expect(report.finalExitCodes).toEqual([0, 0, 0])
-  }, 60_000 + ROUNDS * 60_000)
+  test(
+    `rolling restart under load, ${ROUNDS} round(s): each instance in turn SIGTERMed (exit 0) and started again; nothing acknowledged lost, every webhook arrives`,
+    async () => {
+      const report = await rollingRestart({
+        binary: intake.path,
+        databaseUrl: await freshDatabase(),
+        cwd: intake.tempDir(),
+        rounds: ROUNDS,
+        workers: 8,
+        pauseMs: 5,
+        onRound: (round) => console.log(describeRound(round)),
+      })
+      const t = report.total
+      console.log(
+        `rolling restart, ${report.rounds.length} round(s): ${t.creates} creates + ${t.submissions} answers acknowledged, ${t.lost.length} lost; ` +
+          `${t.deliveries.arrived} of ${t.deliveries.expected} webhooks arrived, ${t.deliveries.duplicates} duplicated; ` +
+          `${t.unknown} requests without an answer (${t.doneUnanswered.length} of them done), ${t.connectRetries} connects retried${report.examples.length ? `; e.g. ${report.examples.join(' | ')}` : ''}`,
+      )
+      for (const round of report.rounds) {
+        expect(round.restarts.map((restart) => restart.exitCode)).toEqual([0, 0, 0])
+        expect(round.lost).toEqual([])
+        expect(round.deliveries.missing).toEqual([])
+      }
+      expect(t.lost).toEqual([])
+      // A request in flight at a SIGTERM finishes: none is done without its answer coming back.
+      expect(t.doneUnanswered).toEqual([])
+      expect(t.deliveries.missing).toEqual([])
+      expect(t.refused).toEqual({})
+      expect(report.finalExitCodes).toEqual([0, 0, 0])
+    },
+    60_000 + ROUNDS * 60_000,
+  )
 })

@@ -23,7 +23,7 @@
  *
  * Everything stays on 127.0.0.1.
  */
-import { request, startIntake, type RunningIntake } from './binary.ts'
+import { type RunningIntake, request, startIntake } from './binary.ts'
 
 /** What every instance here runs with: no rate limit (all traffic comes from one address and one key). */
 export const INSTANCE_SETTINGS: Record<string, string> = {
@@ -46,7 +46,12 @@ export function startInstance(binary: string, options: InstanceOptions & { port?
   return startIntake(binary, {
     cwd: options.cwd,
     args: ['serve'],
-    env: { ...INSTANCE_SETTINGS, SERVICE_DATABASE_URL: options.databaseUrl, SERVICE_PORT: String(options.port ?? 0), ...options.env },
+    env: {
+      ...INSTANCE_SETTINGS,
+      SERVICE_DATABASE_URL: options.databaseUrl,
+      SERVICE_PORT: String(options.port ?? 0),
+      ...options.env,
+    },
   })
 }
 
@@ -54,7 +59,10 @@ export function startInstance(binary: string, options: InstanceOptions & { port?
  * `count` instances on one database. The first starts alone, so it is the one
  * that makes the schema and prints the key; the others start together.
  */
-export async function startInstances(binary: string, options: InstanceOptions & { count: number }): Promise<{ instances: RunningIntake[]; key: string }> {
+export async function startInstances(
+  binary: string,
+  options: InstanceOptions & { count: number },
+): Promise<{ instances: RunningIntake[]; key: string }> {
   const first = await startInstance(binary, options)
   if (!first.apiKey) throw new Error(`the first instance printed no key\n${first.stdout()}`)
   const others = await Promise.all(Array.from({ length: options.count - 1 }, () => startInstance(binary, options)))
@@ -83,14 +91,21 @@ export interface ReceivedDelivery {
  * A webhook receiver on 127.0.0.1 that records every request. It answers 200,
  * or what `answer` says (which may hold the request).
  */
-export function webhookReceiver(options: { answer?: (delivery: ReceivedDelivery) => Response | Promise<Response> } = {}) {
+export function webhookReceiver(
+  options: { answer?: (delivery: ReceivedDelivery) => Response | Promise<Response> } = {},
+) {
   const received: ReceivedDelivery[] = []
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
       const body = JSON.parse(await req.text()) as { form_id: string; response_id: string }
-      const delivery = { deliveryId: req.headers.get('x-service-delivery') ?? '', formId: body.form_id, responseId: body.response_id, at: Date.now() }
+      const delivery = {
+        deliveryId: req.headers.get('x-service-delivery') ?? '',
+        formId: body.form_id,
+        responseId: body.response_id,
+        at: Date.now(),
+      }
       received.push(delivery)
       return options.answer ? options.answer(delivery) : new Response('ok')
     },
@@ -121,7 +136,10 @@ export class RoundRobin {
 
   constructor(readonly urls: string[]) {}
 
-  async send(path: string, options: { key?: string; body?: unknown; method?: string; headers?: Record<string, string> } = {}): Promise<Outcome> {
+  async send(
+    path: string,
+    options: { key?: string; body?: unknown; method?: string; headers?: Record<string, string> } = {},
+  ): Promise<Outcome> {
     const first = this.next++
     for (let tried = 0; ; tried++) {
       const instance = (first + tried) % this.urls.length
@@ -163,7 +181,10 @@ export interface Ledger {
    * they are in no list above. A create's Idempotency-Key, an answer's form,
    * say afterwards whether it was done (`settleUnknown`).
    */
-  unknown: Array<{ what: 'create'; idempotencyKey: string; error: string; at: number } | { what: 'submission'; formId: string; error: string; at: number }>
+  unknown: Array<
+    | { what: 'create'; idempotencyKey: string; error: string; at: number }
+    | { what: 'submission'; formId: string; error: string; at: number }
+  >
   /** Answers other than 201, with what they said. */
   refused: Array<{ what: 'create' | 'submission'; status: number; body: unknown; at: number }>
 }
@@ -185,7 +206,13 @@ export interface Load {
  * `workers` loops, each creating a form (with callback_url) and answering it,
  * every request through `client`, pausing `pauseMs` between rounds of its own.
  */
-export function startLoad(options: { client: RoundRobin; key: string; callbackUrl: string; workers?: number; pauseMs?: number }): Load {
+export function startLoad(options: {
+  client: RoundRobin
+  key: string
+  callbackUrl: string
+  workers?: number
+  pauseMs?: number
+}): Load {
   const { client, key, callbackUrl } = options
   const body = { ...LOAD_FORM, callback_url: callbackUrl }
   const ledger: Ledger = { creates: [], submissions: [], unknown: [], refused: [] }
@@ -207,7 +234,8 @@ export function startLoad(options: { client: RoundRobin; key: string; callbackUr
       ledger.creates.push({ formId, at: Date.now() })
       const answered = await client.send(`/f/${formId}`, { body: { name: `worker ${w} answer ${n}` } })
       if (!answered.answered) ledger.unknown.push({ what: 'submission', formId, error: answered.error, at: Date.now() })
-      else if (answered.status !== 201) ledger.refused.push({ what: 'submission', status: answered.status, body: answered.body, at: Date.now() })
+      else if (answered.status !== 201)
+        ledger.refused.push({ what: 'submission', status: answered.status, body: answered.body, at: Date.now() })
       else ledger.submissions.push({ formId, responseId: answered.body.id, at: Date.now() })
       if (options.pauseMs) await Bun.sleep(options.pauseMs)
     }
@@ -230,14 +258,24 @@ export function startLoad(options: { client: RoundRobin; key: string; callbackUr
         }
         settled.set(request, undefined)
         if (request.what === 'create') {
-          const again = await client.send('/api/v1/forms', { key, body, headers: { 'idempotency-key': request.idempotencyKey } })
+          const again = await client.send('/api/v1/forms', {
+            key,
+            body,
+            headers: { 'idempotency-key': request.idempotencyKey },
+          })
           if (again.answered && again.headers.get('idempotent-replayed') === 'true') {
-            settled.set(request, `create ${again.body.id} (Idempotency-Key ${request.idempotencyKey}) was made, but its answer never came (${request.error})`)
+            settled.set(
+              request,
+              `create ${again.body.id} (Idempotency-Key ${request.idempotencyKey}) was made, but its answer never came (${request.error})`,
+            )
           }
         } else {
           const read = await client.read(`/api/v1/forms/${request.formId}/responses`, key)
           if (read.answered && read.status === 200 && read.body.length > 0) {
-            settled.set(request, `answer ${read.body[0].id} to form ${request.formId} was recorded, but its answer never came (${request.error})`)
+            settled.set(
+              request,
+              `answer ${read.body[0].id} to form ${request.formId} was recorded, but its answer never came (${request.error})`,
+            )
           }
         }
         const found = settled.get(request)
@@ -253,7 +291,12 @@ export function startLoad(options: { client: RoundRobin; key: string; callbackUr
  * must exist, and each acknowledged answer must be its form's response. What
  * is missing, one line each.
  */
-export async function findLost(client: RoundRobin, key: string, creates: Ledger['creates'], submissions: Ledger['submissions']): Promise<string[]> {
+export async function findLost(
+  client: RoundRobin,
+  key: string,
+  creates: Ledger['creates'],
+  submissions: Ledger['submissions'],
+): Promise<string[]> {
   const answerOf = new Map(submissions.map((s) => [s.formId, s.responseId]))
   const lost: string[] = []
   let next = 0
@@ -263,11 +306,15 @@ export async function findLost(client: RoundRobin, key: string, creates: Ledger[
       const read = await client.read(`/api/v1/forms/${formId}/responses`, key)
       if (!read.answered) lost.push(`form ${formId}: could not be read (${read.error})`)
       else if (read.status === 404) lost.push(`form ${formId}: acknowledged (201) but not found (404)`)
-      else if (read.status !== 200) lost.push(`form ${formId}: read answered ${read.status} ${JSON.stringify(read.body)}`)
+      else if (read.status !== 200)
+        lost.push(`form ${formId}: read answered ${read.status} ${JSON.stringify(read.body)}`)
       else {
         const expected = answerOf.get(formId)
         const found = (read.body as Array<{ id: string }>).map((r) => r.id)
-        if (expected !== undefined && !found.includes(expected)) lost.push(`form ${formId}: answer ${expected} acknowledged (201) but the form's responses are ${JSON.stringify(found)}`)
+        if (expected !== undefined && !found.includes(expected))
+          lost.push(
+            `form ${formId}: answer ${expected} acknowledged (201) but the form's responses are ${JSON.stringify(found)}`,
+          )
       }
     }
   }
@@ -286,7 +333,11 @@ export interface DeliveryCount {
 }
 
 /** Waits (up to `ms`) until every acknowledged answer's webhook has arrived at least once; counts duplicates. */
-export async function awaitDeliveries(receiver: WebhookReceiver, submissions: Ledger['submissions'], ms: number): Promise<DeliveryCount> {
+export async function awaitDeliveries(
+  receiver: WebhookReceiver,
+  submissions: Ledger['submissions'],
+  ms: number,
+): Promise<DeliveryCount> {
   const arrivedFor = () => new Set(receiver.received.map((d) => d.responseId))
   const missingNow = () => {
     const arrived = arrivedFor()
@@ -296,7 +347,8 @@ export async function awaitDeliveries(receiver: WebhookReceiver, submissions: Le
   const missing = missingNow().map((s) => s.responseId)
   const ours = new Set(submissions.map((s) => s.responseId))
   const requestsPerDelivery = new Map<string, number>()
-  for (const d of receiver.received) if (ours.has(d.responseId)) requestsPerDelivery.set(d.deliveryId, (requestsPerDelivery.get(d.deliveryId) ?? 0) + 1)
+  for (const d of receiver.received)
+    if (ours.has(d.responseId)) requestsPerDelivery.set(d.deliveryId, (requestsPerDelivery.get(d.deliveryId) ?? 0) + 1)
   const repeated = [...requestsPerDelivery.values()].filter((n) => n > 1)
   return {
     expected: submissions.length,
@@ -389,7 +441,13 @@ export async function rollingRestart(options: RollingRestartOptions): Promise<Ro
   try {
     await until(() => ledger.submissions.length >= 10, 15_000, 'the load to get going')
     // Where the ledger stood when the round started: what came after is the round's.
-    const mark = () => ({ creates: ledger.creates.length, submissions: ledger.submissions.length, unknown: ledger.unknown.length, refused: ledger.refused.length, retries: client.connectRetries })
+    const mark = () => ({
+      creates: ledger.creates.length,
+      submissions: ledger.submissions.length,
+      unknown: ledger.unknown.length,
+      refused: ledger.refused.length,
+      retries: client.connectRetries,
+    })
     let from = mark()
     for (let round = 1; round <= options.rounds; round++) {
       const started = performance.now()
@@ -453,7 +511,9 @@ export async function rollingRestart(options: RollingRestartOptions): Promise<Ro
 
 /** One line for a round: what was acknowledged, lost, delivered, and the restart times. */
 export function describeRound(r: RoundReport): string {
-  const restarts = r.restarts.map((s) => `#${s.instance} exit ${s.exitCode} stop ${Math.round(s.stopMs)} ms start ${Math.round(s.startMs)} ms`).join(', ')
+  const restarts = r.restarts
+    .map((s) => `#${s.instance} exit ${s.exitCode} stop ${Math.round(s.stopMs)} ms start ${Math.round(s.startMs)} ms`)
+    .join(', ')
   const refused = Object.keys(r.refused).length ? `, answers other than 201 ${JSON.stringify(r.refused)}` : ''
   return (
     `round ${r.round}: ${r.creates} creates + ${r.submissions} answers acknowledged, ${r.lost.length} lost; ` +

@@ -12,12 +12,12 @@
  * events_seq_seq` on every answer, cancel, expiry and delete).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { SQL } from 'bun'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { operatingBlock } from '../doc-blocks.ts'
 import { databaseUrl } from '../postgres.ts'
-import { POSTGRES, TEST_DATABASE_URL, skipWithout } from '../prerequisites.ts'
+import { POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
 import { keysIn, request, runIntake, startIntake, useBuiltBinary } from './binary.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
@@ -104,11 +104,19 @@ describe.skipIf(skipPostgres)('the least-privilege setup of docs/operating.md, a
     // Gone again: intake backup refuses a database with tables it does not know.
     await owner.unsafe('DROP TABLE later_migration')
     // And it has no DDL.
-    const refused = await app.unsafe('CREATE TABLE not_allowed (x int)').then(() => undefined, (error: { errno?: string }) => error.errno)
+    const refused = await app.unsafe('CREATE TABLE not_allowed (x int)').then(
+      () => undefined,
+      (error: { errno?: string }) => error.errno,
+    )
     expect(refused).toBe('42501')
 
     // Step 3: everything else as the restricted role.
-    const env = { SERVICE_DATABASE_URL: appUrl, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0', SERVICE_WEBHOOK_BLOCK_PRIVATE: 'false' }
+    const env = {
+      SERVICE_DATABASE_URL: appUrl,
+      SERVICE_RATE_LIMIT: '0',
+      SERVICE_PUBLIC_RATE_LIMIT: '0',
+      SERVICE_WEBHOOK_BLOCK_PRIVATE: 'false',
+    }
     const server = await startIntake(intake.path, { cwd, env })
     cleanups.push(() => server.stop('SIGKILL').catch(() => {}))
     const key = server.apiKey!
@@ -126,17 +134,26 @@ describe.skipIf(skipPostgres)('the least-privilege setup of docs/operating.md, a
     }
     const hooks = receiver()
     const callback = { callback_url: hooks.url, callback_events: ['form.completed', 'form.expired', 'form.cancelled'] }
-    const FORM = { title: 'Expenses', fields: [{ key: 'name', type: 'text', label: 'Name', required: true }], ...callback }
+    const FORM = {
+      title: 'Expenses',
+      fields: [{ key: 'name', type: 'text', label: 'Name', required: true }],
+      ...callback,
+    }
     const WITH_FILE = {
       ...FORM,
-      fields: [...FORM.fields, { key: 'receipt', type: 'file', label: 'Receipt', required: true, config: { max_size: 1_000_000 } }],
+      fields: [
+        ...FORM.fields,
+        { key: 'receipt', type: 'file', label: 'Receipt', required: true, config: { max_size: 1_000_000 } },
+      ],
     }
 
     // Forms: made (twice with one Idempotency-Key), read, listed, their schema.
     const made = await call('create', '/api/v1/forms', { body: FORM, headers: { 'idempotency-key': 'one' } })
     expect(made.status).toBe(201)
     const a = made.body.id as string
-    expect((await call('create again', '/api/v1/forms', { body: FORM, headers: { 'idempotency-key': 'one' } })).body.id).toBe(a)
+    expect(
+      (await call('create again', '/api/v1/forms', { body: FORM, headers: { 'idempotency-key': 'one' } })).body.id,
+    ).toBe(a)
     await call('get', `/api/v1/forms/${a}`)
     await call('list', '/api/v1/forms')
     await call('list active', '/api/v1/forms?status=active')
@@ -147,9 +164,15 @@ describe.skipIf(skipPostgres)('the least-privilege setup of docs/operating.md, a
     await call('answer again (JSON)', `/f/${a}`, { body: { name: 'Ada' } })
     await call('responses', `/api/v1/forms/${a}/responses`)
     await until(async () => hooks.received.some((r) => r.formId === a), 10_000, 'the completion webhook')
-    await until(async () => (await call('deliveries', `/api/v1/forms/${a}/deliveries`)).body[0]?.status === 'delivered', 10_000, 'the delivery delivered')
+    await until(
+      async () => (await call('deliveries', `/api/v1/forms/${a}/deliveries`)).body[0]?.status === 'delivered',
+      10_000,
+      'the delivery delivered',
+    )
     const [delivery] = (await call('deliveries', `/api/v1/forms/${a}/deliveries`)).body
-    expect((await call('redeliver', `/api/v1/forms/${a}/deliveries/${delivery.id}/redeliver`, { method: 'POST' })).status).toBe(202)
+    expect(
+      (await call('redeliver', `/api/v1/forms/${a}/deliveries/${delivery.id}/redeliver`, { method: 'POST' })).status,
+    ).toBe(202)
     await until(async () => hooks.received.filter((r) => r.formId === a).length >= 2, 10_000, 'the delivery sent again')
 
     // Through the page, with a file: kept across a 422, then sent; the receipt; the file read back.
@@ -171,20 +194,34 @@ describe.skipIf(skipPostgres)('the least-privilege setup of docs/operating.md, a
     expect((await page('the receipt', sent.headers.get('location')!, { headers: { cookie } })).status).toBe(200)
     const [response] = (await call('responses (file)', `/api/v1/forms/${b}/responses`)).body
     await call('one response', `/api/v1/forms/${b}/responses/${response.id}`)
-    const file = await fetch(response.data.receipt.replace(/^http:\/\/localhost:\d+/, server.url), { headers: { authorization: `Bearer ${key}` } })
+    const file = await fetch(response.data.receipt.replace(/^http:\/\/localhost:\d+/, server.url), {
+      headers: { authorization: `Bearer ${key}` },
+    })
     statuses.push(['download', file.status])
     expect(Buffer.compare(new Uint8Array(await file.arrayBuffer()), bytes)).toBe(0)
 
     // An expiry set, and swept; a cancel; a delete.
     const c = (await call('create (to expire)', '/api/v1/forms', { body: FORM })).body.id as string
     const soon = new Date(Date.now() + 1500).toISOString()
-    expect((await call('set an expiry', `/api/v1/forms/${c}`, { method: 'PATCH', body: { expires_at: soon } })).status).toBe(200)
-    await until(async () => hooks.received.some((r) => r.formId === c && r.event === 'form.expired'), 15_000, 'the expiry swept and its webhook')
+    expect(
+      (await call('set an expiry', `/api/v1/forms/${c}`, { method: 'PATCH', body: { expires_at: soon } })).status,
+    ).toBe(200)
+    await until(
+      async () => hooks.received.some((r) => r.formId === c && r.event === 'form.expired'),
+      15_000,
+      'the expiry swept and its webhook',
+    )
     expect((await call('the expired form', `/api/v1/forms/${c}`)).body.status).toBe('expired')
     await page('the expired page', `/f/${c}`)
     const d = (await call('create (to cancel)', '/api/v1/forms', { body: FORM })).body.id as string
-    expect((await call('cancel', `/api/v1/forms/${d}`, { method: 'PATCH', body: { status: 'cancelled' } })).status).toBe(200)
-    await until(async () => hooks.received.some((r) => r.formId === d && r.event === 'form.cancelled'), 10_000, 'the cancel webhook')
+    expect(
+      (await call('cancel', `/api/v1/forms/${d}`, { method: 'PATCH', body: { status: 'cancelled' } })).status,
+    ).toBe(200)
+    await until(
+      async () => hooks.received.some((r) => r.formId === d && r.event === 'form.cancelled'),
+      10_000,
+      'the cancel webhook',
+    )
     expect((await call('delete', `/api/v1/forms/${b}`, { method: 'DELETE' })).status).toBe(204)
     expect((await call('the deleted form', `/api/v1/forms/${b}`)).status).toBe(404)
 
@@ -192,7 +229,8 @@ describe.skipIf(skipPostgres)('the least-privilege setup of docs/operating.md, a
     const feed = await call('the event feed', '/api/v1/events')
     expect(feed.status).toBe(200)
     const types = JSON.stringify(feed.body)
-    for (const type of ['form.completed', 'form.expired', 'form.cancelled', 'form.deleted']) expect(types).toContain(type)
+    for (const type of ['form.completed', 'form.expired', 'form.cancelled', 'form.deleted'])
+      expect(types).toContain(type)
     const mcp = await call('MCP list_forms', '/mcp', {
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_forms', arguments: {} } },
       headers: { accept: 'application/json, text/event-stream' },
@@ -206,9 +244,15 @@ describe.skipIf(skipPostgres)('the least-privilege setup of docs/operating.md, a
     expect((await call('with the new key', '/api/v1/forms', { key: other })).status).toBe(200)
     const listed = await runIntake(intake.path, ['keys', 'list', '--json'], { cwd, env })
     expect(listed.code).toBe(0)
-    const research = (JSON.parse(listed.stdout) as Array<{ id: string; account: string }>).find((k) => k.account === 'research')!
+    const research = (JSON.parse(listed.stdout) as Array<{ id: string; account: string }>).find(
+      (k) => k.account === 'research',
+    )!
     expect((await runIntake(intake.path, ['keys', 'revoke', research.id], { cwd, env })).code).toBe(0)
-    await until(async () => (await request(`${server.url}/api/v1/forms`, { key: other })).status === 401, 5000, 'the revoked key refused')
+    await until(
+      async () => (await request(`${server.url}/api/v1/forms`, { key: other })).status === 401,
+      5000,
+      'the revoked key refused',
+    )
     const backup = await runIntake(intake.path, ['backup', join(cwd, 'backup.db')], { cwd, env })
     expect({ code: backup.code, stderr: backup.stderr }).toEqual({ code: 0, stderr: '' })
     expect((await call('health', '/healthz')).status).toBe(200)

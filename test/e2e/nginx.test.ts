@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freshPostgresDatabase } from '../postgres.ts'
-import { NGINX, POSTGRES, TEST_DATABASE_URL, skipWithout } from '../prerequisites.ts'
+import { NGINX, POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
 import { killAllChildren, type RunningIntake } from './binary.ts'
 import { until } from './instances.ts'
 import {
@@ -28,12 +28,12 @@ import {
   findLostBehindNginx,
   freePort,
   guideSite,
+  type RunningNginx,
+  type SiteOptions,
   selfSignedCertificate,
   startNginx,
   startProxiedLoad,
   startSourceInstance,
-  type RunningNginx,
-  type SiteOptions,
 } from './nginx.ts'
 
 const skip = skipWithout(POSTGRES) || skipWithout(NGINX)

@@ -23,12 +23,18 @@ import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { operatingBlock } from '../doc-blocks.ts'
 import { NGINX_PATH } from '../prerequisites.ts'
-import { childEnv, PROJECT_ROOT, startIntake, type RunningIntake } from './binary.ts'
+import { childEnv, PROJECT_ROOT, type RunningIntake, startIntake } from './binary.ts'
 import { INSTANCE_SETTINGS } from './instances.ts'
 
 /** Replaces `pattern` (global) in `text`, where it must match `times` times, or at least once: otherwise the guide changed. */
-function replaceIn(text: string, pattern: RegExp, replacement: string | ((match: string, ...groups: string[]) => string), what: string, times?: number): string {
-  const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')
+function replaceIn(
+  text: string,
+  pattern: RegExp,
+  replacement: string | ((match: string, ...groups: string[]) => string),
+  what: string,
+  times?: number,
+): string {
+  const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`)
   const found = text.match(global)?.length ?? 0
   if (found === 0 || (times !== undefined && found !== times)) {
     throw new Error(`the nginx config of docs/operating.md: expected ${times ?? 'some'} ${what}, found ${found}`)
@@ -51,22 +57,71 @@ export interface SiteOptions {
 
 /** The site of section 5 with the upstream of section 12, changed only where the test owns a port or a path. */
 export function guideSite(options: SiteOptions): string {
-  let site = replaceIn(operatingBlock('nginx-site'), /^upstream intake \{\n[^}]*\}\n/m, operatingBlock('nginx-upstreams'), 'upstream block', 1)
+  let site = replaceIn(
+    operatingBlock('nginx-site'),
+    /^upstream intake \{\n[^}]*\}\n/m,
+    operatingBlock('nginx-upstreams'),
+    'upstream block',
+    1,
+  )
   let n = 0
-  site = replaceIn(site, /^([ \t]*server )127\.0\.0\.1:\d+/gm, (_, start: string) => {
-    const port = options.instancePorts[n++]
-    if (port === undefined) throw new Error(`the upstream lists more instances than the ${options.instancePorts.length} the test started`)
-    return `${start}127.0.0.1:${port}`
-  }, 'upstream servers', options.instancePorts.length)
+  site = replaceIn(
+    site,
+    /^([ \t]*server )127\.0\.0\.1:\d+/gm,
+    (_, start: string) => {
+      const port = options.instancePorts[n++]
+      if (port === undefined)
+        throw new Error(`the upstream lists more instances than the ${options.instancePorts.length} the test started`)
+      return `${start}127.0.0.1:${port}`
+    },
+    'upstream servers',
+    options.instancePorts.length,
+  )
   for (const port of options.down ?? []) {
-    site = replaceIn(site, new RegExp(`^([ \\t]*server 127\\.0\\.0\\.1:${port}\\b[^;]*);`, 'm'), (_, line: string) => `${line} down;`, `server line of port ${port}`, 1)
+    site = replaceIn(
+      site,
+      new RegExp(`^([ \\t]*server 127\\.0\\.0\\.1:${port}\\b[^;]*);`, 'm'),
+      (_, line: string) => `${line} down;`,
+      `server line of port ${port}`,
+      1,
+    )
   }
   site = replaceIn(site, /^[ \t]*listen \[::\]:\d+[^;]*;\n/gm, '', 'IPv6 listens')
-  site = replaceIn(site, /^([ \t]*listen )443\b/gm, (_, start: string) => `${start}127.0.0.1:${options.httpsPort}`, 'HTTPS listen', 1)
-  site = replaceIn(site, /^([ \t]*listen )80;/gm, (_, start: string) => `${start}127.0.0.1:${options.httpPort};`, 'HTTP listen', 1)
-  site = replaceIn(site, /^([ \t]*ssl_certificate[ \t]+)\S+;/gm, (_, start: string) => `${start}${options.certificate};`, 'certificate', 1)
-  site = replaceIn(site, /^([ \t]*ssl_certificate_key[ \t]+)\S+;/gm, (_, start: string) => `${start}${options.certificateKey};`, 'certificate key', 1)
-  site = replaceIn(site, /^([ \t]*access_log[ \t]+)\S+/gm, (_, start: string) => `${start}${options.accessLog}`, 'access log', 1)
+  site = replaceIn(
+    site,
+    /^([ \t]*listen )443\b/gm,
+    (_, start: string) => `${start}127.0.0.1:${options.httpsPort}`,
+    'HTTPS listen',
+    1,
+  )
+  site = replaceIn(
+    site,
+    /^([ \t]*listen )80;/gm,
+    (_, start: string) => `${start}127.0.0.1:${options.httpPort};`,
+    'HTTP listen',
+    1,
+  )
+  site = replaceIn(
+    site,
+    /^([ \t]*ssl_certificate[ \t]+)\S+;/gm,
+    (_, start: string) => `${start}${options.certificate};`,
+    'certificate',
+    1,
+  )
+  site = replaceIn(
+    site,
+    /^([ \t]*ssl_certificate_key[ \t]+)\S+;/gm,
+    (_, start: string) => `${start}${options.certificateKey};`,
+    'certificate key',
+    1,
+  )
+  site = replaceIn(
+    site,
+    /^([ \t]*access_log[ \t]+)\S+/gm,
+    (_, start: string) => `${start}${options.accessLog}`,
+    'access log',
+    1,
+  )
   return site
 }
 
@@ -75,8 +130,26 @@ export function selfSignedCertificate(dir: string): { certificate: string; key: 
   const certificate = join(dir, 'cert.pem')
   const key = join(dir, 'key.pem')
   const made = Bun.spawnSync(
-    ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', certificate],
+    [
+      'openssl',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      certificate,
+    ],
     { stdout: 'pipe', stderr: 'pipe' },
   )
   if (made.exitCode !== 0) throw new Error(`openssl could not make a certificate: ${made.stderr.toString()}`)
@@ -110,7 +183,8 @@ export interface RunningNginx {
  * Debian's, everything it writes in `dir`. Resolves once it accepts connections.
  */
 export async function startNginx(dir: string, site: string, httpsPort: number): Promise<RunningNginx> {
-  for (const temp of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, 'temp', temp), { recursive: true })
+  for (const temp of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+    mkdirSync(join(dir, 'temp', temp), { recursive: true })
   const errorLog = join(dir, 'error.log')
   const conf = join(dir, 'nginx.conf')
   writeFileSync(join(dir, 'site.conf'), site)
@@ -128,14 +202,22 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
       '    tcp_nopush on;',
       '    types_hash_max_size 2048;',
       '    default_type application/octet-stream;',
-      ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((temp) => `    ${temp === 'body' ? 'client_body' : temp}_temp_path ${join(dir, 'temp', temp)};`),
+      ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
+        (temp) => `    ${temp === 'body' ? 'client_body' : temp}_temp_path ${join(dir, 'temp', temp)};`,
+      ),
       `    access_log ${join(dir, 'access.log')};`,
       `    include ${join(dir, 'site.conf')};`,
       '}',
       '',
     ].join('\n'),
   )
-  const proc: Subprocess = Bun.spawn([NGINX_PATH, '-p', dir, '-c', conf, '-g', 'daemon off;'], { cwd: dir, env: childEnv(), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const proc: Subprocess = Bun.spawn([NGINX_PATH, '-p', dir, '-c', conf, '-g', 'daemon off;'], {
+    cwd: dir,
+    env: childEnv(),
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const readLog = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '')
   const stop = async () => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGQUIT')
@@ -149,7 +231,9 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
   const deadline = Date.now() + 10_000
   for (;;) {
     if (proc.exitCode !== null) {
-      throw new Error(`nginx exited with ${proc.exitCode}\n${await new Response(proc.stderr as ReadableStream).text()}\n${readLog()}`)
+      throw new Error(
+        `nginx exited with ${proc.exitCode}\n${await new Response(proc.stderr as ReadableStream).text()}\n${readLog()}`,
+      )
     }
     try {
       const socket = await Bun.connect({ hostname: '127.0.0.1', port: httpsPort, socket: { data() {} } })
@@ -171,7 +255,12 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
 }
 
 /** An intake instance from source (`bun src/main.ts serve`) on `port`, on PostgreSQL. */
-export function startSourceInstance(options: { databaseUrl: string; cwd: string; port: number; env?: Record<string, string> }): Promise<RunningIntake> {
+export function startSourceInstance(options: {
+  databaseUrl: string
+  cwd: string
+  port: number
+  env?: Record<string, string>
+}): Promise<RunningIntake> {
   return startIntake(process.execPath, {
     cwd: options.cwd,
     args: [join(PROJECT_ROOT, 'src', 'main.ts'), 'serve'],
@@ -217,7 +306,12 @@ export const PROXIED_FORM = { title: 'Behind nginx', fields: [{ key: 'name', typ
  * a client's own idle keep-alive connection that nginx closes at a reload is
  * the client's race (docs/operating.md, section 12, says what it means).
  */
-export async function throughNginx(url: string, ca: string, path: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+export async function throughNginx(
+  url: string,
+  ca: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const res = await fetch(`${url}${path}`, { ...init, keepalive: false, tls: { ca } } as RequestInit)
   const text = await res.text()
   let body: unknown = text
@@ -235,13 +329,23 @@ export async function throughNginx(url: string, ca: string, path: string, init: 
 export function startProxiedLoad(options: { url: string; ca: string; key: string; workers?: number }) {
   const ledger: ProxiedLedger = { statuses: {}, failures: [], creates: [], answers: [] }
   const auth = { authorization: `Bearer ${options.key}` }
-  const send = async (what: Failure['what'], path: string, init: RequestInit, about: Pick<Failure, 'idempotencyKey' | 'formId'>) => {
+  const send = async (
+    what: Failure['what'],
+    path: string,
+    init: RequestInit,
+    about: Pick<Failure, 'idempotencyKey' | 'formId'>,
+  ) => {
     try {
       const res = await throughNginx(options.url, options.ca, path, init)
       const byStatus = (ledger.statuses[what] ??= {})
       byStatus[res.status] = (byStatus[res.status] ?? 0) + 1
       if (res.status < 500) return res
-      ledger.failures.push({ what, status: res.status, outcome: `${res.status} ${res.text.slice(0, 80).replace(/\s+/g, ' ')}`, ...about })
+      ledger.failures.push({
+        what,
+        status: res.status,
+        outcome: `${res.status} ${res.text.slice(0, 80).replace(/\s+/g, ' ')}`,
+        ...about,
+      })
     } catch (error) {
       ledger.failures.push({ what, outcome: String(error), ...about })
     }
@@ -256,7 +360,11 @@ export function startProxiedLoad(options: { url: string; ca: string; key: string
       const created = await send(
         'create',
         '/api/v1/forms',
-        { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idempotencyKey }, body: JSON.stringify(PROXIED_FORM) },
+        {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+          body: JSON.stringify(PROXIED_FORM),
+        },
         { idempotencyKey },
       )
       if (created?.status !== 201) continue
@@ -267,7 +375,11 @@ export function startProxiedLoad(options: { url: string; ca: string; key: string
       const answered = await send(
         'answer',
         `/f/${formId}`,
-        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: `worker ${w} answer ${n}` }) },
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `worker ${w} answer ${n}` }),
+        },
         { formId },
       )
       if (answered?.status === 201) ledger.answers.push({ formId, responseId: answered.body.id })
@@ -290,7 +402,10 @@ export function startProxiedLoad(options: { url: string; ca: string; key: string
  * the first was made), an answer's form is read (a response means it was
  * recorded). Reads through `instanceUrl`, creates through nginx.
  */
-export async function failedWritesDone(options: { url: string; ca: string; instanceUrl: string; key: string }, failures: Failure[]): Promise<string[]> {
+export async function failedWritesDone(
+  options: { url: string; ca: string; instanceUrl: string; key: string },
+  failures: Failure[],
+): Promise<string[]> {
   const done: string[] = []
   const auth = { authorization: `Bearer ${options.key}` }
   for (const failure of failures) {
@@ -300,9 +415,14 @@ export async function failedWritesDone(options: { url: string; ca: string; insta
         headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': failure.idempotencyKey! },
         body: JSON.stringify(PROXIED_FORM),
       })
-      if (again.status !== 201 || again.headers.get('idempotent-replayed') === 'true') done.push(`create (${failure.outcome}) was made: sent again, ${again.status} replayed=${again.headers.get('idempotent-replayed')}`)
+      if (again.status !== 201 || again.headers.get('idempotent-replayed') === 'true')
+        done.push(
+          `create (${failure.outcome}) was made: sent again, ${again.status} replayed=${again.headers.get('idempotent-replayed')}`,
+        )
     } else if (failure.what === 'answer') {
-      const responses = (await (await fetch(`${options.instanceUrl}/api/v1/forms/${failure.formId}/responses`, { headers: auth })).json()) as unknown[]
+      const responses = (await (
+        await fetch(`${options.instanceUrl}/api/v1/forms/${failure.formId}/responses`, { headers: auth })
+      ).json()) as unknown[]
       if (responses.length) done.push(`answer to ${failure.formId} (${failure.outcome}) was recorded`)
     }
   }
@@ -327,8 +447,11 @@ export async function findLostBehindNginx(instanceUrl: string, key: string, ledg
     await form.arrayBuffer()
     const responseId = answered.get(formId)
     if (!responseId) continue
-    const responses = (await (await fetch(`${instanceUrl}/api/v1/forms/${formId}/responses`, { headers: auth })).json()) as Array<{ id: string }>
-    if (!responses.some((r) => r.id === responseId)) lost.push(`answer ${responseId} to form ${formId} was acknowledged (201) but is not among its responses`)
+    const responses = (await (
+      await fetch(`${instanceUrl}/api/v1/forms/${formId}/responses`, { headers: auth })
+    ).json()) as Array<{ id: string }>
+    if (!responses.some((r) => r.id === responseId))
+      lost.push(`answer ${responseId} to form ${formId} was acknowledged (201) but is not among its responses`)
   }
   return lost
 }

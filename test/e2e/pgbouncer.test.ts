@@ -9,12 +9,12 @@
  * heard through LISTEN). PgBouncer and the databases stay on loopback.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { SQL, type Subprocess } from 'bun'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { SQL, type Subprocess } from 'bun'
 import { operatingBlock } from '../doc-blocks.ts'
 import { freshPostgresDatabase } from '../postgres.ts'
-import { PGBOUNCER, PGBOUNCER_PATH, POSTGRES, TEST_DATABASE_URL, skipWithout } from '../prerequisites.ts'
+import { PGBOUNCER, PGBOUNCER_PATH, POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
 import { keysIn, request, runIntake, startIntake, useBuiltBinary } from './binary.ts'
 
 const skip = skipWithout(POSTGRES) || skipWithout(PGBOUNCER)
@@ -47,8 +47,12 @@ function freePort(): number {
 /** Replaces the one line of `ini` that `pattern` matches (the guide changed otherwise). */
 function replaceLine(ini: string, pattern: RegExp, line: string): string {
   const found = ini.split('\n').filter((l) => pattern.test(l)).length
-  if (found !== 1) throw new Error(`the pgbouncer.ini of docs/operating.md: expected one line matching ${pattern}, found ${found}`)
-  return ini.split('\n').map((l) => (pattern.test(l) ? line : l)).join('\n')
+  if (found !== 1)
+    throw new Error(`the pgbouncer.ini of docs/operating.md: expected one line matching ${pattern}, found ${found}`)
+  return ini
+    .split('\n')
+    .map((l) => (pattern.test(l) ? line : l))
+    .join('\n')
 }
 
 /**
@@ -57,13 +61,20 @@ function replaceLine(ini: string, pattern: RegExp, line: string): string {
  * user "postgres" when the test runs as root, since PgBouncer refuses root).
  * Returns intake's URL through it (the guide's database alias, "intake").
  */
-async function startPgBouncer(databaseUrl: string, mode: 'session' | 'transaction' | 'statement'): Promise<{ url: string; log: () => string }> {
+async function startPgBouncer(
+  databaseUrl: string,
+  mode: 'session' | 'transaction' | 'statement',
+): Promise<{ url: string; log: () => string }> {
   const server = new URL(databaseUrl)
   const dir = mkdtempSync('/var/tmp/intake-pgbouncer-')
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
   const port = freePort()
   let ini = operatingBlock('pgbouncer-ini')
-  ini = replaceLine(ini, /^intake = host=/, `intake = host=127.0.0.1 port=${server.port} dbname=${server.pathname.slice(1)}`)
+  ini = replaceLine(
+    ini,
+    /^intake = host=/,
+    `intake = host=127.0.0.1 port=${server.port} dbname=${server.pathname.slice(1)}`,
+  )
   ini = replaceLine(ini, /^listen_port = /, `listen_port = ${port}`)
   ini = replaceLine(ini, /^auth_file = /, `auth_file = ${join(dir, 'userlist.txt')}`)
   ini = replaceLine(ini, /^pool_mode = /, `pool_mode = ${mode}`)
@@ -71,10 +82,19 @@ async function startPgBouncer(databaseUrl: string, mode: 'session' | 'transactio
   ini += 'unix_socket_dir =\n'
   writeFileSync(join(dir, 'pgbouncer.ini'), ini)
   writeFileSync(join(dir, 'userlist.txt'), `"intake" "${PASSWORD}"\n`)
-  for (const path of [dir, join(dir, 'pgbouncer.ini'), join(dir, 'userlist.txt')]) chmodSync(path, path === dir ? 0o755 : 0o644)
+  for (const path of [dir, join(dir, 'pgbouncer.ini'), join(dir, 'userlist.txt')])
+    chmodSync(path, path === dir ? 0o755 : 0o644)
   const asRoot = process.getuid?.() === 0
-  const command = [...(asRoot ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups'] : []), PGBOUNCER_PATH, join(dir, 'pgbouncer.ini')]
-  const child: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(command, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const command = [
+    ...(asRoot ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups'] : []),
+    PGBOUNCER_PATH,
+    join(dir, 'pgbouncer.ini'),
+  ]
+  const child: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(command, {
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   let log = ''
   const decoder = new TextDecoder()
   void (async () => {
@@ -86,7 +106,8 @@ async function startPgBouncer(databaseUrl: string, mode: 'session' | 'transactio
   })
   const deadline = Date.now() + 10_000
   while (!/listening on 127\.0\.0\.1:\d+/.test(log)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PgBouncer did not start (exit code ${child.exitCode}):\n${log}`)
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`PgBouncer did not start (exit code ${child.exitCode}):\n${log}`)
     await Bun.sleep(25)
   }
   return { url: `postgres://intake@127.0.0.1:${port}/intake`, log: () => log }
@@ -110,9 +131,15 @@ describe.skipIf(skip)('intake through PgBouncer', () => {
       const pgbouncer = await startPgBouncer(database, mode)
       for (const url of [pgbouncer.url, `${pgbouncer.url}?prepare=false`]) {
         for (const args of [['serve', '--port', '0'], ['migrate']]) {
-          const result = await runIntake(intake.path, args, { cwd: intake.tempDir(), env: { SERVICE_DATABASE_URL: url, PGPASSWORD: PASSWORD }, timeoutMs: 30_000 })
+          const result = await runIntake(intake.path, args, {
+            cwd: intake.tempDir(),
+            env: { SERVICE_DATABASE_URL: url, PGPASSWORD: PASSWORD },
+            timeoutMs: 30_000,
+          })
           expect({ args, url, code: result.code }).toEqual({ args, url, code: 2 })
-          expect(result.stderr).toBe(`intake: The PostgreSQL database at postgres://intake@127.0.0.1:${new URL(url).port}/intake ${REFUSAL}\n`)
+          expect(result.stderr).toBe(
+            `intake: The PostgreSQL database at postgres://intake@127.0.0.1:${new URL(url).port}/intake ${REFUSAL}\n`,
+          )
           expect(keysIn(result.stdout)).toEqual([])
           expect(result.stdout + result.stderr).not.toContain(PASSWORD)
         }
@@ -127,23 +154,37 @@ describe.skipIf(skip)('intake through PgBouncer', () => {
   test('session mode: creates at once, answers (JSON, the page, a file), the feed, and a revocation heard within a second', async () => {
     const database = await freshDatabase()
     const pgbouncer = await startPgBouncer(database, 'session')
-    const env = { SERVICE_DATABASE_URL: pgbouncer.url, PGPASSWORD: PASSWORD, SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0' }
+    const env = {
+      SERVICE_DATABASE_URL: pgbouncer.url,
+      PGPASSWORD: PASSWORD,
+      SERVICE_RATE_LIMIT: '0',
+      SERVICE_PUBLIC_RATE_LIMIT: '0',
+    }
     const cwd = intake.tempDir()
     const server = await startIntake(intake.path, { cwd, env })
     cleanups.push(() => server.stop('SIGKILL').catch(() => {}))
     const key = server.apiKey!
     expect(key).toMatch(/^svc_live_/)
 
-    const created = await Promise.all(Array.from({ length: 100 }, () => request(`${server.url}/api/v1/forms`, { key, body: FORM })))
+    const created = await Promise.all(
+      Array.from({ length: 100 }, () => request(`${server.url}/api/v1/forms`, { key, body: FORM })),
+    )
     expect(created.map((res) => res.status)).toEqual(created.map(() => 201))
     const [first, second] = created.map((res) => res.body.id as string)
     expect((await request(`${server.url}/f/${first}`, { body: { name: 'Ada' } })).status).toBe(201)
     const post = new FormData()
     post.append('name', 'Grace')
-    post.append('receipt', new File([new Uint8Array(300_000).fill(7)], 'receipt.bin', { type: 'application/octet-stream' }))
-    expect((await fetch(`${server.url}/f/${second}`, { method: 'POST', body: post, redirect: 'manual' })).status).toBe(303)
+    post.append(
+      'receipt',
+      new File([new Uint8Array(300_000).fill(7)], 'receipt.bin', { type: 'application/octet-stream' }),
+    )
+    expect((await fetch(`${server.url}/f/${second}`, { method: 'POST', body: post, redirect: 'manual' })).status).toBe(
+      303,
+    )
     const [response] = (await request(`${server.url}/api/v1/forms/${second}/responses`, { key })).body
-    const file = await fetch(response.data.receipt.replace(/^http:\/\/localhost:\d+/, server.url), { headers: { authorization: `Bearer ${key}` } })
+    const file = await fetch(response.data.receipt.replace(/^http:\/\/localhost:\d+/, server.url), {
+      headers: { authorization: `Bearer ${key}` },
+    })
     expect((await file.arrayBuffer()).byteLength).toBe(300_000)
     const feed = await request(`${server.url}/api/v1/events`, { key })
     expect(feed.status).toBe(200)
@@ -155,11 +196,18 @@ describe.skipIf(skip)('intake through PgBouncer', () => {
     expect(made.code).toBe(0)
     const [other] = keysIn(made.stdout)
     expect((await request(`${server.url}/api/v1/forms`, { key: other })).status).toBe(200)
-    const keys = JSON.parse((await runIntake(intake.path, ['keys', 'list', '--json'], { cwd, env })).stdout) as Array<{ id: string; account: string }>
-    expect((await runIntake(intake.path, ['keys', 'revoke', keys.find((k) => k.account === 'research')!.id], { cwd, env })).code).toBe(0)
+    const keys = JSON.parse((await runIntake(intake.path, ['keys', 'list', '--json'], { cwd, env })).stdout) as Array<{
+      id: string
+      account: string
+    }>
+    expect(
+      (await runIntake(intake.path, ['keys', 'revoke', keys.find((k) => k.account === 'research')!.id], { cwd, env }))
+        .code,
+    ).toBe(0)
     const revokedAt = Date.now()
     while ((await request(`${server.url}/api/v1/forms`, { key: other })).status !== 401) {
-      if (Date.now() - revokedAt > 1000) throw new Error('the revoked key was still accepted a second after its revocation')
+      if (Date.now() - revokedAt > 1000)
+        throw new Error('the revoked key was still accepted a second after its revocation')
       await Bun.sleep(20)
     }
     expect((await request(`${server.url}/healthz`)).status).toBe(200)

@@ -12,13 +12,13 @@
  * (scripts/postgres-cluster.sh). Everything stays on loopback.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { SQL } from 'bun'
 import { createHmac } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { freshPostgresDatabase, startThrowawayCluster, type ThrowawayCluster } from '../postgres.ts'
-import { POSTGRES, TEST_DATABASE_URL, skipWithout } from '../prerequisites.ts'
-import { keysIn, request, runIntake, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
+import { POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
+import { keysIn, type RunningIntake, request, runIntake, startIntake, useBuiltBinary } from './binary.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
 const intake = useBuiltBinary('intake-postgres-')
@@ -46,7 +46,11 @@ function receiver(port = 0) {
     hostname: '127.0.0.1',
     port,
     async fetch(req) {
-      received.push({ id: req.headers.get('x-service-delivery') ?? '', body: await req.text(), signature: req.headers.get('x-service-signature') ?? '' })
+      received.push({
+        id: req.headers.get('x-service-delivery') ?? '',
+        body: await req.text(),
+        signature: req.headers.get('x-service-signature') ?? '',
+      })
       return new Response('ok')
     },
   })
@@ -104,7 +108,9 @@ describe.skipIf(skipPostgres)('dist/intake on PostgreSQL', () => {
     expect(again.stdout()).toContain(`(data: ${database})`)
     const [response] = (await request(`${again.url}/api/v1/forms/${form.id}/responses`, { key })).body
     expect(response.data.name).toBe('Ada')
-    const file = await fetch(response.data.receipt.replace(/^http:\/\/localhost:\d+/, again.url), { headers: { authorization: `Bearer ${key}` } })
+    const file = await fetch(response.data.receipt.replace(/^http:\/\/localhost:\d+/, again.url), {
+      headers: { authorization: `Bearer ${key}` },
+    })
     expect(file.status).toBe(200)
     expect(Buffer.compare(new Uint8Array(await file.arrayBuffer()), bytes)).toBe(0)
     expect((await request(`${again.url}/api/v1/forms/${form.id}/deliveries`, { key })).body[0].status).toBe('delivered')
@@ -122,7 +128,12 @@ describe.skipIf(skipPostgres)('dist/intake on PostgreSQL', () => {
     const key = first.apiKey!
     const ids: string[] = []
     for (let i = 0; i < 20; i++) {
-      const form = (await request(`${first.url}/api/v1/forms`, { key, body: { ...FORM, callback_url: `http://127.0.0.1:${port}/hook` } })).body
+      const form = (
+        await request(`${first.url}/api/v1/forms`, {
+          key,
+          body: { ...FORM, callback_url: `http://127.0.0.1:${port}/hook` },
+        })
+      ).body
       expect((await request(`${first.url}/f/${form.id}`, { body: { name: `n${i}` } })).status).toBe(201)
       ids.push(form.id)
     }
@@ -130,7 +141,11 @@ describe.skipIf(skipPostgres)('dist/intake on PostgreSQL', () => {
     await first.proc.exited
     const hooks = receiver(port)
     const again = await startOn(database)
-    await until(() => new Set(hooks.received.map((r) => JSON.parse(r.body).form_id)).size === 20, 40_000, '20 deliveries after the restart')
+    await until(
+      () => new Set(hooks.received.map((r) => JSON.parse(r.body).form_id)).size === 20,
+      40_000,
+      '20 deliveries after the restart',
+    )
     expect(new Set(hooks.received.map((r) => JSON.parse(r.body).form_id))).toEqual(new Set(ids))
     expect(await again.stop()).toBe(0)
     await hooks.stop()
@@ -151,13 +166,20 @@ describe.skipIf(skipPostgres)('dist/intake on PostgreSQL', () => {
     const research = keys.find((k) => k.account === 'research')!
     expect((await runIntake(intake.path, ['keys', 'revoke', research.id], { cwd, env })).code).toBe(0)
     // Another process revoked it: the server hears of it by notification, within a second (CONTRACT 10).
-    await until(async () => (await request(`${server.url}/api/v1/forms`, { key })).status === 401, 1000, 'the revoked key to be refused')
+    await until(
+      async () => (await request(`${server.url}/api/v1/forms`, { key })).status === 401,
+      1000,
+      'the revoked key to be refused',
+    )
 
     await request(`${server.url}/api/v1/forms`, { key: server.apiKey, body: FORM })
     const backup = await runIntake(intake.path, ['backup', join(cwd, 'backup.db')], { cwd, env })
     expect(backup).toMatchObject({ code: 0 })
     // The backup is a SQLite database intake serves as it is.
-    const fromBackup = await startIntake(intake.path, { cwd, args: ['serve', '--port', '0', '--db', join(cwd, 'backup.db')] })
+    const fromBackup = await startIntake(intake.path, {
+      cwd,
+      args: ['serve', '--port', '0', '--db', join(cwd, 'backup.db')],
+    })
     expect((await request(`${fromBackup.url}/api/v1/forms`, { key: server.apiKey })).body).toHaveLength(1)
     expect(await fromBackup.stop()).toBe(0)
     expect(await server.stop()).toBe(0)
@@ -177,9 +199,21 @@ describe.skipIf(skipPostgres)('dist/intake on PostgreSQL', () => {
 // These need no PostgreSQL server: they run everywhere.
 describe('settings for PostgreSQL (CONTRACT 9)', () => {
   const refused = [
-    { name: 'both SERVICE_DB_PATH and SERVICE_DATABASE_URL', env: { SERVICE_DB_PATH: './x.db', SERVICE_DATABASE_URL: 'postgres://intake@127.0.0.1:1/intake' }, says: /not both/ },
-    { name: 'a URL of another scheme', env: { SERVICE_DATABASE_URL: 'mysql://intake:sekret-pw@127.0.0.1/intake' }, says: /postgres:\/\// },
-    { name: 'a URL that does not parse', env: { SERVICE_DATABASE_URL: 'postgres://intake:sekret-pw@[bad/intake' }, says: /postgres:\/\// },
+    {
+      name: 'both SERVICE_DB_PATH and SERVICE_DATABASE_URL',
+      env: { SERVICE_DB_PATH: './x.db', SERVICE_DATABASE_URL: 'postgres://intake@127.0.0.1:1/intake' },
+      says: /not both/,
+    },
+    {
+      name: 'a URL of another scheme',
+      env: { SERVICE_DATABASE_URL: 'mysql://intake:sekret-pw@127.0.0.1/intake' },
+      says: /postgres:\/\//,
+    },
+    {
+      name: 'a URL that does not parse',
+      env: { SERVICE_DATABASE_URL: 'postgres://intake:sekret-pw@[bad/intake' },
+      says: /postgres:\/\//,
+    },
   ]
   for (const c of refused) {
     test(`${c.name}: exit 2 with one line, no password shown`, async () => {
@@ -191,24 +225,28 @@ describe('settings for PostgreSQL (CONTRACT 9)', () => {
     })
   }
 
-  test.skipIf(skipPostgres)('a database that never answers: a line per try for 30 s, then exit 1 with one line; the password never shown', async () => {
-    const probe = receiver()
-    const closedPort = probe.port
-    await probe.stop()
-    const started = Date.now()
-    const result = await runIntake(intake.path, ['serve', '--port', '0'], {
-      cwd: intake.tempDir(),
-      env: { SERVICE_DATABASE_URL: `postgres://intake:sekret-pw@127.0.0.1:${closedPort}/intake` },
-      timeoutMs: 60_000,
-    })
-    const waited = Date.now() - started
-    expect(result.code).toBe(1)
-    expect(waited).toBeGreaterThanOrEqual(29_000)
-    expect(result.stdout + result.stderr).not.toContain('sekret-pw')
-    expect(result.stdout + result.stderr).toContain(`postgres://intake@127.0.0.1:${closedPort}/intake`)
-    expect(result.stderr.trim().split('\n')).toHaveLength(1)
-    expect(result.stdout.trim().split('\n').length).toBeGreaterThan(3)
-  }, 70_000)
+  test.skipIf(skipPostgres)(
+    'a database that never answers: a line per try for 30 s, then exit 1 with one line; the password never shown',
+    async () => {
+      const probe = receiver()
+      const closedPort = probe.port
+      await probe.stop()
+      const started = Date.now()
+      const result = await runIntake(intake.path, ['serve', '--port', '0'], {
+        cwd: intake.tempDir(),
+        env: { SERVICE_DATABASE_URL: `postgres://intake:sekret-pw@127.0.0.1:${closedPort}/intake` },
+        timeoutMs: 60_000,
+      })
+      const waited = Date.now() - started
+      expect(result.code).toBe(1)
+      expect(waited).toBeGreaterThanOrEqual(29_000)
+      expect(result.stdout + result.stderr).not.toContain('sekret-pw')
+      expect(result.stdout + result.stderr).toContain(`postgres://intake@127.0.0.1:${closedPort}/intake`)
+      expect(result.stderr.trim().split('\n')).toHaveLength(1)
+      expect(result.stdout.trim().split('\n').length).toBeGreaterThan(3)
+    },
+    70_000,
+  )
 })
 
 describe.skipIf(skipPostgres)('the database going away while intake runs', () => {
@@ -261,7 +299,9 @@ describe.skipIf(skipPostgres)('the database going away while intake runs', () =>
     let killed = 0
     for (let round = 0; round < 5; round++) {
       const before = acknowledged.length
-      killed += (await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`).length
+      killed += (
+        await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`
+      ).length
       await until(() => acknowledged.length > before, 20_000, 'a create acknowledged after the kill')
     }
     stop = true

@@ -8,12 +8,13 @@
  * The unread pipe is a FIFO whose read end the test holds without reading
  * (a 'pipe' from Bun.spawn is read eagerly by the test process and never fills).
  */
-import { describe, expect, test } from 'bun:test'
+
 import { Database } from 'bun:sqlite'
-import { closeSync, constants, openSync, readFileSync, readSync, writeSync } from 'node:fs'
+import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
+import { closeSync, constants, openSync, readFileSync, readSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { LISTENING_LINE, keysIn, request, spawnWithStdout, startIntake, useBuiltBinary } from './binary.ts'
+import { keysIn, LISTENING_LINE, request, spawnWithStdout, startIntake, useBuiltBinary } from './binary.ts'
 
 const STEP_TIMEOUT = 60_000
 /** Requests sent while nobody reads stdout: their lines are many times what the pipe and intake's backlog hold. */
@@ -103,7 +104,11 @@ async function serveOnUnreadPipe() {
   const cwd = intake.tempDir()
   const key = `svc_live_${randomBytes(24).toString('hex')}`
   const pipe = unreadPipe(cwd)
-  const proc = spawnWithStdout(intake.path, ['serve', '--port', '0'], { cwd, env: { SERVICE_API_KEY: key, SERVICE_RATE_LIMIT: '0' }, stdout: pipe.writeFd })
+  const proc = spawnWithStdout(intake.path, ['serve', '--port', '0'], {
+    cwd,
+    env: { SERVICE_API_KEY: key, SERVICE_RATE_LIMIT: '0' },
+    stdout: pipe.writeFd,
+  })
   pipe.closeWriteEnd()
   const stderr = new Response(proc.stderr).text()
   // The listening line is read; after it, nothing is until the test says so.
@@ -145,7 +150,8 @@ describe('stdout nobody reads', () => {
         const samples: number[] = []
         const answered: Record<number, number> = {}
         for (let round = 0; round < FLOOD_ROUNDS; round++) {
-          for (const [status, count] of Object.entries(await flood(url, REQUESTS_PER_ROUND, key))) answered[Number(status)] = (answered[Number(status)] ?? 0) + count
+          for (const [status, count] of Object.entries(await flood(url, REQUESTS_PER_ROUND, key)))
+            answered[Number(status)] = (answered[Number(status)] ?? 0) + count
           samples.push(rssMb(proc.pid))
         }
         const requests = FLOOD_ROUNDS * REQUESTS_PER_ROUND
@@ -153,7 +159,11 @@ describe('stdout nobody reads', () => {
           `stdout unread: ${requests.toLocaleString('en')} requests (about ${Math.round((requests * 2100) / 1048576)} MiB of log lines); ` +
             `RSS ${before.toFixed(1)} MB before, then ${samples.map((mb) => mb.toFixed(1)).join(', ')} MB after each ${REQUESTS_PER_ROUND.toLocaleString('en')}`,
         )
-        expect(answered).toEqual({ 200: requests / 2 - requests / 50 + requests / 10, 401: requests / 50, 404: requests / 2 - requests / 10 })
+        expect(answered).toEqual({
+          200: requests / 2 - requests / 50 + requests / 10,
+          401: requests / 50,
+          404: requests / 2 - requests / 10,
+        })
         expect(Math.max(...samples) - before).toBeLessThan(RSS_GROWTH_BOUND_MB)
       }),
     STEP_TIMEOUT,
@@ -168,7 +178,9 @@ describe('stdout nobody reads', () => {
         const counted = await pipe.readUntil(/"msg":"log lines dropped/, 10_000)
         expect(counted).not.toBeNull()
         const dropped = droppedCountsIn(pipe.text).reduce((sum, count) => sum + count, 0)
-        console.log(`stdout read again: ${requestLinesIn(pipe.text).toLocaleString('en')} request lines written, ${dropped.toLocaleString('en')} dropped and counted, of ${requests.toLocaleString('en')} requests`)
+        console.log(
+          `stdout read again: ${requestLinesIn(pipe.text).toLocaleString('en')} request lines written, ${dropped.toLocaleString('en')} dropped and counted, of ${requests.toLocaleString('en')} requests`,
+        )
         expect(dropped).toBeGreaterThan(0)
         expect(requestLinesIn(pipe.text) + dropped).toBe(requests)
         // Later lines are written again.
@@ -248,7 +260,9 @@ describe('the first start makes no key it could not show', () => {
         const proc = spawnWithStdout(intake.path, ['serve', '--port', '0'], { cwd, stdout: pipe.writeFd })
         pipe.closeWriteEnd()
         const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
-        console.log(`first start on a full stdout: exit ${code} after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`)
+        console.log(
+          `first start on a full stdout: exit ${code} after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+        )
         expect(code).toBe(1)
         expect(stderr.trim().split('\n')).toHaveLength(1)
         expect(stderr).toContain('nothing read stdout for 10 s')

@@ -7,14 +7,15 @@
  * form, answer and file as before and deliver the pending webhook exactly as
  * 0.1.0 stored it. The receiver is a server this test starts on 127.0.0.1.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+
 import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { SCHEMA_VERSION } from '../../src/db/sqlite/open.ts'
 import { filesAsFirstStored } from '../utils.ts'
-import { request, runIntake, startIntake, useBuiltBinary, type RunningIntake } from './binary.ts'
+import { type RunningIntake, request, runIntake, startIntake, useBuiltBinary } from './binary.ts'
 
 const FIXTURE = join(import.meta.dir, '..', 'fixtures', 'intake-0.1.0-schema-1.sql')
 const TEST_TIMEOUT = 60_000
@@ -46,7 +47,8 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
   const hooks: Hook[] = []
   let receiver: ReturnType<typeof Bun.serve>
 
-  const api = (path: string, options: Parameters<typeof request>[1] = {}) => request(`${server.url}/api/v1${path}`, { key, ...options })
+  const api = (path: string, options: Parameters<typeof request>[1] = {}) =>
+    request(`${server.url}/api/v1${path}`, { key, ...options })
 
   beforeAll(async () => {
     receiver = Bun.serve({
@@ -64,10 +66,14 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
     db.exec(readFileSync(FIXTURE, 'utf8'))
     // The webhook receiver that was down (127.0.0.1:9) is back, at this test's address.
     db.query('UPDATE deliveries SET url = ?').run(`http://127.0.0.1:${receiver.port}/hook`)
-    db.query('UPDATE forms SET callback_url = ? WHERE callback_url IS NOT NULL').run(`http://127.0.0.1:${receiver.port}/hook`)
+    db.query('UPDATE forms SET callback_url = ? WHERE callback_url IS NOT NULL').run(
+      `http://127.0.0.1:${receiver.port}/hook`,
+    )
     before = rowsOf(db)
     stored = db
-      .query('SELECT d.payload, f.webhook_secret AS secret FROM deliveries d JOIN forms f ON f.id = d.form_id WHERE d.id = ?')
+      .query(
+        'SELECT d.payload, f.webhook_secret AS secret FROM deliveries d JOIN forms f ON f.id = d.form_id WHERE d.id = ?',
+      )
       .get(PENDING_DELIVERY) as { payload: string; secret: string }
     db.close()
 
@@ -83,7 +89,9 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
   })
 
   test('says once that it upgraded and where the old database is kept; prints no new key', () => {
-    expect(server.stdout()).toContain(`Upgraded the database from schema 1 to ${SCHEMA_VERSION}; the database as it was is kept at ${dbPath}.bak-1`)
+    expect(server.stdout()).toContain(
+      `Upgraded the database from schema 1 to ${SCHEMA_VERSION}; the database as it was is kept at ${dbPath}.bak-1`,
+    )
     expect(server.stdout().match(/Upgraded the database/g)).toHaveLength(1)
     // Not a first start: the account and its key exist, so the one-line start.
     expect(server.apiKey).toBeUndefined()
@@ -98,7 +106,13 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
       const after = rowsOf(db)
       expect(after.responses).toEqual(before.responses!)
       // Migration 5 gave every form an empty page object; migration 6 the default callback_events.
-      expect(after.forms).toEqual(before.forms!.map((form) => ({ ...(form as Record<string, unknown>), page: '{}', callback_events: '["form.completed"]' })))
+      expect(after.forms).toEqual(
+        before.forms!.map((form) => ({
+          ...(form as Record<string, unknown>),
+          page: '{}',
+          callback_events: '["form.completed"]',
+        })),
+      )
       // Files' bytes moved into chunks (migration 3): read back, they are what 0.1.0 stored.
       expect(filesAsFirstStored(db).files).toEqual(before.response_files as Array<Record<string, unknown>>)
       // The new key is an added row; the old one is still there.
@@ -122,7 +136,9 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
   test('every form is listed with its state; each keeps its title, fields, metadata and context as stored', async () => {
     const list = await api('/forms?limit=100')
     expect(list.status).toBe(200)
-    const states = Object.fromEntries((list.body as Array<{ id: string; status: string }>).map((form) => [form.id, form.status]))
+    const states = Object.fromEntries(
+      (list.body as Array<{ id: string; status: string }>).map((form) => [form.id, form.status]),
+    )
     const yearLater = Date.parse(`${(await api(`/forms/${OPEN_FOR_A_YEAR}`)).body.expires_at}Z`)
     expect(states).toEqual({
       [EVERYTHING]: 'completed',
@@ -173,24 +189,28 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
     expect((await api(`/forms/${ANSWERED_OVER_JSON}/responses`)).body[0].data).toEqual({ n: 42 })
   })
 
-  test('the webhook 0.1.0 left pending is delivered: the same id, the exact stored body, signed with the form secret', async () => {
-    const deadline = Date.now() + 30_000
-    while (hooks.length === 0 && Date.now() < deadline) await Bun.sleep(50)
-    expect(hooks).toHaveLength(1)
-    const [hook] = hooks
-    expect(hook!.headers.get('x-service-delivery')).toBe(PENDING_DELIVERY)
-    expect(hook!.body).toBe(stored.payload)
-    const signature = createHmac('sha256', stored.secret).update(hook!.body).digest('hex')
-    expect(hook!.headers.get('x-service-signature')).toBe(`sha256=${signature}`)
+  test(
+    'the webhook 0.1.0 left pending is delivered: the same id, the exact stored body, signed with the form secret',
+    async () => {
+      const deadline = Date.now() + 30_000
+      while (hooks.length === 0 && Date.now() < deadline) await Bun.sleep(50)
+      expect(hooks).toHaveLength(1)
+      const [hook] = hooks
+      expect(hook!.headers.get('x-service-delivery')).toBe(PENDING_DELIVERY)
+      expect(hook!.body).toBe(stored.payload)
+      const signature = createHmac('sha256', stored.secret).update(hook!.body).digest('hex')
+      expect(hook!.headers.get('x-service-signature')).toBe(`sha256=${signature}`)
 
-    let deliveries = (await api(`/forms/${EVERYTHING}/deliveries`)).body
-    while (deliveries[0]?.status !== 'delivered' && Date.now() < deadline) {
-      await Bun.sleep(50)
-      deliveries = (await api(`/forms/${EVERYTHING}/deliveries`)).body
-    }
-    expect(deliveries).toHaveLength(1)
-    expect(deliveries[0]).toMatchObject({ id: PENDING_DELIVERY, status: 'delivered', attempts: 3 })
-  }, TEST_TIMEOUT)
+      let deliveries = (await api(`/forms/${EVERYTHING}/deliveries`)).body
+      while (deliveries[0]?.status !== 'delivered' && Date.now() < deadline) {
+        await Bun.sleep(50)
+        deliveries = (await api(`/forms/${EVERYTHING}/deliveries`)).body
+      }
+      expect(deliveries).toHaveLength(1)
+      expect(deliveries[0]).toMatchObject({ id: PENDING_DELIVERY, status: 'delivered', attempts: 3 })
+    },
+    TEST_TIMEOUT,
+  )
 
   test('old forms take answers and the new features work on the old data (an Idempotency-Key create)', async () => {
     const answered = await request(`${server.url}/f/${NEVER_EXPIRES}`, { body: { ok: true } })
@@ -206,17 +226,26 @@ describe('intake serve on a database written by intake 0.1.0 (schema 1)', () => 
     expect(again.body.id).toBe(first.body.id)
   })
 
-  test('a restart on the upgraded database does not upgrade again or touch the backup', async () => {
-    const backupBefore = statSync(`${dbPath}.bak-1`)
-    expect(await server.stop()).toBe(0)
-    server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', '--db', dbPath] })
-    expect(server.stdout()).not.toContain('Upgraded')
-    // One line for people; the rest of stdout is the JSON request log.
-    expect(server.stdout().split('\n').filter((line) => line !== '' && !line.startsWith('{'))).toHaveLength(1)
-    const backupAfter = statSync(`${dbPath}.bak-1`)
-    expect([backupAfter.size, backupAfter.mtimeMs]).toEqual([backupBefore.size, backupBefore.mtimeMs])
-    expect((await api(`/forms/${EVERYTHING}`)).status).toBe(200)
-  }, TEST_TIMEOUT)
+  test(
+    'a restart on the upgraded database does not upgrade again or touch the backup',
+    async () => {
+      const backupBefore = statSync(`${dbPath}.bak-1`)
+      expect(await server.stop()).toBe(0)
+      server = await startIntake(intake.path, { cwd: dir, args: ['serve', '--port', '0', '--db', dbPath] })
+      expect(server.stdout()).not.toContain('Upgraded')
+      // One line for people; the rest of stdout is the JSON request log.
+      expect(
+        server
+          .stdout()
+          .split('\n')
+          .filter((line) => line !== '' && !line.startsWith('{')),
+      ).toHaveLength(1)
+      const backupAfter = statSync(`${dbPath}.bak-1`)
+      expect([backupAfter.size, backupAfter.mtimeMs]).toEqual([backupBefore.size, backupBefore.mtimeMs])
+      expect((await api(`/forms/${EVERYTHING}`)).status).toBe(200)
+    },
+    TEST_TIMEOUT,
+  )
 })
 
 describe('the commands on a database written by intake 0.1.0', () => {
@@ -250,7 +279,9 @@ describe('the commands on a database written by intake 0.1.0', () => {
     const { dir, dbPath } = oldDatabase()
     const result = await runIntake(intake.path, ['keys', 'list', '--json', '--db', dbPath], { cwd: dir })
     expect(result.code).toBe(0)
-    expect(result.stderr).toContain(`Upgraded the database from schema 1 to ${SCHEMA_VERSION}; the database as it was is kept at ${dbPath}.bak-1`)
+    expect(result.stderr).toContain(
+      `Upgraded the database from schema 1 to ${SCHEMA_VERSION}; the database as it was is kept at ${dbPath}.bak-1`,
+    )
     expect(JSON.parse(result.stdout)).toHaveLength(1)
     expect(versionOf(dbPath)).toBe(SCHEMA_VERSION)
     expect(versionOf(`${dbPath}.bak-1`)).toBe(1)

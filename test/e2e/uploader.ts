@@ -27,4 +27,6 @@ const statuses = await Promise.all(
     }
   }),
 )
-console.log(JSON.stringify({ statuses, retried, retryAfter: [...retryAfter], seconds: (performance.now() - began) / 1000 }))
+console.log(
+  JSON.stringify({ statuses, retried, retryAfter: [...retryAfter], seconds: (performance.now() - began) / 1000 }),
+)

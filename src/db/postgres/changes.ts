@@ -1,5 +1,5 @@
-import type { SQL } from 'bun'
 import { randomBytes } from 'node:crypto'
+import type { SQL } from 'bun'
 import { settledWithin } from '../../lib/time.ts'
 
 /**

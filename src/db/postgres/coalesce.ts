@@ -57,13 +57,24 @@ export function writtenTogether<Result>(
   many: (calls: unknown[][]) => Promise<Result[]>,
 ): (args: unknown[]) => Promise<Result> {
   if (scope === 'pool') return one
-  return coalesced((calls: unknown[][]) => (calls.length === 1 ? one(calls[0]!).then((result) => [result]) : many(calls)), queueMicrotask)
+  return coalesced(
+    (calls: unknown[][]) => (calls.length === 1 ? one(calls[0]!).then((result) => [result]) : many(calls)),
+    queueMicrotask,
+  )
 }
 
 /** An INSERT of one row: `one` alone, or `many` (over `unnest` of columnsOf) for the rows units make together. */
-export const insertedTogether = (query: Query, scope: Scope, one: string, many: string): ((args: unknown[]) => Promise<void>) =>
+export const insertedTogether = (
+  query: Query,
+  scope: Scope,
+  one: string,
+  many: string,
+): ((args: unknown[]) => Promise<void>) =>
   writtenTogether<void>(
     scope,
     async (args) => void (await query(one, args)),
-    async (calls) => (await query(many, columnsOf(calls)), calls.map(() => undefined)),
+    async (calls) => {
+      await query(many, columnsOf(calls))
+      return calls.map(() => undefined)
+    },
   )

@@ -76,8 +76,7 @@ export function createGroupCommit<Tx>(options: GroupCommitOptions<Tx>): GroupCom
     })
   }
 
-  const alone = (unit: Queued<Tx>) =>
-    options.transact(unit.work, false).then(unit.resolve, unit.reject)
+  const alone = (unit: Queued<Tx>) => options.transact(unit.work, false).then(unit.resolve, unit.reject)
 
   async function runBatch(batch: Array<Queued<Tx>>) {
     if (batch.length === 1) return alone(batch[0]!)

@@ -413,7 +413,9 @@ async function readSchema(tx: SQL): Promise<SchemaState & { recorded: boolean }>
   const [table] = await tx.unsafe(`SELECT to_regclass('intake_schema') IS NOT NULL AS present`)
   if (!table.present) return { version: 0, oldestCompatible: 0, recorded: false }
   const [row] = await tx.unsafe('SELECT version, oldest_compatible FROM intake_schema')
-  return row ? { version: row.version, oldestCompatible: row.oldest_compatible, recorded: true } : { version: 0, oldestCompatible: 0, recorded: false }
+  return row
+    ? { version: row.version, oldestCompatible: row.oldest_compatible, recorded: true }
+    : { version: 0, oldestCompatible: 0, recorded: false }
 }
 
 /** Throws when this build may not run on `schema`: a newer intake's that says it needs at least a newer one. */
@@ -464,7 +466,9 @@ export async function applyMigrations(sql: SQL, location: string): Promise<{ fro
     refuseIncompatible(schema, location)
     if (schema.version >= POSTGRES_SCHEMA_VERSION) return { from: schema.version, to: schema.version }
     if (!schema.recorded) {
-      await tx.unsafe('CREATE TABLE IF NOT EXISTS intake_schema (version integer NOT NULL, oldest_compatible integer NOT NULL)')
+      await tx.unsafe(
+        'CREATE TABLE IF NOT EXISTS intake_schema (version integer NOT NULL, oldest_compatible integer NOT NULL)',
+      )
       await tx.unsafe('INSERT INTO intake_schema (version, oldest_compatible) VALUES (0, 0)')
     }
     for (let version = schema.version; version < POSTGRES_SCHEMA_VERSION; version++) {

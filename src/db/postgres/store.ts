@@ -7,8 +7,16 @@ import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
 import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
 import { createPostgresSubmissionStore } from '../../modules/submissions/store/postgres.ts'
 import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
-import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Reads, type Store, type Transaction, type Upgrade } from '../store.ts'
-import { CHANGES_CHANNEL, listenForChanges, type ChangeListener } from './changes.ts'
+import {
+  DatabaseOpenError,
+  DatabaseUnavailable,
+  DatabaseUnreachable,
+  type Reads,
+  type Store,
+  type Transaction,
+  type Upgrade,
+} from '../store.ts'
+import { CHANGES_CHANNEL, type ChangeListener, listenForChanges } from './changes.ts'
 import { createGroupCommit } from './group-commit.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
 
@@ -26,7 +34,10 @@ import { applyMigrations, checkSchema } from './migrations.ts'
  */
 
 /** Runs one statement with positional parameters ($1, $2, ...); a lost connection throws DatabaseUnavailable. */
-export type Query = <Row = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<Row[] & { count: number }>
+export type Query = <Row = Record<string, unknown>>(
+  text: string,
+  params?: unknown[],
+) => Promise<Row[] & { count: number }>
 
 /** Where a module's store runs: on the pool (reads) or in one transaction (which may take locks). */
 export type Scope = 'pool' | 'transaction'
@@ -158,7 +169,10 @@ export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof DatabaseUnavailable) return true
   if (typeof error !== 'object' || error === null) return false
   const { code, errno } = error as { code?: unknown; errno?: unknown }
-  return (typeof code === 'string' && CONNECTION_CODES.has(code)) || (typeof errno === 'string' && UNAVAILABLE_STATES.test(errno))
+  return (
+    (typeof code === 'string' && CONNECTION_CODES.has(code)) ||
+    (typeof errno === 'string' && UNAVAILABLE_STATES.test(errno))
+  )
 }
 
 /** A connection that was open and died (terminated, server stopped): the next one may work at once. */
@@ -180,7 +194,12 @@ export class DatabaseUnanswered extends DatabaseUnavailable {}
  * nothing stays queued behind it on a server that does not answer. A
  * statement settled later settles nothing.
  */
-function answeredWithin<T>(statement: PromiseLike<T>, ms: number, letGo: (error: DatabaseUnanswered) => void, deadlineMs = ms): Promise<T> {
+function answeredWithin<T>(
+  statement: PromiseLike<T>,
+  ms: number,
+  letGo: (error: DatabaseUnanswered) => void,
+  deadlineMs = ms,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       const error = new DatabaseUnanswered(`PostgreSQL did not answer within ${deadlineMs / 1000} s`)
@@ -248,7 +267,10 @@ async function reserveWithin(sql: SQL, ms: number): Promise<ReservedSQL> {
     return await answeredWithin(reserving, ms, (error) => abandon.abort(error))
   } catch (error) {
     // One that comes after all goes back to the pool.
-    reserving.then((late) => void late.release(), () => {})
+    reserving.then(
+      (late) => void late.release(),
+      () => {},
+    )
     throw translate(error)
   }
 }
@@ -266,7 +288,8 @@ function boundedConnection(connection: ReservedSQL) {
     void connection.close().catch(() => {})
   }
   return {
-    statement: (text: string, params: unknown[] = [], ms = STATEMENT_DEADLINE_MS) => answeredWithin(connection.unsafe(text, params), ms, letGo),
+    statement: (text: string, params: unknown[] = [], ms = STATEMENT_DEADLINE_MS) =>
+      answeredWithin(connection.unsafe(text, params), ms, letGo),
     get unanswered() {
       return unanswered
     },
@@ -305,7 +328,8 @@ export function secretsOf(url: string): string[] {
 }
 
 /** `text` with every one of `secrets` in it replaced by ***. */
-export const redact = (text: string, secrets: string[]) => secrets.reduce((line, secret) => line.split(secret).join('***'), text)
+export const redact = (text: string, secrets: string[]) =>
+  secrets.reduce((line, secret) => line.split(secret).join('***'), text)
 
 /**
  * Runs reads on the pool. A read that meets a connection that died since its
@@ -417,7 +441,10 @@ async function refuseSharedSessions(sql: SQL, location: string): Promise<void> {
  * (refused, unknown host, credentials, TLS, no such database yet: the
  * operator may be fixing it), then DatabaseUnreachable (exit code 1: it may answer later).
  */
-async function connect(url: string, options: PostgresStoreOptions): Promise<{ sql: SQL; location: string; open: (max: number) => SQL }> {
+async function connect(
+  url: string,
+  options: PostgresStoreOptions,
+): Promise<{ sql: SQL; location: string; open: (max: number) => SQL }> {
   const location = describeDatabaseUrl(url)
   const secrets = secretsOf(url)
   const budgetMs = Math.max(0, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
@@ -443,7 +470,10 @@ async function connect(url: string, options: PostgresStoreOptions): Promise<{ sq
       await Promise.race([
         probe,
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${Math.ceil(Math.max(remainingMs, 1000) / 1000)} s`)), Math.max(remainingMs, 1000))
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${Math.ceil(Math.max(remainingMs, 1000) / 1000)} s`)),
+            Math.max(remainingMs, 1000),
+          )
         }),
       ])
       return { sql, location, open }
@@ -455,15 +485,24 @@ async function connect(url: string, options: PostgresStoreOptions): Promise<{ sq
     const elapsedMs = performance.now() - started
     if (elapsedMs + RETRY_EVERY_MS > budgetMs) {
       await sql.close({ timeout: 0 }).catch(() => {})
-      throw new DatabaseUnreachable(`Cannot reach the PostgreSQL database at ${location} after ${Math.round(budgetMs / 1000)} s: ${reason(failure)}`)
+      throw new DatabaseUnreachable(
+        `Cannot reach the PostgreSQL database at ${location} after ${Math.round(budgetMs / 1000)} s: ${reason(failure)}`,
+      )
     }
-    options.log?.(`Cannot reach the PostgreSQL database at ${location} yet (try ${attempt}): ${reason(failure)}; trying again in 1 s`)
+    options.log?.(
+      `Cannot reach the PostgreSQL database at ${location} yet (try ${attempt}): ${reason(failure)}; trying again in 1 s`,
+    )
     await Bun.sleep(RETRY_EVERY_MS)
   }
 }
 
 /** Brings the schema up to date (or only checks it), closing the pool when it cannot; the schema found and the one left. */
-async function prepareSchema(sql: SQL, location: string, url: string, options: PostgresStoreOptions): Promise<{ from: number; to: number }> {
+async function prepareSchema(
+  sql: SQL,
+  location: string,
+  url: string,
+  options: PostgresStoreOptions,
+): Promise<{ from: number; to: number }> {
   try {
     if (options.migrate === false) {
       const { version } = await checkSchema(sql, location)
@@ -475,7 +514,9 @@ async function prepareSchema(sql: SQL, location: string, url: string, options: P
   } catch (error) {
     await sql.close({ timeout: 0 }).catch(() => {})
     if (error instanceof DatabaseOpenError) throw error
-    throw new DatabaseOpenError(`Cannot prepare the PostgreSQL database at ${location}: ${redact(describeFailure(error), secretsOf(url))}`)
+    throw new DatabaseOpenError(
+      `Cannot prepare the PostgreSQL database at ${location}: ${redact(describeFailure(error), secretsOf(url))}`,
+    )
   }
 }
 
@@ -538,7 +579,11 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
    * or may not be recorded: the person is told neither (a 503), and what
    * they send again meets what is there (an answered form is a 409).
    */
-  async function transactOnce<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined, onBegun: () => void): Promise<T> {
+  async function transactOnce<T>(
+    work: (tx: Transaction) => Promise<T>,
+    settings: string | undefined,
+    onBegun: () => void,
+  ): Promise<T> {
     const connection = boundedConnection(await reserveWithin(pools.current, STATEMENT_DEADLINE_MS))
     try {
       const begin = connection.statement(settings ? `BEGIN; ${settings}` : 'BEGIN').then(onBegun)
@@ -627,7 +672,10 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
  * (equal when there was nothing to do, or when the database is a newer
  * intake's that this one may run on).
  */
-export async function migratePostgres(url: string, options: Omit<PostgresStoreOptions, 'migrate' | 'poolSize'> = {}): Promise<{ from: number; to: number }> {
+export async function migratePostgres(
+  url: string,
+  options: Omit<PostgresStoreOptions, 'migrate' | 'poolSize'> = {},
+): Promise<{ from: number; to: number }> {
   const { sql, location } = await connect(url, { ...options, poolSize: 2 })
   try {
     await refuseSharedSessions(sql, location)

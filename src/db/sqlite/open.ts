@@ -1,9 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { migrations } from './migrations.ts'
-
 import { DatabaseOpenError, type Upgrade } from '../store.ts'
+import { migrations } from './migrations.ts'
 
 export type { Database } from 'bun:sqlite'
 
@@ -57,7 +56,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
     if (upgrade) requireWritable(db, path)
   } catch (error) {
     db.close()
-    throw error instanceof DatabaseOpenError ? error : new DatabaseOpenError(`Cannot prepare the database at ${path}: ${reason(error)}`)
+    throw error instanceof DatabaseOpenError
+      ? error
+      : new DatabaseOpenError(`Cannot prepare the database at ${path}: ${reason(error)}`)
   }
   return db
 }
@@ -121,7 +122,8 @@ function refuseNewerSchema(db: Database): void {
 
 function oldestCompatibleSchema(db: Database): number | undefined {
   try {
-    return db.query<{ oldest_compatible: number }, []>('SELECT oldest_compatible FROM schema_compatibility').get()?.oldest_compatible
+    return db.query<{ oldest_compatible: number }, []>('SELECT oldest_compatible FROM schema_compatibility').get()
+      ?.oldest_compatible
   } catch {
     return undefined
   }
@@ -167,7 +169,9 @@ export function copyDatabase(db: Database, target: string): void {
 }
 
 const backupFailed = (path: string, version: number, error: unknown) =>
-  new DatabaseOpenError(`Cannot write a backup next to ${path} before upgrading it from schema ${version}; the database was not changed: ${reason(error)}`)
+  new DatabaseOpenError(
+    `Cannot write a backup next to ${path} before upgrading it from schema ${version}; the database was not changed: ${reason(error)}`,
+  )
 
 /** Brings the schema up to date; false when it already was (another process may have just done it). */
 function migrate(db: Database): boolean {

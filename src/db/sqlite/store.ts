@@ -8,7 +8,7 @@ import { createSqliteResponseStore } from '../../modules/responses/store/sqlite.
 import { createSqliteSubmissionStore } from '../../modules/submissions/store/sqlite.ts'
 import { createSqliteDeliveryStore } from '../../modules/webhooks/store/sqlite.ts'
 import type { Reads, Store, Transaction } from '../store.ts'
-import { openDatabase, type OpenOptions } from './open.ts'
+import { type OpenOptions, openDatabase } from './open.ts'
 import { createReadSnapshots, readingInSnapshot } from './snapshots.ts'
 import { createWriter } from './writer.ts'
 

@@ -225,7 +225,8 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
     run: (work) => enqueue(queue, work),
     stage: (work) => enqueue(staged, work),
     async idle() {
-      while (busy || scheduled || staged.length > 0 || queue.length > 0) await new Promise((resolve) => setImmediate(resolve))
+      while (busy || scheduled || staged.length > 0 || queue.length > 0)
+        await new Promise((resolve) => setImmediate(resolve))
     },
     check() {
       if (failedSync !== undefined) throw new LogNotSynced(failedSync)
@@ -236,6 +237,9 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
 /** The write-ahead log could not be synced: the batch's writes are committed but may not be on disk, and no write is made after. */
 export class LogNotSynced extends DatabaseUnavailable {
   constructor(cause: unknown) {
-    super(`the database's write-ahead log could not be synced to disk: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    super(
+      `the database's write-ahead log could not be synced to disk: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    )
   }
 }

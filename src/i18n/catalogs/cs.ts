@@ -8,7 +8,8 @@ export const cs: Catalog = {
   'page.asked_by': 'Žádost od {sender}',
   'page.answer_by': 'Odpovězte prosím do {deadline}',
   'page.closes_in': 'Do uzavření formuláře zbývá: {duration}.',
-  'page.footer': 'Vaše odpověď se dostane jen k tomu, kdo vám poslal tento odkaz. Tento formulář přijímá jen jednu odpověď.',
+  'page.footer':
+    'Vaše odpověď se dostane jen k tomu, kdo vám poslal tento odkaz. Tento formulář přijímá jen jednu odpověď.',
   'page.new_tab': '(otevře se v novém panelu)',
   'mark.required': '(povinné)',
   'mark.optional': '(nepovinné)',
@@ -25,8 +26,18 @@ export const cs: Catalog = {
   'error.required.select_multiple': 'Vyberte alespoň jednu možnost',
   'error.required.file': 'Vyberte soubor',
   'error.unchecked': 'Pro pokračování zaškrtněte políčko',
-  'error.too_short': { one: 'Zadejte alespoň {count} znak', few: 'Zadejte alespoň {count} znaky', many: 'Zadejte alespoň {count} znaku', other: 'Zadejte alespoň {count} znaků' },
-  'error.too_long': { one: 'Zadejte nejvýše {count} znak', few: 'Zadejte nejvýše {count} znaky', many: 'Zadejte nejvýše {count} znaku', other: 'Zadejte nejvýše {count} znaků' },
+  'error.too_short': {
+    one: 'Zadejte alespoň {count} znak',
+    few: 'Zadejte alespoň {count} znaky',
+    many: 'Zadejte alespoň {count} znaku',
+    other: 'Zadejte alespoň {count} znaků',
+  },
+  'error.too_long': {
+    one: 'Zadejte nejvýše {count} znak',
+    few: 'Zadejte nejvýše {count} znaky',
+    many: 'Zadejte nejvýše {count} znaku',
+    other: 'Zadejte nejvýše {count} znaků',
+  },
   'error.too_long_by': {
     one: '{limit}. Odpověď je o {count} znak delší',
     few: '{limit}. Odpověď je o {count} znaky delší',
@@ -45,8 +56,18 @@ export const cs: Catalog = {
   'error.email': 'Zadejte e-mailovou adresu ve správném formátu, například jmeno@example.com',
   'error.not_an_option': 'Vyberte jednu z možností',
   'error.not_unique': 'Vyberte každou možnost jen jednou',
-  'error.too_few_selected': { one: 'Vyberte alespoň {count} možnost', few: 'Vyberte alespoň {count} možnosti', many: 'Vyberte alespoň {count} možnosti', other: 'Vyberte alespoň {count} možností' },
-  'error.too_many_selected': { one: 'Vyberte nejvýše {count} možnost', few: 'Vyberte nejvýše {count} možnosti', many: 'Vyberte nejvýše {count} možnosti', other: 'Vyberte nejvýše {count} možností' },
+  'error.too_few_selected': {
+    one: 'Vyberte alespoň {count} možnost',
+    few: 'Vyberte alespoň {count} možnosti',
+    many: 'Vyberte alespoň {count} možnosti',
+    other: 'Vyberte alespoň {count} možností',
+  },
+  'error.too_many_selected': {
+    one: 'Vyberte nejvýše {count} možnost',
+    few: 'Vyberte nejvýše {count} možnosti',
+    many: 'Vyberte nejvýše {count} možnosti',
+    other: 'Vyberte nejvýše {count} možností',
+  },
   'error.date': 'Zadejte existující datum',
   'error.date_too_early': 'Vyberte datum {date} nebo pozdější',
   'error.date_too_late': 'Vyberte datum {date} nebo dřívější',
@@ -57,9 +78,24 @@ export const cs: Catalog = {
   'error.invalid_value': 'Zadejte platnou odpověď',
 
   // Hints under a label
-  'hint.min_length': { one: 'Alespoň {count} znak.', few: 'Alespoň {count} znaky.', many: 'Alespoň {count} znaku.', other: 'Alespoň {count} znaků.' },
-  'hint.max_length': { one: 'Nejvýše {count} znak.', few: 'Nejvýše {count} znaky.', many: 'Nejvýše {count} znaku.', other: 'Nejvýše {count} znaků.' },
-  'hint.length_between': { one: 'Od {min} do {count} znaku.', few: 'Od {min} do {count} znaků.', many: 'Od {min} do {count} znaku.', other: 'Od {min} do {count} znaků.' },
+  'hint.min_length': {
+    one: 'Alespoň {count} znak.',
+    few: 'Alespoň {count} znaky.',
+    many: 'Alespoň {count} znaku.',
+    other: 'Alespoň {count} znaků.',
+  },
+  'hint.max_length': {
+    one: 'Nejvýše {count} znak.',
+    few: 'Nejvýše {count} znaky.',
+    many: 'Nejvýše {count} znaku.',
+    other: 'Nejvýše {count} znaků.',
+  },
+  'hint.length_between': {
+    one: 'Od {min} do {count} znaku.',
+    few: 'Od {min} do {count} znaků.',
+    many: 'Od {min} do {count} znaku.',
+    other: 'Od {min} do {count} znaků.',
+  },
   'hint.number_between': 'Číslo od {min} do {max}.',
   'hint.number_min': 'Číslo {min} nebo vyšší.',
   'hint.number_max': 'Číslo {max} nebo nižší.',
@@ -83,9 +119,24 @@ export const cs: Catalog = {
   'hint.file_size': 'Nejvýše {size}.',
   'hint.file_types': 'Typy souborů: {types}. Nejvýše {size}.',
   'hint.select_any': 'Vyberte všechny možnosti, které platí.',
-  'hint.select_at_least': { one: 'Vyberte alespoň jednu možnost.', few: 'Vyberte alespoň {count} možnosti.', many: 'Vyberte alespoň {count} možnosti.', other: 'Vyberte alespoň {count} možností.' },
-  'hint.select_at_most': { one: 'Vyberte nejvýše jednu možnost.', few: 'Vyberte nejvýše {count} možnosti.', many: 'Vyberte nejvýše {count} možnosti.', other: 'Vyberte nejvýše {count} možností.' },
-  'hint.select_exactly': { one: 'Vyberte jednu možnost.', few: 'Vyberte {count} možnosti.', many: 'Vyberte {count} možnosti.', other: 'Vyberte {count} možností.' },
+  'hint.select_at_least': {
+    one: 'Vyberte alespoň jednu možnost.',
+    few: 'Vyberte alespoň {count} možnosti.',
+    many: 'Vyberte alespoň {count} možnosti.',
+    other: 'Vyberte alespoň {count} možností.',
+  },
+  'hint.select_at_most': {
+    one: 'Vyberte nejvýše jednu možnost.',
+    few: 'Vyberte nejvýše {count} možnosti.',
+    many: 'Vyberte nejvýše {count} možnosti.',
+    other: 'Vyberte nejvýše {count} možností.',
+  },
+  'hint.select_exactly': {
+    one: 'Vyberte jednu možnost.',
+    few: 'Vyberte {count} možnosti.',
+    many: 'Vyberte {count} možnosti.',
+    other: 'Vyberte {count} možností.',
+  },
   'hint.select_between': 'Vyberte od {min} do {max} možností.',
 
   // Controls
@@ -93,7 +144,8 @@ export const cs: Catalog = {
   'select.no_answer': 'Bez odpovědi',
   'file.choose': 'Vybrat soubor',
   'file.none': 'Není vybrán žádný soubor',
-  'file.kept': 'Soubor {name} ({size}) už je přiložený. Odešle se spolu s vaší odpovědí, pokud ho neodeberete nebo níže nevyberete jiný.',
+  'file.kept':
+    'Soubor {name} ({size}) už je přiložený. Odešle se spolu s vaší odpovědí, pokud ho neodeberete nebo níže nevyberete jiný.',
   'file.remove': 'Odebrat tento soubor',
   'file.replace': 'Znovu ho vybírat nemusíte. Pokud chcete místo něj poslat jiný soubor, vyberte ho zde.',
   'file.kind.image': 'obrázky',
@@ -117,30 +169,44 @@ export const cs: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Tento formulář už má odpověď',
-  'status.answered.message': 'Formulář přijímá jen jednu odpověď a tento ji už má. Právě odeslaná odpověď se neuložila.',
+  'status.answered.message':
+    'Formulář přijímá jen jednu odpověď a tento ji už má. Právě odeslaná odpověď se neuložila.',
   'status.cancelled.heading': 'Tento formulář byl zrušen',
   'status.cancelled.message': 'Ten, kdo formulář poslal, už odpověď nepotřebuje, a proto formulář odpovědi nepřijímá.',
   'status.expired.heading': 'Platnost formuláře vypršela',
-  'status.expired.message': 'Čas na odpověď uplynul, a proto formulář odpovědi nepřijímá. Pokud přesto chcete odpovědět, požádejte toho, kdo vám formulář poslal, o nový odkaz.',
+  'status.expired.message':
+    'Čas na odpověď uplynul, a proto formulář odpovědi nepřijímá. Pokud přesto chcete odpovědět, požádejte toho, kdo vám formulář poslal, o nový odkaz.',
   'status.not_found.heading': 'Formulář nebyl nalezen',
-  'status.not_found.message': 'Na této adrese žádný formulář není. Zkontrolujte, zda je odkaz úplný. Formulář také mohl být smazán.',
+  'status.not_found.message':
+    'Na této adrese žádný formulář není. Zkontrolujte, zda je odkaz úplný. Formulář také mohl být smazán.',
   'status.cross_site.heading': 'Odpověď byla odmítnuta',
-  'status.cross_site.message': 'Tato odpověď byla odeslána z jiného webu, a proto nebyla přijata. Otevřete odkaz, který vám byl zaslán, a odpovězte tam.',
+  'status.cross_site.message':
+    'Tato odpověď byla odeslána z jiného webu, a proto nebyla přijata. Otevřete odkaz, který vám byl zaslán, a odpovězte tam.',
   'status.rate_limited.heading': 'Příliš mnoho pokusů',
-  'status.rate_limited.message': 'Z vaší adresy přišlo za poslední minutu příliš mnoho odpovědí. Chvíli počkejte a zkuste to znovu.',
+  'status.rate_limited.message':
+    'Z vaší adresy přišlo za poslední minutu příliš mnoho odpovědí. Chvíli počkejte a zkuste to znovu.',
   'status.too_large.heading': 'Příliš velké k odeslání',
-  'status.too_large.message': 'Odeslaná data jsou větší, než tento formulář přijímá. Vyberte menší soubory a zkuste to znovu.',
+  'status.too_large.message':
+    'Odeslaná data jsou větší, než tento formulář přijímá. Vyberte menší soubory a zkuste to znovu.',
   'status.too_large.limits': 'Největší soubor, který jednotlivé otázky přijmou:',
   'status.too_large.file_limit': '{label}: nejvýše {size}',
   'status.too_slow.heading': 'Odesílání trvalo příliš dlouho',
-  'status.too_slow.message': 'Vaše odpověď přicházela příliš pomalu a neuložila se, možná kvůli špatnému připojení. Vraťte se k formuláři a odešlete ji znovu.',
+  'status.too_slow.message':
+    'Vaše odpověď přicházela příliš pomalu a neuložila se, možná kvůli špatnému připojení. Vraťte se k formuláři a odešlete ji znovu.',
   'status.busy.heading': 'Server je chvíli přetížený',
-  'status.busy.message': 'Server je teď příliš vytížený, aby vaši odpověď přijal, a nic se tedy neuložilo. Vraťte se k formuláři a za chvíli ji odešlete znovu.',
+  'status.busy.message':
+    'Server je teď příliš vytížený, aby vaši odpověď přijal, a nic se tedy neuložilo. Vraťte se k formuláři a za chvíli ji odešlete znovu.',
   'status.unreadable.heading': 'Odpověď se nepodařilo přečíst',
-  'status.unreadable.message': 'Přijatá data nešlo přečíst jako odpověď na tento formulář. Vraťte se k formuláři a odešlete odpověď odtamtud.',
+  'status.unreadable.message':
+    'Přijatá data nešlo přečíst jako odpověď na tento formulář. Vraťte se k formuláři a odešlete odpověď odtamtud.',
   'status.error.heading': 'Něco se pokazilo',
   'status.error.message': 'Vaše odpověď se možná neuložila. Zkuste to prosím za chvíli znovu.',
-  'status.retry_after': { one: 'Znovu to můžete zkusit za sekundu.', few: 'Znovu to můžete zkusit za {count} sekundy.', many: 'Znovu to můžete zkusit za {count} sekundy.', other: 'Znovu to můžete zkusit za {count} sekund.' },
+  'status.retry_after': {
+    one: 'Znovu to můžete zkusit za sekundu.',
+    few: 'Znovu to můžete zkusit za {count} sekundy.',
+    many: 'Znovu to můžete zkusit za {count} sekundy.',
+    other: 'Znovu to můžete zkusit za {count} sekund.',
+  },
   'status.back': 'Zpět na formulář',
   'sent.heading': 'Odeslané odpovědi',
   'sent.not_recorded': 'Nic z odeslaného se neuložilo.',
@@ -153,6 +219,8 @@ export const cs: Catalog = {
   'review.continue': 'Pokračovat',
   'review.send_heading': 'Teď odpověď odešlete',
   'review.send_text': 'Po odeslání už odpověď nepůjde změnit.',
-  'review.lapsed': 'Odpovědi se neodeslaly. Odpovědi čekající na kontrolu se uchovávají 1 hodinu a tato doba už uplynula. Vyplňte formulář znovu.',
-  'review.lapsed_kept': 'Odpovědi se neodeslaly. Odpovědi čekající na kontrolu se uchovávají 1 hodinu a tato doba už uplynula. Odpovědi jsou níže vyplněné: znovu přiložte případné soubory a pokračujte.',
+  'review.lapsed':
+    'Odpovědi se neodeslaly. Odpovědi čekající na kontrolu se uchovávají 1 hodinu a tato doba už uplynula. Vyplňte formulář znovu.',
+  'review.lapsed_kept':
+    'Odpovědi se neodeslaly. Odpovědi čekající na kontrolu se uchovávají 1 hodinu a tato doba už uplynula. Odpovědi jsou níže vyplněné: znovu přiložte případné soubory a pokračujte.',
 }

@@ -27,7 +27,10 @@ export const da: Catalog = {
   'error.unchecked': 'Sæt kryds i feltet for at fortsætte',
   'error.too_short': { one: 'Skriv mindst {count} tegn', other: 'Skriv mindst {count} tegn' },
   'error.too_long': { one: 'Skriv højst {count} tegn', other: 'Skriv højst {count} tegn' },
-  'error.too_long_by': { one: '{limit}. Du har skrevet {count} tegn for meget', other: '{limit}. Du har skrevet {count} tegn for meget' },
+  'error.too_long_by': {
+    one: '{limit}. Du har skrevet {count} tegn for meget',
+    other: '{limit}. Du har skrevet {count} tegn for meget',
+  },
   'answered.title': 'Besvaret: {title}',
   'error.too_small': 'Skriv et tal, der er {min} eller større',
   'error.too_large': 'Skriv et tal, der er {max} eller mindre',
@@ -88,7 +91,8 @@ export const da: Catalog = {
   'select.no_answer': 'Intet svar',
   'file.choose': 'Vælg en fil',
   'file.none': 'Ingen fil valgt',
-  'file.kept': 'Du har allerede tilføjet {name} ({size}). Den bliver sendt med dit svar, medmindre du fjerner den eller vælger en anden fil nedenfor.',
+  'file.kept':
+    'Du har allerede tilføjet {name} ({size}). Den bliver sendt med dit svar, medmindre du fjerner den eller vælger en anden fil nedenfor.',
   'file.remove': 'Fjern filen',
   'file.replace': 'Du behøver ikke vælge den igen. Vil du sende en anden fil i stedet, kan du vælge den her.',
   'file.kind.image': 'billeder',
@@ -112,30 +116,42 @@ export const da: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Formularen er allerede besvaret',
-  'status.answered.message': 'En formular kan kun besvares én gang, og denne har allerede fået et svar. Det, du lige har sendt, er ikke blevet registreret.',
+  'status.answered.message':
+    'En formular kan kun besvares én gang, og denne har allerede fået et svar. Det, du lige har sendt, er ikke blevet registreret.',
   'status.cancelled.heading': 'Formularen er trukket tilbage',
   'status.cancelled.message': 'Afsenderen har ikke længere brug for et svar, så formularen tager ikke imod svar.',
   'status.expired.heading': 'Fristen er udløbet',
-  'status.expired.message': 'Fristen for at svare er overskredet, så formularen tager ikke imod svar. Hvis du stadig vil svare, kan du bede afsenderen om et nyt link.',
+  'status.expired.message':
+    'Fristen for at svare er overskredet, så formularen tager ikke imod svar. Hvis du stadig vil svare, kan du bede afsenderen om et nyt link.',
   'status.not_found.heading': 'Formularen blev ikke fundet',
-  'status.not_found.message': 'Der er ingen formular på denne adresse. Tjek, at du har hele linket. Formularen kan også være blevet slettet.',
+  'status.not_found.message':
+    'Der er ingen formular på denne adresse. Tjek, at du har hele linket. Formularen kan også være blevet slettet.',
   'status.cross_site.heading': 'Svaret blev afvist',
-  'status.cross_site.message': 'Svaret blev sendt fra en anden hjemmeside og blev derfor ikke modtaget. Åbn det link, du har fået, og svar der.',
+  'status.cross_site.message':
+    'Svaret blev sendt fra en anden hjemmeside og blev derfor ikke modtaget. Åbn det link, du har fået, og svar der.',
   'status.rate_limited.heading': 'For mange forsøg',
-  'status.rate_limited.message': 'Der er kommet for mange svar fra din adresse inden for det seneste minut. Vent lidt, og prøv så igen.',
+  'status.rate_limited.message':
+    'Der er kommet for mange svar fra din adresse inden for det seneste minut. Vent lidt, og prøv så igen.',
   'status.too_large.heading': 'For stort til at blive sendt',
-  'status.too_large.message': 'Det, du har sendt, er større, end formularen tager imod. Vælg mindre filer, og prøv igen.',
+  'status.too_large.message':
+    'Det, du har sendt, er større, end formularen tager imod. Vælg mindre filer, og prøv igen.',
   'status.too_large.limits': 'Den største fil, hvert spørgsmål tager imod:',
   'status.too_large.file_limit': '{label}: op til {size}',
   'status.too_slow.heading': 'Afsendelsen tog for lang tid',
-  'status.too_slow.message': 'Dit svar kom for langsomt frem og er ikke blevet registreret, måske på grund af en dårlig forbindelse. Gå tilbage til formularen, og send det igen.',
+  'status.too_slow.message':
+    'Dit svar kom for langsomt frem og er ikke blevet registreret, måske på grund af en dårlig forbindelse. Gå tilbage til formularen, og send det igen.',
   'status.busy.heading': 'Travlt lige nu',
-  'status.busy.message': 'Serveren har for travlt til at tage imod dit svar lige nu, så intet er blevet registreret. Gå tilbage til formularen, og send det igen om lidt.',
+  'status.busy.message':
+    'Serveren har for travlt til at tage imod dit svar lige nu, så intet er blevet registreret. Gå tilbage til formularen, og send det igen om lidt.',
   'status.unreadable.heading': 'Svaret kunne ikke forstås',
-  'status.unreadable.message': 'Det, der kom frem, kunne ikke læses som et svar på denne formular. Gå tilbage til formularen, og send det derfra.',
+  'status.unreadable.message':
+    'Det, der kom frem, kunne ikke læses som et svar på denne formular. Gå tilbage til formularen, og send det derfra.',
   'status.error.heading': 'Noget gik galt',
   'status.error.message': 'Dit svar er måske ikke blevet registreret. Prøv igen om lidt.',
-  'status.retry_after': { one: 'Du kan prøve igen om {count} sekund.', other: 'Du kan prøve igen om {count} sekunder.' },
+  'status.retry_after': {
+    one: 'Du kan prøve igen om {count} sekund.',
+    other: 'Du kan prøve igen om {count} sekunder.',
+  },
   'status.back': 'Tilbage til formularen',
   'sent.heading': 'Det har du sendt',
   'sent.not_recorded': 'Intet af det, du sendte, er blevet registreret.',
@@ -148,6 +164,8 @@ export const da: Catalog = {
   'review.continue': 'Fortsæt',
   'review.send_heading': 'Send dit svar',
   'review.send_text': 'Når du har sendt dit svar, kan du ikke ændre det.',
-  'review.lapsed': 'Dine svar blev ikke sendt. Svar, der venter på at blive tjekket, gemmes i 1 time, og den tid er gået. Udfyld formularen igen.',
-  'review.lapsed_kept': 'Dine svar blev ikke sendt. Svar, der venter på at blive tjekket, gemmes i 1 time, og den tid er gået. Dine svar er udfyldt nedenfor: Tilføj eventuelle filer igen, og fortsæt.',
+  'review.lapsed':
+    'Dine svar blev ikke sendt. Svar, der venter på at blive tjekket, gemmes i 1 time, og den tid er gået. Udfyld formularen igen.',
+  'review.lapsed_kept':
+    'Dine svar blev ikke sendt. Svar, der venter på at blive tjekket, gemmes i 1 time, og den tid er gået. Dine svar er udfyldt nedenfor: Tilføj eventuelle filer igen, og fortsæt.',
 }

@@ -29,7 +29,10 @@ export const en = {
   'error.unchecked': 'Tick the box to continue',
   'error.too_short': { one: 'Enter at least {count} character', other: 'Enter at least {count} characters' },
   'error.too_long': { one: 'Enter {count} character or fewer', other: 'Enter {count} characters or fewer' },
-  'error.too_long_by': { one: '{limit}. You have {count} character too many', other: '{limit}. You have {count} characters too many' },
+  'error.too_long_by': {
+    one: '{limit}. You have {count} character too many',
+    other: '{limit}. You have {count} characters too many',
+  },
   'answered.title': 'Already answered: {title}',
   'error.too_small': 'Enter a number that is {min} or more',
   'error.too_large': 'Enter a number that is {max} or less',
@@ -43,7 +46,10 @@ export const en = {
   'error.not_an_option': 'Select one of the options',
   'error.not_unique': 'Select each option only once',
   'error.too_few_selected': { one: 'Select at least {count} option', other: 'Select at least {count} options' },
-  'error.too_many_selected': { one: 'Select no more than {count} option', other: 'Select no more than {count} options' },
+  'error.too_many_selected': {
+    one: 'Select no more than {count} option',
+    other: 'Select no more than {count} options',
+  },
   'error.date': 'Enter a real date',
   'error.date_too_early': 'Choose a date on or after {date}',
   'error.date_too_late': 'Choose a date on or before {date}',
@@ -90,7 +96,8 @@ export const en = {
   'select.no_answer': 'No answer',
   'file.choose': 'Choose a file',
   'file.none': 'No file chosen',
-  'file.kept': 'You already added {name} ({size}). It will be sent with your answer unless you remove it or choose another file below.',
+  'file.kept':
+    'You already added {name} ({size}). It will be sent with your answer unless you remove it or choose another file below.',
   'file.remove': 'Remove this file',
   'file.replace': 'You do not need to choose it again. To send a different file instead, choose it here.',
   'file.kind.image': 'images',
@@ -118,23 +125,30 @@ export const en = {
   'status.cancelled.heading': 'This form was cancelled',
   'status.cancelled.message': 'Whoever sent it no longer needs an answer, so it does not accept one.',
   'status.expired.heading': 'This form has expired',
-  'status.expired.message': 'Its time to answer has passed, so it does not accept an answer. If you still want to answer, ask whoever sent it for a new link.',
+  'status.expired.message':
+    'Its time to answer has passed, so it does not accept an answer. If you still want to answer, ask whoever sent it for a new link.',
   'status.not_found.heading': 'Form not found',
-  'status.not_found.message': 'There is no form at this address. Check that the link is complete; the form may also have been deleted.',
+  'status.not_found.message':
+    'There is no form at this address. Check that the link is complete; the form may also have been deleted.',
   'status.cross_site.heading': 'Answer refused',
-  'status.cross_site.message': 'This answer was sent from another website, so it was not accepted. Open the link you were given and answer there.',
+  'status.cross_site.message':
+    'This answer was sent from another website, so it was not accepted. Open the link you were given and answer there.',
   'status.rate_limited.heading': 'Too many tries',
-  'status.rate_limited.message': 'Too many answers came from your address in the last minute. Wait a moment, then try again.',
+  'status.rate_limited.message':
+    'Too many answers came from your address in the last minute. Wait a moment, then try again.',
   'status.too_large.heading': 'Too large to send',
   'status.too_large.message': 'What you sent is larger than this form accepts. Choose smaller files, then try again.',
   'status.too_large.limits': 'The largest file each question takes:',
   'status.too_large.file_limit': '{label}: up to {size}',
   'status.too_slow.heading': 'Sending took too long',
-  'status.too_slow.message': 'Your answer arrived too slowly and was not recorded, perhaps because the connection is poor. Go back to the form and send it again.',
+  'status.too_slow.message':
+    'Your answer arrived too slowly and was not recorded, perhaps because the connection is poor. Go back to the form and send it again.',
   'status.busy.heading': 'Busy for a moment',
-  'status.busy.message': 'The server is too busy to take your answer right now, so nothing was recorded. Go back to the form and send it again in a moment.',
+  'status.busy.message':
+    'The server is too busy to take your answer right now, so nothing was recorded. Go back to the form and send it again in a moment.',
   'status.unreadable.heading': 'Answer not understood',
-  'status.unreadable.message': 'What arrived could not be read as an answer to this form. Go back to the form and send it from there.',
+  'status.unreadable.message':
+    'What arrived could not be read as an answer to this form. Go back to the form and send it from there.',
   'status.error.heading': 'Something went wrong',
   'status.error.message': 'Your answer may not have been recorded. Please try again in a moment.',
   'status.retry_after': { one: 'You can try again in {count} second.', other: 'You can try again in {count} seconds.' },
@@ -150,8 +164,10 @@ export const en = {
   'review.continue': 'Continue',
   'review.send_heading': 'Now send your answer',
   'review.send_text': 'Once you send your answer, you cannot change it.',
-  'review.lapsed': 'Your answers were not sent. Answers waiting to be checked are kept for 1 hour, and that time has passed. Fill in the form again.',
-  'review.lapsed_kept': 'Your answers were not sent. Answers waiting to be checked are kept for 1 hour, and that time has passed. Your answers are filled in below: add any files again, then continue.',
+  'review.lapsed':
+    'Your answers were not sent. Answers waiting to be checked are kept for 1 hour, and that time has passed. Fill in the form again.',
+  'review.lapsed_kept':
+    'Your answers were not sent. Answers waiting to be checked are kept for 1 hour, and that time has passed. Your answers are filled in below: add any files again, then continue.',
 } as const
 
 export type MessageKey = keyof typeof en

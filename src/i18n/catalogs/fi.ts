@@ -8,7 +8,8 @@ export const fi: Catalog = {
   'page.asked_by': '{sender} pyytää vastaustasi',
   'page.answer_by': 'Vastaa viimeistään {deadline}',
   'page.closes_in': 'Vastausaikaa jäljellä: {duration}.',
-  'page.footer': 'Vastauksesi menee vain sille, joka lähetti sinulle tämän linkin. Tähän lomakkeeseen voi vastata vain kerran.',
+  'page.footer':
+    'Vastauksesi menee vain sille, joka lähetti sinulle tämän linkin. Tähän lomakkeeseen voi vastata vain kerran.',
   'page.new_tab': '(avautuu uuteen välilehteen)',
   'mark.required': '(pakollinen)',
   'mark.optional': '(vapaaehtoinen)',
@@ -27,7 +28,10 @@ export const fi: Catalog = {
   'error.unchecked': 'Merkitse ruutu, jotta voit jatkaa',
   'error.too_short': { one: 'Kirjoita vähintään {count} merkki', other: 'Kirjoita vähintään {count} merkkiä' },
   'error.too_long': { one: 'Kirjoita enintään {count} merkki', other: 'Kirjoita enintään {count} merkkiä' },
-  'error.too_long_by': { one: '{limit}. Vastauksessa on {count} merkki liikaa', other: '{limit}. Vastauksessa on {count} merkkiä liikaa' },
+  'error.too_long_by': {
+    one: '{limit}. Vastauksessa on {count} merkki liikaa',
+    other: '{limit}. Vastauksessa on {count} merkkiä liikaa',
+  },
   'answered.title': 'Vastattu: {title}',
   'error.too_small': 'Anna luku, joka on vähintään {min}',
   'error.too_large': 'Anna luku, joka on enintään {max}',
@@ -40,8 +44,14 @@ export const fi: Catalog = {
   'error.email': 'Anna sähköpostiosoite oikeassa muodossa, esimerkiksi name@example.com',
   'error.not_an_option': 'Valitse jokin vaihtoehdoista',
   'error.not_unique': 'Valitse kukin vaihtoehto vain kerran',
-  'error.too_few_selected': { one: 'Valitse vähintään {count} vaihtoehto', other: 'Valitse vähintään {count} vaihtoehtoa' },
-  'error.too_many_selected': { one: 'Valitse enintään {count} vaihtoehto', other: 'Valitse enintään {count} vaihtoehtoa' },
+  'error.too_few_selected': {
+    one: 'Valitse vähintään {count} vaihtoehto',
+    other: 'Valitse vähintään {count} vaihtoehtoa',
+  },
+  'error.too_many_selected': {
+    one: 'Valitse enintään {count} vaihtoehto',
+    other: 'Valitse enintään {count} vaihtoehtoa',
+  },
   'error.date': 'Anna kelvollinen päivämäärä',
   'error.date_too_early': 'Valitse {date} tai myöhempi päivämäärä',
   'error.date_too_late': 'Valitse {date} tai aiempi päivämäärä',
@@ -54,7 +64,10 @@ export const fi: Catalog = {
   // Hints under a label
   'hint.min_length': { one: 'Vähintään {count} merkki.', other: 'Vähintään {count} merkkiä.' },
   'hint.max_length': { one: 'Enintään {count} merkki.', other: 'Enintään {count} merkkiä.' },
-  'hint.length_between': { one: 'Vähintään {min} ja enintään {count} merkki.', other: 'Vähintään {min} ja enintään {count} merkkiä.' },
+  'hint.length_between': {
+    one: 'Vähintään {min} ja enintään {count} merkki.',
+    other: 'Vähintään {min} ja enintään {count} merkkiä.',
+  },
   'hint.number_between': 'Luku väliltä {min}–{max}.',
   'hint.number_min': 'Luku, joka on vähintään {min}.',
   'hint.number_max': 'Luku, joka on enintään {max}.',
@@ -88,9 +101,11 @@ export const fi: Catalog = {
   'select.no_answer': 'Ei vastausta',
   'file.choose': 'Valitse tiedosto',
   'file.none': 'Tiedostoa ei ole valittu',
-  'file.kept': 'Olet jo lisännyt tiedoston {name} ({size}). Se lähetetään vastauksesi mukana, ellet poista sitä tai valitse alta toista tiedostoa.',
+  'file.kept':
+    'Olet jo lisännyt tiedoston {name} ({size}). Se lähetetään vastauksesi mukana, ellet poista sitä tai valitse alta toista tiedostoa.',
   'file.remove': 'Poista tämä tiedosto',
-  'file.replace': 'Sitä ei tarvitse valita uudelleen. Jos haluat lähettää toisen tiedoston tämän sijaan, valitse se tästä.',
+  'file.replace':
+    'Sitä ei tarvitse valita uudelleen. Jos haluat lähettää toisen tiedoston tämän sijaan, valitse se tästä.',
   'file.kind.image': 'kuvat',
   'file.kind.audio': 'äänitiedostot',
   'file.kind.video': 'videot',
@@ -112,30 +127,42 @@ export const fi: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Tähän lomakkeeseen on jo vastattu',
-  'status.answered.message': 'Lomakkeeseen voi vastata vain kerran, ja tähän on jo vastattu. Juuri lähettämääsi vastausta ei tallennettu.',
+  'status.answered.message':
+    'Lomakkeeseen voi vastata vain kerran, ja tähän on jo vastattu. Juuri lähettämääsi vastausta ei tallennettu.',
   'status.cancelled.heading': 'Tämä lomake on peruttu',
   'status.cancelled.message': 'Lomakkeen lähettäjä ei enää tarvitse vastausta, joten lomakkeeseen ei voi vastata.',
   'status.expired.heading': 'Tämä lomake on vanhentunut',
-  'status.expired.message': 'Vastausaika on päättynyt, joten lomakkeeseen ei voi enää vastata. Jos haluat silti vastata, pyydä lomakkeen lähettäjältä uusi linkki.',
+  'status.expired.message':
+    'Vastausaika on päättynyt, joten lomakkeeseen ei voi enää vastata. Jos haluat silti vastata, pyydä lomakkeen lähettäjältä uusi linkki.',
   'status.not_found.heading': 'Lomaketta ei löytynyt',
-  'status.not_found.message': 'Tässä osoitteessa ei ole lomaketta. Tarkista, että linkki on kokonainen. Lomake on myös voitu poistaa.',
+  'status.not_found.message':
+    'Tässä osoitteessa ei ole lomaketta. Tarkista, että linkki on kokonainen. Lomake on myös voitu poistaa.',
   'status.cross_site.heading': 'Vastausta ei hyväksytty',
-  'status.cross_site.message': 'Tämä vastaus lähetettiin toiselta verkkosivustolta, joten sitä ei hyväksytty. Avaa saamasi linkki ja vastaa siellä.',
+  'status.cross_site.message':
+    'Tämä vastaus lähetettiin toiselta verkkosivustolta, joten sitä ei hyväksytty. Avaa saamasi linkki ja vastaa siellä.',
   'status.rate_limited.heading': 'Liian monta yritystä',
-  'status.rate_limited.message': 'Osoitteestasi tuli viimeisen minuutin aikana liian monta vastausta. Odota hetki ja yritä sitten uudelleen.',
+  'status.rate_limited.message':
+    'Osoitteestasi tuli viimeisen minuutin aikana liian monta vastausta. Odota hetki ja yritä sitten uudelleen.',
   'status.too_large.heading': 'Liian suuri lähetettäväksi',
-  'status.too_large.message': 'Lähettämäsi tiedot ovat liian suuria tälle lomakkeelle. Valitse pienempiä tiedostoja ja yritä uudelleen.',
+  'status.too_large.message':
+    'Lähettämäsi tiedot ovat liian suuria tälle lomakkeelle. Valitse pienempiä tiedostoja ja yritä uudelleen.',
   'status.too_large.limits': 'Suurin tiedosto, jonka kukin kysymys ottaa vastaan:',
   'status.too_large.file_limit': '{label}: enintään {size}',
   'status.too_slow.heading': 'Lähettäminen kesti liian kauan',
-  'status.too_slow.message': 'Vastauksesi saapui liian hitaasti, eikä sitä tallennettu. Syynä voi olla heikko yhteys. Palaa lomakkeeseen ja lähetä vastaus uudelleen.',
+  'status.too_slow.message':
+    'Vastauksesi saapui liian hitaasti, eikä sitä tallennettu. Syynä voi olla heikko yhteys. Palaa lomakkeeseen ja lähetä vastaus uudelleen.',
   'status.busy.heading': 'Palvelu on ruuhkautunut',
-  'status.busy.message': 'Palvelin on juuri nyt liian kuormittunut eikä voinut ottaa vastaustasi vastaan, joten mitään ei tallennettu. Palaa lomakkeeseen ja lähetä vastaus uudelleen hetken kuluttua.',
+  'status.busy.message':
+    'Palvelin on juuri nyt liian kuormittunut eikä voinut ottaa vastaustasi vastaan, joten mitään ei tallennettu. Palaa lomakkeeseen ja lähetä vastaus uudelleen hetken kuluttua.',
   'status.unreadable.heading': 'Vastausta ei voitu lukea',
-  'status.unreadable.message': 'Saapuneita tietoja ei voitu lukea vastaukseksi tähän lomakkeeseen. Palaa lomakkeeseen ja lähetä vastaus sieltä.',
+  'status.unreadable.message':
+    'Saapuneita tietoja ei voitu lukea vastaukseksi tähän lomakkeeseen. Palaa lomakkeeseen ja lähetä vastaus sieltä.',
   'status.error.heading': 'Jokin meni vikaan',
   'status.error.message': 'Vastaustasi ei ehkä tallennettu. Yritä hetken kuluttua uudelleen.',
-  'status.retry_after': { one: 'Voit yrittää uudelleen sekunnin kuluttua.', other: 'Voit yrittää uudelleen {count} sekunnin kuluttua.' },
+  'status.retry_after': {
+    one: 'Voit yrittää uudelleen sekunnin kuluttua.',
+    other: 'Voit yrittää uudelleen {count} sekunnin kuluttua.',
+  },
   'status.back': 'Takaisin lomakkeeseen',
   'sent.heading': 'Lähettämäsi tiedot',
   'sent.not_recorded': 'Mitään lähettämääsi ei tallennettu.',
@@ -148,6 +175,8 @@ export const fi: Catalog = {
   'review.continue': 'Jatka',
   'review.send_heading': 'Lähetä vastauksesi',
   'review.send_text': 'Kun olet lähettänyt vastauksen, et voi enää muuttaa sitä.',
-  'review.lapsed': 'Vastauksiasi ei lähetetty. Tarkistusta odottavia vastauksia säilytetään 1 tunnin, ja se aika on kulunut. Täytä lomake uudelleen.',
-  'review.lapsed_kept': 'Vastauksiasi ei lähetetty. Tarkistusta odottavia vastauksia säilytetään 1 tunnin, ja se aika on kulunut. Vastauksesi on täytetty alle: lisää mahdolliset tiedostot uudelleen ja jatka.',
+  'review.lapsed':
+    'Vastauksiasi ei lähetetty. Tarkistusta odottavia vastauksia säilytetään 1 tunnin, ja se aika on kulunut. Täytä lomake uudelleen.',
+  'review.lapsed_kept':
+    'Vastauksiasi ei lähetetty. Tarkistusta odottavia vastauksia säilytetään 1 tunnin, ja se aika on kulunut. Vastauksesi on täytetty alle: lisää mahdolliset tiedostot uudelleen ja jatka.',
 }

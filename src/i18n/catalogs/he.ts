@@ -25,9 +25,21 @@ export const he: Catalog = {
   'error.required.select_multiple': 'יש לבחור אפשרות אחת לפחות',
   'error.required.file': 'יש לבחור קובץ',
   'error.unchecked': 'כדי להמשיך, יש לסמן את התיבה',
-  'error.too_short': { one: 'יש להזין תו אחד לפחות', two: 'יש להזין {count} תווים לפחות', other: 'יש להזין {count} תווים לפחות' },
-  'error.too_long': { one: 'יש להזין תו אחד לכל היותר', two: 'יש להזין {count} תווים לכל היותר', other: 'יש להזין {count} תווים לכל היותר' },
-  'error.too_long_by': { one: '{limit}. יש תו אחד יותר מדי', two: '{limit}. יש {count} תווים יותר מדי', other: '{limit}. יש {count} תווים יותר מדי' },
+  'error.too_short': {
+    one: 'יש להזין תו אחד לפחות',
+    two: 'יש להזין {count} תווים לפחות',
+    other: 'יש להזין {count} תווים לפחות',
+  },
+  'error.too_long': {
+    one: 'יש להזין תו אחד לכל היותר',
+    two: 'יש להזין {count} תווים לכל היותר',
+    other: 'יש להזין {count} תווים לכל היותר',
+  },
+  'error.too_long_by': {
+    one: '{limit}. יש תו אחד יותר מדי',
+    two: '{limit}. יש {count} תווים יותר מדי',
+    other: '{limit}. יש {count} תווים יותר מדי',
+  },
   'answered.title': 'הטופס כבר נענה: {title}',
   'error.too_small': 'יש להזין מספר שהוא {min} או יותר',
   'error.too_large': 'יש להזין מספר שהוא {max} או פחות',
@@ -40,8 +52,16 @@ export const he: Catalog = {
   'error.email': 'יש להזין כתובת אימייל בפורמט תקין, למשל name@example.com',
   'error.not_an_option': 'יש לבחור אחת מהאפשרויות',
   'error.not_unique': 'יש לבחור כל אפשרות פעם אחת בלבד',
-  'error.too_few_selected': { one: 'יש לבחור אפשרות אחת לפחות', two: 'יש לבחור {count} אפשרויות לפחות', other: 'יש לבחור {count} אפשרויות לפחות' },
-  'error.too_many_selected': { one: 'יש לבחור אפשרות אחת לכל היותר', two: 'יש לבחור {count} אפשרויות לכל היותר', other: 'יש לבחור {count} אפשרויות לכל היותר' },
+  'error.too_few_selected': {
+    one: 'יש לבחור אפשרות אחת לפחות',
+    two: 'יש לבחור {count} אפשרויות לפחות',
+    other: 'יש לבחור {count} אפשרויות לפחות',
+  },
+  'error.too_many_selected': {
+    one: 'יש לבחור אפשרות אחת לכל היותר',
+    two: 'יש לבחור {count} אפשרויות לכל היותר',
+    other: 'יש לבחור {count} אפשרויות לכל היותר',
+  },
   'error.date': 'יש להזין תאריך תקין',
   'error.date_too_early': 'יש לבחור תאריך מ-{date} והלאה',
   'error.date_too_late': 'יש לבחור תאריך עד {date} (כולל)',
@@ -54,7 +74,11 @@ export const he: Catalog = {
   // Hints under a label
   'hint.min_length': { one: 'תו אחד לפחות.', two: '{count} תווים לפחות.', other: '{count} תווים לפחות.' },
   'hint.max_length': { one: 'תו אחד לכל היותר.', two: '{count} תווים לכל היותר.', other: '{count} תווים לכל היותר.' },
-  'hint.length_between': { one: 'בין {min} ל־{count} תווים.', two: 'בין {min} ל־{count} תווים.', other: 'בין {min} ל־{count} תווים.' },
+  'hint.length_between': {
+    one: 'בין {min} ל־{count} תווים.',
+    two: 'בין {min} ל־{count} תווים.',
+    other: 'בין {min} ל־{count} תווים.',
+  },
   'hint.number_between': 'מספר מ-{min} עד {max}.',
   'hint.number_min': 'מספר שהוא {min} או יותר.',
   'hint.number_max': 'מספר שהוא {max} או פחות.',
@@ -78,8 +102,16 @@ export const he: Catalog = {
   'hint.file_size': 'עד {size}.',
   'hint.file_types': 'סוגי קבצים: {types}. עד {size}.',
   'hint.select_any': 'אפשר לבחור את כל מה שמתאים.',
-  'hint.select_at_least': { one: 'יש לבחור אחת לפחות.', two: 'יש לבחור {count} לפחות.', other: 'יש לבחור {count} לפחות.' },
-  'hint.select_at_most': { one: 'אפשר לבחור אחת לכל היותר.', two: 'אפשר לבחור עד {count}.', other: 'אפשר לבחור עד {count}.' },
+  'hint.select_at_least': {
+    one: 'יש לבחור אחת לפחות.',
+    two: 'יש לבחור {count} לפחות.',
+    other: 'יש לבחור {count} לפחות.',
+  },
+  'hint.select_at_most': {
+    one: 'אפשר לבחור אחת לכל היותר.',
+    two: 'אפשר לבחור עד {count}.',
+    other: 'אפשר לבחור עד {count}.',
+  },
   'hint.select_exactly': { one: 'יש לבחור אחת.', two: 'יש לבחור {count}.', other: 'יש לבחור {count}.' },
   'hint.select_between': 'יש לבחור בין {min} ל-{max}.',
 
@@ -116,7 +148,8 @@ export const he: Catalog = {
   'status.cancelled.heading': 'הטופס הזה בוטל',
   'status.cancelled.message': 'מי ששלח את הטופס כבר לא צריך תשובה, ולכן הטופס לא מקבל תשובות.',
   'status.expired.heading': 'תוקף הטופס הזה פג',
-  'status.expired.message': 'הזמן לענות על הטופס עבר, ולכן הוא לא מקבל תשובות. כדי לענות בכל זאת, אפשר לבקש קישור חדש ממי ששלח אותו.',
+  'status.expired.message':
+    'הזמן לענות על הטופס עבר, ולכן הוא לא מקבל תשובות. כדי לענות בכל זאת, אפשר לבקש קישור חדש ממי ששלח אותו.',
   'status.not_found.heading': 'הטופס לא נמצא',
   'status.not_found.message': 'אין טופס בכתובת הזו. כדאי לבדוק שהקישור שלם; ייתכן גם שהטופס נמחק.',
   'status.cross_site.heading': 'התשובה נדחתה',
@@ -130,12 +163,17 @@ export const he: Catalog = {
   'status.too_slow.heading': 'השליחה נמשכה זמן רב מדי',
   'status.too_slow.message': 'התשובה הגיעה לאט מדי ולא נשמרה, אולי בגלל חיבור חלש. יש לחזור לטופס ולשלוח אותה שוב.',
   'status.busy.heading': 'עומס זמני',
-  'status.busy.message': 'השרת עמוס מדי כרגע ולא יכול לקבל את התשובה, ולכן שום דבר לא נשמר. יש לחזור לטופס ולשלוח אותה שוב בעוד רגע.',
+  'status.busy.message':
+    'השרת עמוס מדי כרגע ולא יכול לקבל את התשובה, ולכן שום דבר לא נשמר. יש לחזור לטופס ולשלוח אותה שוב בעוד רגע.',
   'status.unreadable.heading': 'לא הצלחנו לקרוא את התשובה',
   'status.unreadable.message': 'מה שהגיע לא זוהה כתשובה לטופס הזה. יש לחזור לטופס ולשלוח ממנו.',
   'status.error.heading': 'משהו השתבש',
   'status.error.message': 'ייתכן שהתשובה לא נשמרה. כדאי לנסות שוב בעוד רגע.',
-  'status.retry_after': { one: 'אפשר לנסות שוב בעוד שנייה.', two: 'אפשר לנסות שוב בעוד {count} שניות.', other: 'אפשר לנסות שוב בעוד {count} שניות.' },
+  'status.retry_after': {
+    one: 'אפשר לנסות שוב בעוד שנייה.',
+    two: 'אפשר לנסות שוב בעוד {count} שניות.',
+    other: 'אפשר לנסות שוב בעוד {count} שניות.',
+  },
   'status.back': 'חזרה לטופס',
   'sent.heading': 'מה נשלח',
   'sent.not_recorded': 'שום דבר ממה שנשלח לא נשמר.',
@@ -148,6 +186,8 @@ export const he: Catalog = {
   'review.continue': 'המשך',
   'review.send_heading': 'שליחת התשובה',
   'review.send_text': 'אחרי השליחה אי אפשר לשנות את התשובה.',
-  'review.lapsed': 'התשובות לא נשלחו. תשובות שממתינות לבדיקה נשמרות למשך שעה אחת, והזמן הזה עבר. יש למלא את הטופס מחדש.',
-  'review.lapsed_kept': 'התשובות לא נשלחו. תשובות שממתינות לבדיקה נשמרות למשך שעה אחת, והזמן הזה עבר. התשובות מולאו למטה: יש לצרף שוב קבצים, אם היו, ולהמשיך.',
+  'review.lapsed':
+    'התשובות לא נשלחו. תשובות שממתינות לבדיקה נשמרות למשך שעה אחת, והזמן הזה עבר. יש למלא את הטופס מחדש.',
+  'review.lapsed_kept':
+    'התשובות לא נשלחו. תשובות שממתינות לבדיקה נשמרות למשך שעה אחת, והזמן הזה עבר. התשובות מולאו למטה: יש לצרף שוב קבצים, אם היו, ולהמשיך.',
 }

@@ -27,7 +27,10 @@ export const hu: Catalog = {
   'error.unchecked': 'A folytatáshoz jelölje be a négyzetet',
   'error.too_short': { one: 'Legalább {count} karaktert írjon be', other: 'Legalább {count} karaktert írjon be' },
   'error.too_long': { one: 'Legfeljebb {count} karaktert írjon be', other: 'Legfeljebb {count} karaktert írjon be' },
-  'error.too_long_by': { one: '{limit}. A válasz {count} karakterrel hosszabb a megengedettnél', other: '{limit}. A válasz {count} karakterrel hosszabb a megengedettnél' },
+  'error.too_long_by': {
+    one: '{limit}. A válasz {count} karakterrel hosszabb a megengedettnél',
+    other: '{limit}. A válasz {count} karakterrel hosszabb a megengedettnél',
+  },
   'answered.title': 'Megválaszolva: {title}',
   'error.too_small': 'Adjon meg {min} vagy annál nagyobb számot',
   'error.too_large': 'Adjon meg {max} vagy annál kisebb számot',
@@ -40,8 +43,14 @@ export const hu: Catalog = {
   'error.email': 'Adjon meg egy megfelelő formátumú e-mail-címet, például: name@example.com',
   'error.not_an_option': 'Válasszon a megadott lehetőségek közül',
   'error.not_unique': 'Minden lehetőséget csak egyszer válasszon',
-  'error.too_few_selected': { one: 'Válasszon legalább {count} lehetőséget', other: 'Válasszon legalább {count} lehetőséget' },
-  'error.too_many_selected': { one: 'Legfeljebb {count} lehetőséget válasszon', other: 'Legfeljebb {count} lehetőséget válasszon' },
+  'error.too_few_selected': {
+    one: 'Válasszon legalább {count} lehetőséget',
+    other: 'Válasszon legalább {count} lehetőséget',
+  },
+  'error.too_many_selected': {
+    one: 'Legfeljebb {count} lehetőséget válasszon',
+    other: 'Legfeljebb {count} lehetőséget válasszon',
+  },
   'error.date': 'Létező dátumot adjon meg',
   'error.date_too_early': 'Válasszon {date} vagy későbbi dátumot',
   'error.date_too_late': 'Válasszon {date} vagy korábbi dátumot',
@@ -88,7 +97,8 @@ export const hu: Catalog = {
   'select.no_answer': 'Nincs válasz',
   'file.choose': 'Fájl kiválasztása',
   'file.none': 'Nincs kiválasztott fájl',
-  'file.kept': 'Már hozzáadta ezt a fájlt: {name} ({size}). A válaszával együtt elküldjük, hacsak el nem távolítja, vagy lent nem választ másikat.',
+  'file.kept':
+    'Már hozzáadta ezt a fájlt: {name} ({size}). A válaszával együtt elküldjük, hacsak el nem távolítja, vagy lent nem választ másikat.',
   'file.remove': 'Fájl eltávolítása',
   'file.replace': 'Nem kell újra kiválasztania. Ha inkább másik fájlt küldene, itt válassza ki.',
   'file.kind.image': 'képek',
@@ -112,30 +122,42 @@ export const hu: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Erre az űrlapra már érkezett válasz',
-  'status.answered.message': 'Egy űrlapra csak egy válasz adható, és erre már érkezett egy. Amit most elküldött, azt nem rögzítettük.',
+  'status.answered.message':
+    'Egy űrlapra csak egy válasz adható, és erre már érkezett egy. Amit most elküldött, azt nem rögzítettük.',
   'status.cancelled.heading': 'Ezt az űrlapot visszavonták',
   'status.cancelled.message': 'Aki elküldte, már nem vár rá választ, ezért az űrlap nem fogad el választ.',
   'status.expired.heading': 'Ez az űrlap lejárt',
-  'status.expired.message': 'A válaszadási határidő lejárt, ezért az űrlap már nem fogad el választ. Ha mégis válaszolni szeretne, kérjen új linket attól, aki az űrlapot küldte.',
+  'status.expired.message':
+    'A válaszadási határidő lejárt, ezért az űrlap már nem fogad el választ. Ha mégis válaszolni szeretne, kérjen új linket attól, aki az űrlapot küldte.',
   'status.not_found.heading': 'Az űrlap nem található',
-  'status.not_found.message': 'Ezen a címen nincs űrlap. Ellenőrizze, hogy a link teljes-e; az is lehet, hogy az űrlapot törölték.',
+  'status.not_found.message':
+    'Ezen a címen nincs űrlap. Ellenőrizze, hogy a link teljes-e; az is lehet, hogy az űrlapot törölték.',
   'status.cross_site.heading': 'A választ elutasítottuk',
-  'status.cross_site.message': 'Ezt a választ egy másik webhelyről küldték, ezért nem fogadtuk el. Nyissa meg a kapott linket, és ott válaszoljon.',
+  'status.cross_site.message':
+    'Ezt a választ egy másik webhelyről küldték, ezért nem fogadtuk el. Nyissa meg a kapott linket, és ott válaszoljon.',
   'status.rate_limited.heading': 'Túl sok próbálkozás',
-  'status.rate_limited.message': 'Az elmúlt egy percben túl sok válasz érkezett az Ön címéről. Várjon egy kicsit, majd próbálja újra.',
+  'status.rate_limited.message':
+    'Az elmúlt egy percben túl sok válasz érkezett az Ön címéről. Várjon egy kicsit, majd próbálja újra.',
   'status.too_large.heading': 'Túl nagy az elküldéshez',
-  'status.too_large.message': 'Amit elküldött, nagyobb annál, amit ez az űrlap elfogad. Válasszon kisebb fájlokat, majd próbálja újra.',
+  'status.too_large.message':
+    'Amit elküldött, nagyobb annál, amit ez az űrlap elfogad. Válasszon kisebb fájlokat, majd próbálja újra.',
   'status.too_large.limits': 'Az egyes kérdéseknél feltölthető legnagyobb fájl:',
   'status.too_large.file_limit': '{label}: legfeljebb {size}',
   'status.too_slow.heading': 'A küldés túl sokáig tartott',
-  'status.too_slow.message': 'Válasza túl lassan érkezett meg, ezért nem rögzítettük – talán gyenge a kapcsolat. Lépjen vissza az űrlapra, és küldje el újra.',
+  'status.too_slow.message':
+    'Válasza túl lassan érkezett meg, ezért nem rögzítettük – talán gyenge a kapcsolat. Lépjen vissza az űrlapra, és küldje el újra.',
   'status.busy.heading': 'A szolgáltatás átmenetileg túlterhelt',
-  'status.busy.message': 'A szerver most túlterhelt, nem tudta fogadni a válaszát, ezért semmit sem rögzítettünk. Lépjen vissza az űrlapra, és kis idő múlva küldje el újra.',
+  'status.busy.message':
+    'A szerver most túlterhelt, nem tudta fogadni a válaszát, ezért semmit sem rögzítettünk. Lépjen vissza az űrlapra, és kis idő múlva küldje el újra.',
   'status.unreadable.heading': 'A válasz nem értelmezhető',
-  'status.unreadable.message': 'A beérkezett adatokat nem sikerült az űrlapra adott válaszként értelmezni. Lépjen vissza az űrlapra, és onnan küldje el a választ.',
+  'status.unreadable.message':
+    'A beérkezett adatokat nem sikerült az űrlapra adott válaszként értelmezni. Lépjen vissza az űrlapra, és onnan küldje el a választ.',
   'status.error.heading': 'Hiba történt',
   'status.error.message': 'Előfordulhat, hogy a válaszát nem rögzítettük. Kérjük, kis idő múlva próbálja újra.',
-  'status.retry_after': { one: 'Egy másodperc múlva újra próbálkozhat.', other: '{count} másodperc múlva újra próbálkozhat.' },
+  'status.retry_after': {
+    one: 'Egy másodperc múlva újra próbálkozhat.',
+    other: '{count} másodperc múlva újra próbálkozhat.',
+  },
   'status.back': 'Vissza az űrlapra',
   'sent.heading': 'Amit elküldött',
   'sent.not_recorded': 'Semmit sem rögzítettünk abból, amit elküldött.',
@@ -148,6 +170,8 @@ export const hu: Catalog = {
   'review.continue': 'Tovább',
   'review.send_heading': 'Válasz elküldése',
   'review.send_text': 'Elküldés után a válasz már nem módosítható.',
-  'review.lapsed': 'Válaszait nem küldtük el. Az ellenőrzésre váró válaszokat 1 óráig őrizzük meg, és ez az idő letelt. Töltse ki újra az űrlapot.',
-  'review.lapsed_kept': 'Válaszait nem küldtük el. Az ellenőrzésre váró válaszokat 1 óráig őrizzük meg, és ez az idő letelt. Válaszait alább kitöltöttük: csatolja újra az esetleges fájlokat, majd folytassa.',
+  'review.lapsed':
+    'Válaszait nem küldtük el. Az ellenőrzésre váró válaszokat 1 óráig őrizzük meg, és ez az idő letelt. Töltse ki újra az űrlapot.',
+  'review.lapsed_kept':
+    'Válaszait nem küldtük el. Az ellenőrzésre váró válaszokat 1 óráig őrizzük meg, és ez az idő letelt. Válaszait alább kitöltöttük: csatolja újra az esetleges fájlokat, majd folytassa.',
 }

@@ -8,7 +8,8 @@ export const id: Catalog = {
   'page.asked_by': 'Permintaan dari {sender}',
   'page.answer_by': 'Mohon jawab paling lambat {deadline}',
   'page.closes_in': 'Sisa waktu untuk menjawab: {duration}.',
-  'page.footer': 'Jawaban Anda hanya dikirim kepada orang yang memberi Anda tautan ini. Formulir ini hanya dapat dijawab satu kali.',
+  'page.footer':
+    'Jawaban Anda hanya dikirim kepada orang yang memberi Anda tautan ini. Formulir ini hanya dapat dijawab satu kali.',
   'page.new_tab': '(terbuka di tab baru)',
   'mark.required': '(wajib)',
   'mark.optional': '(tidak wajib)',
@@ -88,9 +89,11 @@ export const id: Catalog = {
   'select.no_answer': 'Tidak ada jawaban',
   'file.choose': 'Pilih file',
   'file.none': 'Belum ada file yang dipilih',
-  'file.kept': 'Anda sudah menambahkan {name} ({size}). File ini akan dikirim bersama jawaban Anda, kecuali Anda menghapusnya atau memilih file lain di bawah.',
+  'file.kept':
+    'Anda sudah menambahkan {name} ({size}). File ini akan dikirim bersama jawaban Anda, kecuali Anda menghapusnya atau memilih file lain di bawah.',
   'file.remove': 'Hapus file ini',
-  'file.replace': 'Anda tidak perlu memilihnya lagi. Untuk mengirim file lain sebagai gantinya, pilih file tersebut di sini.',
+  'file.replace':
+    'Anda tidak perlu memilihnya lagi. Untuk mengirim file lain sebagai gantinya, pilih file tersebut di sini.',
   'file.kind.image': 'gambar',
   'file.kind.audio': 'file audio',
   'file.kind.video': 'video',
@@ -112,27 +115,36 @@ export const id: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Formulir ini sudah pernah dijawab',
-  'status.answered.message': 'Setiap formulir hanya menerima satu jawaban, dan formulir ini sudah dijawab. Jawaban yang baru saja Anda kirim tidak disimpan.',
+  'status.answered.message':
+    'Setiap formulir hanya menerima satu jawaban, dan formulir ini sudah dijawab. Jawaban yang baru saja Anda kirim tidak disimpan.',
   'status.cancelled.heading': 'Formulir ini dibatalkan',
   'status.cancelled.message': 'Pengirimnya tidak lagi memerlukan jawaban, jadi formulir ini tidak menerima jawaban.',
   'status.expired.heading': 'Formulir ini sudah kedaluwarsa',
-  'status.expired.message': 'Batas waktu untuk menjawab sudah lewat, jadi formulir ini tidak menerima jawaban. Jika Anda masih ingin menjawab, mintalah tautan baru kepada pengirimnya.',
+  'status.expired.message':
+    'Batas waktu untuk menjawab sudah lewat, jadi formulir ini tidak menerima jawaban. Jika Anda masih ingin menjawab, mintalah tautan baru kepada pengirimnya.',
   'status.not_found.heading': 'Formulir tidak ditemukan',
-  'status.not_found.message': 'Tidak ada formulir di alamat ini. Pastikan tautannya lengkap. Formulir ini mungkin juga sudah dihapus.',
+  'status.not_found.message':
+    'Tidak ada formulir di alamat ini. Pastikan tautannya lengkap. Formulir ini mungkin juga sudah dihapus.',
   'status.cross_site.heading': 'Jawaban ditolak',
-  'status.cross_site.message': 'Jawaban ini dikirim dari situs web lain, jadi tidak diterima. Buka tautan yang Anda terima, lalu jawab di sana.',
+  'status.cross_site.message':
+    'Jawaban ini dikirim dari situs web lain, jadi tidak diterima. Buka tautan yang Anda terima, lalu jawab di sana.',
   'status.rate_limited.heading': 'Terlalu banyak percobaan',
-  'status.rate_limited.message': 'Terlalu banyak jawaban dari alamat Anda dalam satu menit terakhir. Tunggu sebentar, lalu coba lagi.',
+  'status.rate_limited.message':
+    'Terlalu banyak jawaban dari alamat Anda dalam satu menit terakhir. Tunggu sebentar, lalu coba lagi.',
   'status.too_large.heading': 'Terlalu besar untuk dikirim',
-  'status.too_large.message': 'Data yang Anda kirim melebihi batas yang diterima formulir ini. Pilih file yang lebih kecil, lalu coba lagi.',
+  'status.too_large.message':
+    'Data yang Anda kirim melebihi batas yang diterima formulir ini. Pilih file yang lebih kecil, lalu coba lagi.',
   'status.too_large.limits': 'Ukuran file terbesar yang diterima setiap pertanyaan:',
   'status.too_large.file_limit': '{label}: maksimal {size}',
   'status.too_slow.heading': 'Pengiriman terlalu lama',
-  'status.too_slow.message': 'Jawaban Anda tiba terlalu lambat sehingga tidak disimpan, mungkin karena koneksi kurang baik. Kembali ke formulir, lalu kirim lagi.',
+  'status.too_slow.message':
+    'Jawaban Anda tiba terlalu lambat sehingga tidak disimpan, mungkin karena koneksi kurang baik. Kembali ke formulir, lalu kirim lagi.',
   'status.busy.heading': 'Sedang sibuk',
-  'status.busy.message': 'Server sedang terlalu sibuk untuk menerima jawaban Anda, jadi tidak ada yang disimpan. Kembali ke formulir, lalu kirim lagi sebentar lagi.',
+  'status.busy.message':
+    'Server sedang terlalu sibuk untuk menerima jawaban Anda, jadi tidak ada yang disimpan. Kembali ke formulir, lalu kirim lagi sebentar lagi.',
   'status.unreadable.heading': 'Jawaban tidak dapat dibaca',
-  'status.unreadable.message': 'Data yang diterima tidak dapat dibaca sebagai jawaban untuk formulir ini. Kembali ke formulir, lalu kirim dari sana.',
+  'status.unreadable.message':
+    'Data yang diterima tidak dapat dibaca sebagai jawaban untuk formulir ini. Kembali ke formulir, lalu kirim dari sana.',
   'status.error.heading': 'Terjadi kesalahan',
   'status.error.message': 'Jawaban Anda mungkin belum tersimpan. Silakan coba lagi sebentar lagi.',
   'status.retry_after': { other: 'Anda dapat mencoba lagi dalam {count} detik.' },
@@ -148,6 +160,8 @@ export const id: Catalog = {
   'review.continue': 'Lanjutkan',
   'review.send_heading': 'Kirim jawaban Anda sekarang',
   'review.send_text': 'Setelah dikirim, jawaban Anda tidak dapat diubah.',
-  'review.lapsed': 'Jawaban Anda tidak terkirim. Jawaban yang menunggu diperiksa disimpan selama 1 jam, dan waktu itu sudah lewat. Isi kembali formulirnya.',
-  'review.lapsed_kept': 'Jawaban Anda tidak terkirim. Jawaban yang menunggu diperiksa disimpan selama 1 jam, dan waktu itu sudah lewat. Jawaban Anda sudah terisi di bawah: tambahkan lagi file yang ada, lalu lanjutkan.',
+  'review.lapsed':
+    'Jawaban Anda tidak terkirim. Jawaban yang menunggu diperiksa disimpan selama 1 jam, dan waktu itu sudah lewat. Isi kembali formulirnya.',
+  'review.lapsed_kept':
+    'Jawaban Anda tidak terkirim. Jawaban yang menunggu diperiksa disimpan selama 1 jam, dan waktu itu sudah lewat. Jawaban Anda sudah terisi di bawah: tambahkan lagi file yang ada, lalu lanjutkan.',
 }

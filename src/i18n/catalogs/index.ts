@@ -31,4 +31,34 @@ import { zhHans } from './zh-Hans.ts'
 import { zhHant } from './zh-Hant.ts'
 
 /** Every language's catalog. A test holds each to English's keys, placeholders and the language's plural forms. */
-export const catalogs: Record<Locale, Catalog> = { ar, cs, da, de, el, en, es, fi, fr, he, hi, hu, id, it, ja, ko, nb, nl, pl, pt, 'pt-BR': ptBR, ro, ru, sv, tr, uk, vi, 'zh-Hans': zhHans, 'zh-Hant': zhHant }
+export const catalogs: Record<Locale, Catalog> = {
+  ar,
+  cs,
+  da,
+  de,
+  el,
+  en,
+  es,
+  fi,
+  fr,
+  he,
+  hi,
+  hu,
+  id,
+  it,
+  ja,
+  ko,
+  nb,
+  nl,
+  pl,
+  pt,
+  'pt-BR': ptBR,
+  ro,
+  ru,
+  sv,
+  tr,
+  uk,
+  vi,
+  'zh-Hans': zhHans,
+  'zh-Hant': zhHant,
+}

@@ -112,27 +112,36 @@ export const ja: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'このフォームにはすでに回答があります',
-  'status.answered.message': 'このフォームに回答できるのは1回だけで、すでに回答が送信されています。今回送信された内容は記録されていません。',
+  'status.answered.message':
+    'このフォームに回答できるのは1回だけで、すでに回答が送信されています。今回送信された内容は記録されていません。',
   'status.cancelled.heading': 'このフォームは取り消されました',
   'status.cancelled.message': '送り主が回答を必要としなくなったため、回答を受け付けていません。',
   'status.expired.heading': 'このフォームは回答期限を過ぎています',
-  'status.expired.message': '回答期限を過ぎたため、回答を受け付けていません。回答を希望する場合は、送り主に新しいリンクを依頼してください。',
+  'status.expired.message':
+    '回答期限を過ぎたため、回答を受け付けていません。回答を希望する場合は、送り主に新しいリンクを依頼してください。',
   'status.not_found.heading': 'フォームが見つかりません',
-  'status.not_found.message': 'このアドレスにフォームはありません。リンクが途中で切れていないか確認してください。フォームが削除された可能性もあります。',
+  'status.not_found.message':
+    'このアドレスにフォームはありません。リンクが途中で切れていないか確認してください。フォームが削除された可能性もあります。',
   'status.cross_site.heading': '回答を受け付けられませんでした',
-  'status.cross_site.message': 'この回答は別のウェブサイトから送信されたため、受け付けられませんでした。受け取ったリンクを開いて、そこから回答してください。',
+  'status.cross_site.message':
+    'この回答は別のウェブサイトから送信されたため、受け付けられませんでした。受け取ったリンクを開いて、そこから回答してください。',
   'status.rate_limited.heading': '試行回数が多すぎます',
-  'status.rate_limited.message': '直近1分間に、お使いのアドレスから多くの回答が送信されました。しばらく待ってから、もう一度お試しください。',
+  'status.rate_limited.message':
+    '直近1分間に、お使いのアドレスから多くの回答が送信されました。しばらく待ってから、もう一度お試しください。',
   'status.too_large.heading': 'サイズが大きすぎて送信できません',
-  'status.too_large.message': '送信内容が、このフォームで受け付けられるサイズを超えています。小さいファイルを選んで、もう一度お試しください。',
+  'status.too_large.message':
+    '送信内容が、このフォームで受け付けられるサイズを超えています。小さいファイルを選んで、もう一度お試しください。',
   'status.too_large.limits': '各質問で送信できるファイルの最大サイズ：',
   'status.too_large.file_limit': '{label}：最大{size}',
   'status.too_slow.heading': '送信に時間がかかりすぎました',
-  'status.too_slow.message': '回答の到着に時間がかかりすぎたため、記録されませんでした。通信状態が悪い可能性があります。フォームに戻って、もう一度送信してください。',
+  'status.too_slow.message':
+    '回答の到着に時間がかかりすぎたため、記録されませんでした。通信状態が悪い可能性があります。フォームに戻って、もう一度送信してください。',
   'status.busy.heading': 'ただいま混み合っています',
-  'status.busy.message': 'サーバーが混み合っていて回答を受け付けられなかったため、何も記録されていません。少し待ってから、フォームに戻ってもう一度送信してください。',
+  'status.busy.message':
+    'サーバーが混み合っていて回答を受け付けられなかったため、何も記録されていません。少し待ってから、フォームに戻ってもう一度送信してください。',
   'status.unreadable.heading': '回答を読み取れませんでした',
-  'status.unreadable.message': '届いた内容を、このフォームへの回答として読み取れませんでした。フォームに戻って、そこから送信してください。',
+  'status.unreadable.message':
+    '届いた内容を、このフォームへの回答として読み取れませんでした。フォームに戻って、そこから送信してください。',
   'status.error.heading': '問題が発生しました',
   'status.error.message': '回答が記録されていない可能性があります。しばらくしてから、もう一度お試しください。',
   'status.retry_after': { other: '{count}秒後に、もう一度お試しいただけます。' },
@@ -148,6 +157,8 @@ export const ja: Catalog = {
   'review.continue': '次へ',
   'review.send_heading': '回答を送信する',
   'review.send_text': '送信した後は、回答を変更できません。',
-  'review.lapsed': '回答は送信されていません。確認待ちの回答は1時間保存され、その時間が過ぎました。もう一度フォームに入力してください。',
-  'review.lapsed_kept': '回答は送信されていません。確認待ちの回答は1時間保存され、その時間が過ぎました。回答は下に入力済みです。ファイルがあればもう一度追加してから、次へ進んでください。',
+  'review.lapsed':
+    '回答は送信されていません。確認待ちの回答は1時間保存され、その時間が過ぎました。もう一度フォームに入力してください。',
+  'review.lapsed_kept':
+    '回答は送信されていません。確認待ちの回答は1時間保存され、その時間が過ぎました。回答は下に入力済みです。ファイルがあればもう一度追加してから、次へ進んでください。',
 }

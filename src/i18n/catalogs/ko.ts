@@ -88,7 +88,8 @@ export const ko: Catalog = {
   'select.no_answer': '답변 안 함',
   'file.choose': '파일 선택',
   'file.none': '선택한 파일 없음',
-  'file.kept': '{name}({size}) 파일이 이미 추가되어 있습니다. 삭제하거나 아래에서 다른 파일을 선택하지 않으면 답변과 함께 보내집니다.',
+  'file.kept':
+    '{name}({size}) 파일이 이미 추가되어 있습니다. 삭제하거나 아래에서 다른 파일을 선택하지 않으면 답변과 함께 보내집니다.',
   'file.remove': '이 파일 삭제',
   'file.replace': '다시 선택할 필요는 없습니다. 다른 파일을 대신 보내려면 여기에서 선택해 주세요.',
   'file.kind.image': '이미지',
@@ -112,27 +113,36 @@ export const ko: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': '이미 답변한 양식입니다',
-  'status.answered.message': '양식 하나에는 답변을 한 번만 할 수 있는데, 이 양식에는 이미 답변이 있습니다. 방금 보내신 내용은 기록되지 않았습니다.',
+  'status.answered.message':
+    '양식 하나에는 답변을 한 번만 할 수 있는데, 이 양식에는 이미 답변이 있습니다. 방금 보내신 내용은 기록되지 않았습니다.',
   'status.cancelled.heading': '취소된 양식입니다',
   'status.cancelled.message': '양식을 보낸 사람이 더 이상 답변을 필요로 하지 않아, 답변을 받지 않습니다.',
   'status.expired.heading': '답변 기한이 지난 양식입니다',
-  'status.expired.message': '답변 기한이 지나 더 이상 답변을 받지 않습니다. 그래도 답변하시려면 양식을 보낸 사람에게 새 링크를 요청해 주세요.',
+  'status.expired.message':
+    '답변 기한이 지나 더 이상 답변을 받지 않습니다. 그래도 답변하시려면 양식을 보낸 사람에게 새 링크를 요청해 주세요.',
   'status.not_found.heading': '양식을 찾을 수 없습니다',
-  'status.not_found.message': '이 주소에는 양식이 없습니다. 링크가 잘리지 않고 모두 입력되었는지 확인해 주세요. 양식이 삭제되었을 수도 있습니다.',
+  'status.not_found.message':
+    '이 주소에는 양식이 없습니다. 링크가 잘리지 않고 모두 입력되었는지 확인해 주세요. 양식이 삭제되었을 수도 있습니다.',
   'status.cross_site.heading': '답변이 거부되었습니다',
-  'status.cross_site.message': '다른 웹사이트에서 보낸 답변이라 받을 수 없습니다. 받으신 링크를 열어 그곳에서 답변해 주세요.',
+  'status.cross_site.message':
+    '다른 웹사이트에서 보낸 답변이라 받을 수 없습니다. 받으신 링크를 열어 그곳에서 답변해 주세요.',
   'status.rate_limited.heading': '시도 횟수가 너무 많습니다',
-  'status.rate_limited.message': '최근 1분 동안 같은 주소에서 너무 많은 답변이 들어왔습니다. 잠시 기다린 후 다시 시도해 주세요.',
+  'status.rate_limited.message':
+    '최근 1분 동안 같은 주소에서 너무 많은 답변이 들어왔습니다. 잠시 기다린 후 다시 시도해 주세요.',
   'status.too_large.heading': '크기가 너무 커서 보낼 수 없습니다',
-  'status.too_large.message': '보내신 내용이 이 양식에서 받을 수 있는 크기를 넘습니다. 더 작은 파일을 선택한 후 다시 시도해 주세요.',
+  'status.too_large.message':
+    '보내신 내용이 이 양식에서 받을 수 있는 크기를 넘습니다. 더 작은 파일을 선택한 후 다시 시도해 주세요.',
   'status.too_large.limits': '질문별로 받을 수 있는 최대 파일 크기:',
   'status.too_large.file_limit': '{label}: 최대 {size}',
   'status.too_slow.heading': '보내는 데 시간이 너무 오래 걸렸습니다',
-  'status.too_slow.message': '답변이 너무 늦게 도착해 기록되지 않았습니다. 인터넷 연결이 불안정했을 수 있습니다. 양식으로 돌아가 다시 보내 주세요.',
+  'status.too_slow.message':
+    '답변이 너무 늦게 도착해 기록되지 않았습니다. 인터넷 연결이 불안정했을 수 있습니다. 양식으로 돌아가 다시 보내 주세요.',
   'status.busy.heading': '잠시 서버가 혼잡합니다',
-  'status.busy.message': '지금은 서버가 혼잡해 답변을 받을 수 없어 아무것도 기록되지 않았습니다. 잠시 후 양식으로 돌아가 다시 보내 주세요.',
+  'status.busy.message':
+    '지금은 서버가 혼잡해 답변을 받을 수 없어 아무것도 기록되지 않았습니다. 잠시 후 양식으로 돌아가 다시 보내 주세요.',
   'status.unreadable.heading': '답변을 읽을 수 없습니다',
-  'status.unreadable.message': '받은 내용을 이 양식의 답변으로 읽을 수 없었습니다. 양식으로 돌아가 그곳에서 보내 주세요.',
+  'status.unreadable.message':
+    '받은 내용을 이 양식의 답변으로 읽을 수 없었습니다. 양식으로 돌아가 그곳에서 보내 주세요.',
   'status.error.heading': '문제가 발생했습니다',
   'status.error.message': '답변이 기록되지 않았을 수 있습니다. 잠시 후 다시 시도해 주세요.',
   'status.retry_after': { other: '{count}초 후에 다시 시도할 수 있습니다.' },
@@ -148,6 +158,8 @@ export const ko: Catalog = {
   'review.continue': '계속',
   'review.send_heading': '이제 답변 보내기',
   'review.send_text': '보낸 후에는 답변을 변경할 수 없습니다.',
-  'review.lapsed': '답변이 전송되지 않았습니다. 확인을 기다리는 답변은 1시간 동안 보관되며, 그 시간이 지났습니다. 양식을 다시 작성해 주세요.',
-  'review.lapsed_kept': '답변이 전송되지 않았습니다. 확인을 기다리는 답변은 1시간 동안 보관되며, 그 시간이 지났습니다. 답변은 아래에 채워져 있습니다. 파일이 있었다면 다시 추가한 후 계속해 주세요.',
+  'review.lapsed':
+    '답변이 전송되지 않았습니다. 확인을 기다리는 답변은 1시간 동안 보관되며, 그 시간이 지났습니다. 양식을 다시 작성해 주세요.',
+  'review.lapsed_kept':
+    '답변이 전송되지 않았습니다. 확인을 기다리는 답변은 1시간 동안 보관되며, 그 시간이 지났습니다. 답변은 아래에 채워져 있습니다. 파일이 있었다면 다시 추가한 후 계속해 주세요.',
 }

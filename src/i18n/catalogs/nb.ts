@@ -27,7 +27,10 @@ export const nb: Catalog = {
   'error.unchecked': 'Kryss av i boksen for å fortsette',
   'error.too_short': { one: 'Skriv minst {count} tegn', other: 'Skriv minst {count} tegn' },
   'error.too_long': { one: 'Skriv høyst {count} tegn', other: 'Skriv høyst {count} tegn' },
-  'error.too_long_by': { one: '{limit}. Du har skrevet {count} tegn for mye', other: '{limit}. Du har skrevet {count} tegn for mye' },
+  'error.too_long_by': {
+    one: '{limit}. Du har skrevet {count} tegn for mye',
+    other: '{limit}. Du har skrevet {count} tegn for mye',
+  },
   'answered.title': 'Besvart: {title}',
   'error.too_small': 'Skriv et tall som er {min} eller høyere',
   'error.too_large': 'Skriv et tall som er {max} eller lavere',
@@ -88,7 +91,8 @@ export const nb: Catalog = {
   'select.no_answer': 'Ikke noe svar',
   'file.choose': 'Velg en fil',
   'file.none': 'Ingen fil valgt',
-  'file.kept': 'Du har allerede lagt til {name} ({size}). Den blir sendt med svaret ditt, med mindre du fjerner den eller velger en annen fil nedenfor.',
+  'file.kept':
+    'Du har allerede lagt til {name} ({size}). Den blir sendt med svaret ditt, med mindre du fjerner den eller velger en annen fil nedenfor.',
   'file.remove': 'Fjern filen',
   'file.replace': 'Du trenger ikke velge den på nytt. Vil du sende en annen fil i stedet, velger du den her.',
   'file.kind.image': 'bilder',
@@ -112,30 +116,41 @@ export const nb: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Skjemaet er allerede besvart',
-  'status.answered.message': 'Et skjema kan bare besvares én gang, og dette har allerede fått et svar. Det du nettopp sendte, ble ikke registrert.',
+  'status.answered.message':
+    'Et skjema kan bare besvares én gang, og dette har allerede fått et svar. Det du nettopp sendte, ble ikke registrert.',
   'status.cancelled.heading': 'Skjemaet er trukket tilbake',
   'status.cancelled.message': 'Den som sendte det, trenger ikke lenger noe svar, så skjemaet tar ikke imot svar.',
   'status.expired.heading': 'Fristen har gått ut',
-  'status.expired.message': 'Svarfristen er passert, så skjemaet tar ikke imot svar. Hvis du fortsatt vil svare, kan du be den som sendte det, om en ny lenke.',
+  'status.expired.message':
+    'Svarfristen er passert, så skjemaet tar ikke imot svar. Hvis du fortsatt vil svare, kan du be den som sendte det, om en ny lenke.',
   'status.not_found.heading': 'Fant ikke skjemaet',
-  'status.not_found.message': 'Det finnes ikke noe skjema på denne adressen. Sjekk at lenken er fullstendig. Skjemaet kan også være slettet.',
+  'status.not_found.message':
+    'Det finnes ikke noe skjema på denne adressen. Sjekk at lenken er fullstendig. Skjemaet kan også være slettet.',
   'status.cross_site.heading': 'Svaret ble avvist',
-  'status.cross_site.message': 'Svaret ble sendt fra et annet nettsted og ble derfor ikke tatt imot. Åpne lenken du fikk, og svar der.',
+  'status.cross_site.message':
+    'Svaret ble sendt fra et annet nettsted og ble derfor ikke tatt imot. Åpne lenken du fikk, og svar der.',
   'status.rate_limited.heading': 'For mange forsøk',
-  'status.rate_limited.message': 'Det har kommet for mange svar fra adressen din det siste minuttet. Vent litt, og prøv igjen.',
+  'status.rate_limited.message':
+    'Det har kommet for mange svar fra adressen din det siste minuttet. Vent litt, og prøv igjen.',
   'status.too_large.heading': 'For stort til å sendes',
   'status.too_large.message': 'Det du sendte, er større enn skjemaet tar imot. Velg mindre filer, og prøv igjen.',
   'status.too_large.limits': 'Den største filen hvert spørsmål tar imot:',
   'status.too_large.file_limit': '{label}: opptil {size}',
   'status.too_slow.heading': 'Sendingen tok for lang tid',
-  'status.too_slow.message': 'Svaret ditt kom for sakte fram og ble ikke registrert, kanskje på grunn av dårlig forbindelse. Gå tilbake til skjemaet og send det på nytt.',
+  'status.too_slow.message':
+    'Svaret ditt kom for sakte fram og ble ikke registrert, kanskje på grunn av dårlig forbindelse. Gå tilbake til skjemaet og send det på nytt.',
   'status.busy.heading': 'Travelt akkurat nå',
-  'status.busy.message': 'Serveren har for mye å gjøre til å ta imot svaret ditt akkurat nå, så ingenting ble registrert. Gå tilbake til skjemaet og send det på nytt om litt.',
+  'status.busy.message':
+    'Serveren har for mye å gjøre til å ta imot svaret ditt akkurat nå, så ingenting ble registrert. Gå tilbake til skjemaet og send det på nytt om litt.',
   'status.unreadable.heading': 'Svaret kunne ikke tolkes',
-  'status.unreadable.message': 'Det som kom fram, kunne ikke leses som et svar på dette skjemaet. Gå tilbake til skjemaet og send det derfra.',
+  'status.unreadable.message':
+    'Det som kom fram, kunne ikke leses som et svar på dette skjemaet. Gå tilbake til skjemaet og send det derfra.',
   'status.error.heading': 'Noe gikk galt',
   'status.error.message': 'Svaret ditt er kanskje ikke registrert. Prøv igjen om litt.',
-  'status.retry_after': { one: 'Du kan prøve igjen om {count} sekund.', other: 'Du kan prøve igjen om {count} sekunder.' },
+  'status.retry_after': {
+    one: 'Du kan prøve igjen om {count} sekund.',
+    other: 'Du kan prøve igjen om {count} sekunder.',
+  },
   'status.back': 'Tilbake til skjemaet',
   'sent.heading': 'Dette sendte du',
   'sent.not_recorded': 'Ingenting av det du sendte, ble registrert.',
@@ -148,6 +163,8 @@ export const nb: Catalog = {
   'review.continue': 'Fortsett',
   'review.send_heading': 'Send svaret ditt',
   'review.send_text': 'Når du har sendt svaret, kan du ikke endre det.',
-  'review.lapsed': 'Svarene dine ble ikke sendt. Svar som venter på å bli sjekket, blir tatt vare på i 1 time, og den tiden er gått. Fyll ut skjemaet på nytt.',
-  'review.lapsed_kept': 'Svarene dine ble ikke sendt. Svar som venter på å bli sjekket, blir tatt vare på i 1 time, og den tiden er gått. Svarene dine er fylt inn nedenfor: Legg til eventuelle filer på nytt, og fortsett.',
+  'review.lapsed':
+    'Svarene dine ble ikke sendt. Svar som venter på å bli sjekket, blir tatt vare på i 1 time, og den tiden er gått. Fyll ut skjemaet på nytt.',
+  'review.lapsed_kept':
+    'Svarene dine ble ikke sendt. Svar som venter på å bli sjekket, blir tatt vare på i 1 time, og den tiden er gått. Svarene dine er fylt inn nedenfor: Legg til eventuelle filer på nytt, og fortsett.',
 }

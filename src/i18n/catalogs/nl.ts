@@ -8,7 +8,8 @@ export const nl: Catalog = {
   'page.asked_by': 'Verzoek van {sender}',
   'page.answer_by': 'Graag uiterlijk op {deadline} antwoorden',
   'page.closes_in': 'Resterende tijd om te antwoorden: {duration}.',
-  'page.footer': 'Uw antwoord gaat alleen naar wie u deze link heeft gestuurd. U kunt dit formulier één keer beantwoorden.',
+  'page.footer':
+    'Uw antwoord gaat alleen naar wie u deze link heeft gestuurd. U kunt dit formulier één keer beantwoorden.',
   'page.new_tab': '(opent in een nieuw tabblad)',
   'mark.required': '(verplicht)',
   'mark.optional': '(niet verplicht)',
@@ -27,7 +28,10 @@ export const nl: Catalog = {
   'error.unchecked': 'Vink het vakje aan om verder te gaan',
   'error.too_short': { one: 'Vul minstens {count} teken in', other: 'Vul minstens {count} tekens in' },
   'error.too_long': { one: 'Vul maximaal {count} teken in', other: 'Vul maximaal {count} tekens in' },
-  'error.too_long_by': { one: '{limit}. U heeft {count} teken te veel', other: '{limit}. U heeft {count} tekens te veel' },
+  'error.too_long_by': {
+    one: '{limit}. U heeft {count} teken te veel',
+    other: '{limit}. U heeft {count} tekens te veel',
+  },
   'answered.title': 'Beantwoord: {title}',
   'error.too_small': 'Vul een getal in van {min} of hoger',
   'error.too_large': 'Vul een getal in van {max} of lager',
@@ -88,7 +92,8 @@ export const nl: Catalog = {
   'select.no_answer': 'Geen antwoord',
   'file.choose': 'Kies een bestand',
   'file.none': 'Geen bestand gekozen',
-  'file.kept': 'U heeft {name} ({size}) al toegevoegd. Dit bestand wordt met uw antwoord meegestuurd, tenzij u het verwijdert of hieronder een ander bestand kiest.',
+  'file.kept':
+    'U heeft {name} ({size}) al toegevoegd. Dit bestand wordt met uw antwoord meegestuurd, tenzij u het verwijdert of hieronder een ander bestand kiest.',
   'file.remove': 'Dit bestand verwijderen',
   'file.replace': 'U hoeft het niet opnieuw te kiezen. Wilt u liever een ander bestand versturen? Kies het dan hier.',
   'file.kind.image': 'afbeeldingen',
@@ -112,30 +117,43 @@ export const nl: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Dit formulier is al beantwoord',
-  'status.answered.message': 'Een formulier kan maar één antwoord krijgen, en dit formulier heeft er al een. Wat u net heeft verstuurd, is niet opgeslagen.',
+  'status.answered.message':
+    'Een formulier kan maar één antwoord krijgen, en dit formulier heeft er al een. Wat u net heeft verstuurd, is niet opgeslagen.',
   'status.cancelled.heading': 'Dit formulier is ingetrokken',
-  'status.cancelled.message': 'Wie het heeft verstuurd, heeft geen antwoord meer nodig. Daarom kunt u het niet meer beantwoorden.',
+  'status.cancelled.message':
+    'Wie het heeft verstuurd, heeft geen antwoord meer nodig. Daarom kunt u het niet meer beantwoorden.',
   'status.expired.heading': 'Dit formulier is verlopen',
-  'status.expired.message': 'De termijn om te antwoorden is voorbij. Daarom kunt u het niet meer beantwoorden. Wilt u toch antwoorden? Vraag dan om een nieuwe link bij wie u het formulier heeft gestuurd.',
+  'status.expired.message':
+    'De termijn om te antwoorden is voorbij. Daarom kunt u het niet meer beantwoorden. Wilt u toch antwoorden? Vraag dan om een nieuwe link bij wie u het formulier heeft gestuurd.',
   'status.not_found.heading': 'Formulier niet gevonden',
-  'status.not_found.message': 'Op dit adres staat geen formulier. Controleer of de link volledig is. Het kan ook zijn dat het formulier is verwijderd.',
+  'status.not_found.message':
+    'Op dit adres staat geen formulier. Controleer of de link volledig is. Het kan ook zijn dat het formulier is verwijderd.',
   'status.cross_site.heading': 'Antwoord geweigerd',
-  'status.cross_site.message': 'Dit antwoord is vanaf een andere website verstuurd en daarom niet geaccepteerd. Open de link die u heeft gekregen en antwoord daar.',
+  'status.cross_site.message':
+    'Dit antwoord is vanaf een andere website verstuurd en daarom niet geaccepteerd. Open de link die u heeft gekregen en antwoord daar.',
   'status.rate_limited.heading': 'Te veel pogingen',
-  'status.rate_limited.message': 'In de afgelopen minuut kwamen er te veel antwoorden van uw adres. Wacht even en probeer het daarna opnieuw.',
+  'status.rate_limited.message':
+    'In de afgelopen minuut kwamen er te veel antwoorden van uw adres. Wacht even en probeer het daarna opnieuw.',
   'status.too_large.heading': 'Te groot om te versturen',
-  'status.too_large.message': 'Wat u heeft verstuurd, is groter dan dit formulier toestaat. Kies kleinere bestanden en probeer het opnieuw.',
+  'status.too_large.message':
+    'Wat u heeft verstuurd, is groter dan dit formulier toestaat. Kies kleinere bestanden en probeer het opnieuw.',
   'status.too_large.limits': 'Het grootste bestand dat elke vraag accepteert:',
   'status.too_large.file_limit': '{label}: tot {size}',
   'status.too_slow.heading': 'Versturen duurde te lang',
-  'status.too_slow.message': 'Uw antwoord kwam te langzaam binnen en is niet opgeslagen. Misschien is de verbinding slecht. Ga terug naar het formulier en verstuur uw antwoord opnieuw.',
+  'status.too_slow.message':
+    'Uw antwoord kwam te langzaam binnen en is niet opgeslagen. Misschien is de verbinding slecht. Ga terug naar het formulier en verstuur uw antwoord opnieuw.',
   'status.busy.heading': 'Even te druk',
-  'status.busy.message': 'De server is nu te druk om uw antwoord aan te nemen. Er is niets opgeslagen. Ga terug naar het formulier en verstuur uw antwoord zo meteen opnieuw.',
+  'status.busy.message':
+    'De server is nu te druk om uw antwoord aan te nemen. Er is niets opgeslagen. Ga terug naar het formulier en verstuur uw antwoord zo meteen opnieuw.',
   'status.unreadable.heading': 'Antwoord niet leesbaar',
-  'status.unreadable.message': 'Wat er binnenkwam, kon niet worden gelezen als antwoord op dit formulier. Ga terug naar het formulier en verstuur uw antwoord van daaruit.',
+  'status.unreadable.message':
+    'Wat er binnenkwam, kon niet worden gelezen als antwoord op dit formulier. Ga terug naar het formulier en verstuur uw antwoord van daaruit.',
   'status.error.heading': 'Er ging iets mis',
   'status.error.message': 'Uw antwoord is misschien niet opgeslagen. Probeer het zo meteen opnieuw.',
-  'status.retry_after': { one: 'U kunt het over {count} seconde opnieuw proberen.', other: 'U kunt het over {count} seconden opnieuw proberen.' },
+  'status.retry_after': {
+    one: 'U kunt het over {count} seconde opnieuw proberen.',
+    other: 'U kunt het over {count} seconden opnieuw proberen.',
+  },
   'status.back': 'Terug naar het formulier',
   'sent.heading': 'Wat u heeft verstuurd',
   'sent.not_recorded': 'Niets van wat u heeft verstuurd, is opgeslagen.',
@@ -148,6 +166,8 @@ export const nl: Catalog = {
   'review.continue': 'Doorgaan',
   'review.send_heading': 'Verstuur nu uw antwoord',
   'review.send_text': 'Na het versturen kunt u uw antwoord niet meer wijzigen.',
-  'review.lapsed': 'Uw antwoorden zijn niet verstuurd. Antwoorden die op controle wachten, worden 1 uur bewaard, en die tijd is voorbij. Vul het formulier opnieuw in.',
-  'review.lapsed_kept': 'Uw antwoorden zijn niet verstuurd. Antwoorden die op controle wachten, worden 1 uur bewaard, en die tijd is voorbij. Uw antwoorden staan hieronder ingevuld: voeg eventuele bestanden opnieuw toe en ga dan verder.',
+  'review.lapsed':
+    'Uw antwoorden zijn niet verstuurd. Antwoorden die op controle wachten, worden 1 uur bewaard, en die tijd is voorbij. Vul het formulier opnieuw in.',
+  'review.lapsed_kept':
+    'Uw antwoorden zijn niet verstuurd. Antwoorden die op controle wachten, worden 1 uur bewaard, en die tijd is voorbij. Uw antwoorden staan hieronder ingevuld: voeg eventuele bestanden opnieuw toe en ga dan verder.',
 }

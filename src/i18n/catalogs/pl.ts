@@ -8,7 +8,8 @@ export const pl: Catalog = {
   'page.asked_by': 'Prośba od {sender}',
   'page.answer_by': 'Prosimy o odpowiedź do {deadline}',
   'page.closes_in': 'Pozostały czas na odpowiedź: {duration}.',
-  'page.footer': 'Twoja odpowiedź trafi tylko do tego, kto wysłał Ci ten link. Ten formularz przyjmuje tylko jedną odpowiedź.',
+  'page.footer':
+    'Twoja odpowiedź trafi tylko do tego, kto wysłał Ci ten link. Ten formularz przyjmuje tylko jedną odpowiedź.',
   'page.new_tab': '(otwiera się w nowej karcie)',
   'mark.required': '(wymagane)',
   'mark.optional': '(nieobowiązkowe)',
@@ -25,8 +26,18 @@ export const pl: Catalog = {
   'error.required.select_multiple': 'Wybierz co najmniej jedną opcję',
   'error.required.file': 'Wybierz plik',
   'error.unchecked': 'Zaznacz pole, aby przejść dalej',
-  'error.too_short': { one: 'Wpisz co najmniej {count} znak', few: 'Wpisz co najmniej {count} znaki', many: 'Wpisz co najmniej {count} znaków', other: 'Wpisz co najmniej {count} znaku' },
-  'error.too_long': { one: 'Wpisz maksymalnie {count} znak', few: 'Wpisz maksymalnie {count} znaki', many: 'Wpisz maksymalnie {count} znaków', other: 'Wpisz maksymalnie {count} znaku' },
+  'error.too_short': {
+    one: 'Wpisz co najmniej {count} znak',
+    few: 'Wpisz co najmniej {count} znaki',
+    many: 'Wpisz co najmniej {count} znaków',
+    other: 'Wpisz co najmniej {count} znaku',
+  },
+  'error.too_long': {
+    one: 'Wpisz maksymalnie {count} znak',
+    few: 'Wpisz maksymalnie {count} znaki',
+    many: 'Wpisz maksymalnie {count} znaków',
+    other: 'Wpisz maksymalnie {count} znaku',
+  },
   'error.too_long_by': {
     one: '{limit}. Masz {count} znak za dużo',
     few: '{limit}. Masz {count} znaki za dużo',
@@ -45,8 +56,18 @@ export const pl: Catalog = {
   'error.email': 'Wpisz adres e-mail w poprawnym formacie, np. name@example.com',
   'error.not_an_option': 'Wybierz jedną z opcji',
   'error.not_unique': 'Wybierz każdą opcję tylko raz',
-  'error.too_few_selected': { one: 'Wybierz co najmniej {count} opcję', few: 'Wybierz co najmniej {count} opcje', many: 'Wybierz co najmniej {count} opcji', other: 'Wybierz co najmniej {count} opcji' },
-  'error.too_many_selected': { one: 'Wybierz maksymalnie {count} opcję', few: 'Wybierz maksymalnie {count} opcje', many: 'Wybierz maksymalnie {count} opcji', other: 'Wybierz maksymalnie {count} opcji' },
+  'error.too_few_selected': {
+    one: 'Wybierz co najmniej {count} opcję',
+    few: 'Wybierz co najmniej {count} opcje',
+    many: 'Wybierz co najmniej {count} opcji',
+    other: 'Wybierz co najmniej {count} opcji',
+  },
+  'error.too_many_selected': {
+    one: 'Wybierz maksymalnie {count} opcję',
+    few: 'Wybierz maksymalnie {count} opcje',
+    many: 'Wybierz maksymalnie {count} opcji',
+    other: 'Wybierz maksymalnie {count} opcji',
+  },
   'error.date': 'Wpisz istniejącą datę',
   'error.date_too_early': 'Wybierz datę nie wcześniejszą niż {date}',
   'error.date_too_late': 'Wybierz datę nie późniejszą niż {date}',
@@ -57,9 +78,24 @@ export const pl: Catalog = {
   'error.invalid_value': 'Wpisz poprawną odpowiedź',
 
   // Hints under a label
-  'hint.min_length': { one: 'Co najmniej {count} znak.', few: 'Co najmniej {count} znaki.', many: 'Co najmniej {count} znaków.', other: 'Co najmniej {count} znaku.' },
-  'hint.max_length': { one: 'Maksymalnie {count} znak.', few: 'Maksymalnie {count} znaki.', many: 'Maksymalnie {count} znaków.', other: 'Maksymalnie {count} znaku.' },
-  'hint.length_between': { one: 'Od {min} do {count} znaku.', few: 'Od {min} do {count} znaków.', many: 'Od {min} do {count} znaków.', other: 'Od {min} do {count} znaku.' },
+  'hint.min_length': {
+    one: 'Co najmniej {count} znak.',
+    few: 'Co najmniej {count} znaki.',
+    many: 'Co najmniej {count} znaków.',
+    other: 'Co najmniej {count} znaku.',
+  },
+  'hint.max_length': {
+    one: 'Maksymalnie {count} znak.',
+    few: 'Maksymalnie {count} znaki.',
+    many: 'Maksymalnie {count} znaków.',
+    other: 'Maksymalnie {count} znaku.',
+  },
+  'hint.length_between': {
+    one: 'Od {min} do {count} znaku.',
+    few: 'Od {min} do {count} znaków.',
+    many: 'Od {min} do {count} znaków.',
+    other: 'Od {min} do {count} znaku.',
+  },
   'hint.number_between': 'Liczba od {min} do {max}.',
   'hint.number_min': 'Liczba równa {min} lub większa.',
   'hint.number_max': 'Liczba równa {max} lub mniejsza.',
@@ -83,9 +119,24 @@ export const pl: Catalog = {
   'hint.file_size': 'Maksymalnie {size}.',
   'hint.file_types': 'Typy plików: {types}. Maksymalnie {size}.',
   'hint.select_any': 'Wybierz wszystkie pasujące opcje.',
-  'hint.select_at_least': { one: 'Wybierz co najmniej jedną opcję.', few: 'Wybierz co najmniej {count} opcje.', many: 'Wybierz co najmniej {count} opcji.', other: 'Wybierz co najmniej {count} opcji.' },
-  'hint.select_at_most': { one: 'Wybierz maksymalnie jedną opcję.', few: 'Wybierz maksymalnie {count} opcje.', many: 'Wybierz maksymalnie {count} opcji.', other: 'Wybierz maksymalnie {count} opcji.' },
-  'hint.select_exactly': { one: 'Wybierz jedną opcję.', few: 'Wybierz {count} opcje.', many: 'Wybierz {count} opcji.', other: 'Wybierz {count} opcji.' },
+  'hint.select_at_least': {
+    one: 'Wybierz co najmniej jedną opcję.',
+    few: 'Wybierz co najmniej {count} opcje.',
+    many: 'Wybierz co najmniej {count} opcji.',
+    other: 'Wybierz co najmniej {count} opcji.',
+  },
+  'hint.select_at_most': {
+    one: 'Wybierz maksymalnie jedną opcję.',
+    few: 'Wybierz maksymalnie {count} opcje.',
+    many: 'Wybierz maksymalnie {count} opcji.',
+    other: 'Wybierz maksymalnie {count} opcji.',
+  },
+  'hint.select_exactly': {
+    one: 'Wybierz jedną opcję.',
+    few: 'Wybierz {count} opcje.',
+    many: 'Wybierz {count} opcji.',
+    other: 'Wybierz {count} opcji.',
+  },
   'hint.select_between': 'Wybierz od {min} do {max} opcji.',
 
   // Controls
@@ -93,7 +144,8 @@ export const pl: Catalog = {
   'select.no_answer': 'Brak odpowiedzi',
   'file.choose': 'Wybierz plik',
   'file.none': 'Nie wybrano pliku',
-  'file.kept': 'Plik {name} ({size}) jest już dodany. Zostanie wysłany razem z odpowiedzią, chyba że go usuniesz lub wybierzesz poniżej inny plik.',
+  'file.kept':
+    'Plik {name} ({size}) jest już dodany. Zostanie wysłany razem z odpowiedzią, chyba że go usuniesz lub wybierzesz poniżej inny plik.',
   'file.remove': 'Usuń ten plik',
   'file.replace': 'Nie musisz wybierać go ponownie. Jeśli chcesz zamiast niego wysłać inny plik, wybierz go tutaj.',
   'file.kind.image': 'obrazy',
@@ -117,30 +169,44 @@ export const pl: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Ten formularz ma już odpowiedź',
-  'status.answered.message': 'Formularz przyjmuje tylko jedną odpowiedź, a ten już ją ma. Właśnie wysłana odpowiedź nie została zapisana.',
+  'status.answered.message':
+    'Formularz przyjmuje tylko jedną odpowiedź, a ten już ją ma. Właśnie wysłana odpowiedź nie została zapisana.',
   'status.cancelled.heading': 'Ten formularz został anulowany',
   'status.cancelled.message': 'Nadawca formularza nie potrzebuje już odpowiedzi, dlatego formularz jej nie przyjmuje.',
   'status.expired.heading': 'Ten formularz wygasł',
-  'status.expired.message': 'Termin na odpowiedź minął, dlatego formularz nie przyjmuje już odpowiedzi. Jeśli nadal chcesz odpowiedzieć, poproś nadawcę o nowy link.',
+  'status.expired.message':
+    'Termin na odpowiedź minął, dlatego formularz nie przyjmuje już odpowiedzi. Jeśli nadal chcesz odpowiedzieć, poproś nadawcę o nowy link.',
   'status.not_found.heading': 'Nie znaleziono formularza',
-  'status.not_found.message': 'Pod tym adresem nie ma formularza. Sprawdź, czy link jest kompletny. Możliwe też, że formularz został usunięty.',
+  'status.not_found.message':
+    'Pod tym adresem nie ma formularza. Sprawdź, czy link jest kompletny. Możliwe też, że formularz został usunięty.',
   'status.cross_site.heading': 'Odpowiedź odrzucona',
-  'status.cross_site.message': 'Ta odpowiedź została wysłana z innej strony internetowej, dlatego jej nie przyjęto. Otwórz otrzymany link i odpowiedz tam.',
+  'status.cross_site.message':
+    'Ta odpowiedź została wysłana z innej strony internetowej, dlatego jej nie przyjęto. Otwórz otrzymany link i odpowiedz tam.',
   'status.rate_limited.heading': 'Zbyt wiele prób',
-  'status.rate_limited.message': 'W ciągu ostatniej minuty z Twojego adresu przyszło zbyt wiele odpowiedzi. Odczekaj chwilę i spróbuj ponownie.',
+  'status.rate_limited.message':
+    'W ciągu ostatniej minuty z Twojego adresu przyszło zbyt wiele odpowiedzi. Odczekaj chwilę i spróbuj ponownie.',
   'status.too_large.heading': 'Za duży rozmiar',
-  'status.too_large.message': 'Wysłane dane są większe, niż przyjmuje ten formularz. Wybierz mniejsze pliki i spróbuj ponownie.',
+  'status.too_large.message':
+    'Wysłane dane są większe, niż przyjmuje ten formularz. Wybierz mniejsze pliki i spróbuj ponownie.',
   'status.too_large.limits': 'Największy plik, jaki przyjmuje każde pytanie:',
   'status.too_large.file_limit': '{label}: do {size}',
   'status.too_slow.heading': 'Wysyłanie trwało zbyt długo',
-  'status.too_slow.message': 'Odpowiedź docierała zbyt wolno i nie została zapisana – być może z powodu słabego połączenia. Wróć do formularza i wyślij ją ponownie.',
+  'status.too_slow.message':
+    'Odpowiedź docierała zbyt wolno i nie została zapisana – być może z powodu słabego połączenia. Wróć do formularza i wyślij ją ponownie.',
   'status.busy.heading': 'Chwilowe przeciążenie',
-  'status.busy.message': 'Serwer jest teraz zbyt obciążony, aby przyjąć odpowiedź, więc nic nie zostało zapisane. Wróć do formularza i za chwilę wyślij ją ponownie.',
+  'status.busy.message':
+    'Serwer jest teraz zbyt obciążony, aby przyjąć odpowiedź, więc nic nie zostało zapisane. Wróć do formularza i za chwilę wyślij ją ponownie.',
   'status.unreadable.heading': 'Nie udało się odczytać odpowiedzi',
-  'status.unreadable.message': 'Otrzymanych danych nie udało się odczytać jako odpowiedzi na ten formularz. Wróć do formularza i wyślij odpowiedź stamtąd.',
+  'status.unreadable.message':
+    'Otrzymanych danych nie udało się odczytać jako odpowiedzi na ten formularz. Wróć do formularza i wyślij odpowiedź stamtąd.',
   'status.error.heading': 'Coś poszło nie tak',
   'status.error.message': 'Twoja odpowiedź mogła nie zostać zapisana. Spróbuj ponownie za chwilę.',
-  'status.retry_after': { one: 'Możesz spróbować ponownie za sekundę.', few: 'Możesz spróbować ponownie za {count} sekundy.', many: 'Możesz spróbować ponownie za {count} sekund.', other: 'Możesz spróbować ponownie za {count} sekundy.' },
+  'status.retry_after': {
+    one: 'Możesz spróbować ponownie za sekundę.',
+    few: 'Możesz spróbować ponownie za {count} sekundy.',
+    many: 'Możesz spróbować ponownie za {count} sekund.',
+    other: 'Możesz spróbować ponownie za {count} sekundy.',
+  },
   'status.back': 'Wróć do formularza',
   'sent.heading': 'Wysłane odpowiedzi',
   'sent.not_recorded': 'Nic z wysłanych odpowiedzi nie zostało zapisane.',
@@ -153,6 +219,8 @@ export const pl: Catalog = {
   'review.continue': 'Dalej',
   'review.send_heading': 'Wyślij odpowiedź',
   'review.send_text': 'Po wysłaniu nie można już zmienić odpowiedzi.',
-  'review.lapsed': 'Odpowiedzi nie zostały wysłane. Odpowiedzi czekające na sprawdzenie są przechowywane przez 1 godzinę, a ten czas już minął. Wypełnij formularz jeszcze raz.',
-  'review.lapsed_kept': 'Odpowiedzi nie zostały wysłane. Odpowiedzi czekające na sprawdzenie są przechowywane przez 1 godzinę, a ten czas już minął. Odpowiedzi są wpisane poniżej: dodaj ponownie ewentualne pliki i przejdź dalej.',
+  'review.lapsed':
+    'Odpowiedzi nie zostały wysłane. Odpowiedzi czekające na sprawdzenie są przechowywane przez 1 godzinę, a ten czas już minął. Wypełnij formularz jeszcze raz.',
+  'review.lapsed_kept':
+    'Odpowiedzi nie zostały wysłane. Odpowiedzi czekające na sprawdzenie są przechowywane przez 1 godzinę, a ten czas już minął. Odpowiedzi są wpisane poniżej: dodaj ponownie ewentualne pliki i przejdź dalej.',
 }

@@ -8,7 +8,8 @@ export const ptBR: Catalog = {
   'page.asked_by': 'Solicitação de {sender}',
   'page.answer_by': 'Responda até {deadline}',
   'page.closes_in': 'Tempo restante para responder: {duration}.',
-  'page.footer': 'Sua resposta vai apenas para quem enviou este link para você. Este formulário aceita uma única resposta.',
+  'page.footer':
+    'Sua resposta vai apenas para quem enviou este link para você. Este formulário aceita uma única resposta.',
   'page.new_tab': '(abre em uma nova aba)',
   'mark.required': '(obrigatório)',
   'mark.optional': '(opcional)',
@@ -72,9 +73,21 @@ export const ptBR: Catalog = {
   'error.invalid_value': 'Informe uma resposta válida',
 
   // Hints under a label
-  'hint.min_length': { one: 'Pelo menos {count} caractere.', many: 'Pelo menos {count} caracteres.', other: 'Pelo menos {count} caracteres.' },
-  'hint.max_length': { one: 'Até {count} caractere.', many: 'Até {count} caracteres.', other: 'Até {count} caracteres.' },
-  'hint.length_between': { one: 'De {min} a {count} caractere.', many: 'De {min} a {count} caracteres.', other: 'De {min} a {count} caracteres.' },
+  'hint.min_length': {
+    one: 'Pelo menos {count} caractere.',
+    many: 'Pelo menos {count} caracteres.',
+    other: 'Pelo menos {count} caracteres.',
+  },
+  'hint.max_length': {
+    one: 'Até {count} caractere.',
+    many: 'Até {count} caracteres.',
+    other: 'Até {count} caracteres.',
+  },
+  'hint.length_between': {
+    one: 'De {min} a {count} caractere.',
+    many: 'De {min} a {count} caracteres.',
+    other: 'De {min} a {count} caracteres.',
+  },
   'hint.number_between': 'Um número de {min} a {max}.',
   'hint.number_min': 'Um número maior ou igual a {min}.',
   'hint.number_max': 'Um número menor ou igual a {max}.',
@@ -98,8 +111,16 @@ export const ptBR: Catalog = {
   'hint.file_size': 'Até {size}.',
   'hint.file_types': 'Tipos de arquivo: {types}. Até {size}.',
   'hint.select_any': 'Selecione todas as opções que se aplicam.',
-  'hint.select_at_least': { one: 'Selecione pelo menos {count}.', many: 'Selecione pelo menos {count}.', other: 'Selecione pelo menos {count}.' },
-  'hint.select_at_most': { one: 'Selecione até {count}.', many: 'Selecione até {count}.', other: 'Selecione até {count}.' },
+  'hint.select_at_least': {
+    one: 'Selecione pelo menos {count}.',
+    many: 'Selecione pelo menos {count}.',
+    other: 'Selecione pelo menos {count}.',
+  },
+  'hint.select_at_most': {
+    one: 'Selecione até {count}.',
+    many: 'Selecione até {count}.',
+    other: 'Selecione até {count}.',
+  },
   'hint.select_exactly': { one: 'Selecione {count}.', many: 'Selecione {count}.', other: 'Selecione {count}.' },
   'hint.select_between': 'Selecione de {min} a {max}.',
 
@@ -108,7 +129,8 @@ export const ptBR: Catalog = {
   'select.no_answer': 'Sem resposta',
   'file.choose': 'Escolher arquivo',
   'file.none': 'Nenhum arquivo escolhido',
-  'file.kept': 'Você já adicionou {name} ({size}). Ele será enviado com sua resposta, a menos que você o remova ou escolha outro arquivo abaixo.',
+  'file.kept':
+    'Você já adicionou {name} ({size}). Ele será enviado com sua resposta, a menos que você o remova ou escolha outro arquivo abaixo.',
   'file.remove': 'Remover este arquivo',
   'file.replace': 'Não é preciso escolhê-lo de novo. Para enviar outro arquivo no lugar deste, escolha-o aqui.',
   'file.kind.image': 'imagens',
@@ -132,27 +154,36 @@ export const ptBR: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Este formulário já foi respondido',
-  'status.answered.message': 'Um formulário aceita uma única resposta, e este já tem uma. O que você acabou de enviar não foi registrado.',
+  'status.answered.message':
+    'Um formulário aceita uma única resposta, e este já tem uma. O que você acabou de enviar não foi registrado.',
   'status.cancelled.heading': 'Este formulário foi cancelado',
   'status.cancelled.message': 'Quem o enviou não precisa mais de uma resposta, por isso ele não aceita respostas.',
   'status.expired.heading': 'Este formulário expirou',
-  'status.expired.message': 'O prazo para responder terminou, por isso ele não aceita mais respostas. Se você ainda quiser responder, peça um novo link a quem o enviou.',
+  'status.expired.message':
+    'O prazo para responder terminou, por isso ele não aceita mais respostas. Se você ainda quiser responder, peça um novo link a quem o enviou.',
   'status.not_found.heading': 'Formulário não encontrado',
-  'status.not_found.message': 'Não há nenhum formulário neste endereço. Verifique se o link está completo; o formulário também pode ter sido excluído.',
+  'status.not_found.message':
+    'Não há nenhum formulário neste endereço. Verifique se o link está completo; o formulário também pode ter sido excluído.',
   'status.cross_site.heading': 'Resposta recusada',
-  'status.cross_site.message': 'Esta resposta foi enviada de outro site, por isso não foi aceita. Abra o link que você recebeu e responda por ele.',
+  'status.cross_site.message':
+    'Esta resposta foi enviada de outro site, por isso não foi aceita. Abra o link que você recebeu e responda por ele.',
   'status.rate_limited.heading': 'Muitas tentativas',
-  'status.rate_limited.message': 'Chegaram muitas respostas do seu endereço no último minuto. Aguarde um pouco e tente de novo.',
+  'status.rate_limited.message':
+    'Chegaram muitas respostas do seu endereço no último minuto. Aguarde um pouco e tente de novo.',
   'status.too_large.heading': 'Grande demais para enviar',
-  'status.too_large.message': 'O que você enviou é maior do que este formulário aceita. Escolha arquivos menores e tente de novo.',
+  'status.too_large.message':
+    'O que você enviou é maior do que este formulário aceita. Escolha arquivos menores e tente de novo.',
   'status.too_large.limits': 'O maior arquivo que cada pergunta aceita:',
   'status.too_large.file_limit': '{label}: até {size}',
   'status.too_slow.heading': 'O envio demorou demais',
-  'status.too_slow.message': 'Sua resposta chegou devagar demais e não foi registrada, talvez por causa de uma conexão ruim. Volte ao formulário e envie de novo.',
+  'status.too_slow.message':
+    'Sua resposta chegou devagar demais e não foi registrada, talvez por causa de uma conexão ruim. Volte ao formulário e envie de novo.',
   'status.busy.heading': 'Serviço ocupado no momento',
-  'status.busy.message': 'O servidor está ocupado demais para receber sua resposta agora, por isso nada foi registrado. Volte ao formulário e envie de novo daqui a pouco.',
+  'status.busy.message':
+    'O servidor está ocupado demais para receber sua resposta agora, por isso nada foi registrado. Volte ao formulário e envie de novo daqui a pouco.',
   'status.unreadable.heading': 'Resposta não compreendida',
-  'status.unreadable.message': 'O que chegou não pôde ser lido como resposta a este formulário. Volte ao formulário e envie a resposta por ele.',
+  'status.unreadable.message':
+    'O que chegou não pôde ser lido como resposta a este formulário. Volte ao formulário e envie a resposta por ele.',
   'status.error.heading': 'Algo deu errado',
   'status.error.message': 'Sua resposta pode não ter sido registrada. Tente de novo daqui a pouco.',
   'status.retry_after': {
@@ -172,6 +203,8 @@ export const ptBR: Catalog = {
   'review.continue': 'Continuar',
   'review.send_heading': 'Agora envie sua resposta',
   'review.send_text': 'Depois de enviada, sua resposta não poderá ser alterada.',
-  'review.lapsed': 'Suas respostas não foram enviadas. As respostas aguardando conferência ficam guardadas por 1 hora, e esse tempo já passou. Preencha o formulário novamente.',
-  'review.lapsed_kept': 'Suas respostas não foram enviadas. As respostas aguardando conferência ficam guardadas por 1 hora, e esse tempo já passou. Suas respostas estão preenchidas abaixo: adicione de novo os arquivos, se houver, e continue.',
+  'review.lapsed':
+    'Suas respostas não foram enviadas. As respostas aguardando conferência ficam guardadas por 1 hora, e esse tempo já passou. Preencha o formulário novamente.',
+  'review.lapsed_kept':
+    'Suas respostas não foram enviadas. As respostas aguardando conferência ficam guardadas por 1 hora, e esse tempo já passou. Suas respostas estão preenchidas abaixo: adicione de novo os arquivos, se houver, e continue.',
 }

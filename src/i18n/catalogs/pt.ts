@@ -72,9 +72,21 @@ export const pt: Catalog = {
   'error.invalid_value': 'Indique uma resposta válida',
 
   // Hints under a label
-  'hint.min_length': { one: 'Pelo menos {count} carácter.', many: 'Pelo menos {count} caracteres.', other: 'Pelo menos {count} caracteres.' },
-  'hint.max_length': { one: 'Até {count} carácter.', many: 'Até {count} caracteres.', other: 'Até {count} caracteres.' },
-  'hint.length_between': { one: 'De {min} a {count} carácter.', many: 'De {min} a {count} caracteres.', other: 'De {min} a {count} caracteres.' },
+  'hint.min_length': {
+    one: 'Pelo menos {count} carácter.',
+    many: 'Pelo menos {count} caracteres.',
+    other: 'Pelo menos {count} caracteres.',
+  },
+  'hint.max_length': {
+    one: 'Até {count} carácter.',
+    many: 'Até {count} caracteres.',
+    other: 'Até {count} caracteres.',
+  },
+  'hint.length_between': {
+    one: 'De {min} a {count} carácter.',
+    many: 'De {min} a {count} caracteres.',
+    other: 'De {min} a {count} caracteres.',
+  },
   'hint.number_between': 'Um número de {min} a {max}.',
   'hint.number_min': 'Um número igual ou superior a {min}.',
   'hint.number_max': 'Um número igual ou inferior a {max}.',
@@ -98,8 +110,16 @@ export const pt: Catalog = {
   'hint.file_size': 'Até {size}.',
   'hint.file_types': 'Tipos de ficheiro: {types}. Até {size}.',
   'hint.select_any': 'Selecione todas as opções aplicáveis.',
-  'hint.select_at_least': { one: 'Selecione pelo menos {count}.', many: 'Selecione pelo menos {count}.', other: 'Selecione pelo menos {count}.' },
-  'hint.select_at_most': { one: 'Selecione até {count}.', many: 'Selecione até {count}.', other: 'Selecione até {count}.' },
+  'hint.select_at_least': {
+    one: 'Selecione pelo menos {count}.',
+    many: 'Selecione pelo menos {count}.',
+    other: 'Selecione pelo menos {count}.',
+  },
+  'hint.select_at_most': {
+    one: 'Selecione até {count}.',
+    many: 'Selecione até {count}.',
+    other: 'Selecione até {count}.',
+  },
   'hint.select_exactly': { one: 'Selecione {count}.', many: 'Selecione {count}.', other: 'Selecione {count}.' },
   'hint.select_between': 'Selecione entre {min} e {max}.',
 
@@ -108,7 +128,8 @@ export const pt: Catalog = {
   'select.no_answer': 'Sem resposta',
   'file.choose': 'Escolher ficheiro',
   'file.none': 'Nenhum ficheiro escolhido',
-  'file.kept': 'Já adicionou {name} ({size}). Será enviado com a sua resposta, a menos que o remova ou escolha outro ficheiro abaixo.',
+  'file.kept':
+    'Já adicionou {name} ({size}). Será enviado com a sua resposta, a menos que o remova ou escolha outro ficheiro abaixo.',
   'file.remove': 'Remover este ficheiro',
   'file.replace': 'Não precisa de o escolher outra vez. Para enviar outro ficheiro em vez deste, escolha-o aqui.',
   'file.kind.image': 'imagens',
@@ -132,27 +153,36 @@ export const pt: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Este formulário já foi respondido',
-  'status.answered.message': 'Cada formulário aceita uma só resposta, e este já a tem. O que acabou de enviar não ficou registado.',
+  'status.answered.message':
+    'Cada formulário aceita uma só resposta, e este já a tem. O que acabou de enviar não ficou registado.',
   'status.cancelled.heading': 'Este formulário foi cancelado',
   'status.cancelled.message': 'Quem o enviou já não precisa de resposta, por isso o formulário não aceita respostas.',
   'status.expired.heading': 'Este formulário expirou',
-  'status.expired.message': 'O prazo para responder terminou, por isso o formulário já não aceita respostas. Se ainda quiser responder, peça uma nova ligação a quem o enviou.',
+  'status.expired.message':
+    'O prazo para responder terminou, por isso o formulário já não aceita respostas. Se ainda quiser responder, peça uma nova ligação a quem o enviou.',
   'status.not_found.heading': 'Formulário não encontrado',
-  'status.not_found.message': 'Não existe nenhum formulário neste endereço. Verifique se a ligação está completa; o formulário também pode ter sido eliminado.',
+  'status.not_found.message':
+    'Não existe nenhum formulário neste endereço. Verifique se a ligação está completa; o formulário também pode ter sido eliminado.',
   'status.cross_site.heading': 'Resposta recusada',
-  'status.cross_site.message': 'Esta resposta foi enviada a partir de outro site, por isso não foi aceite. Abra a ligação que recebeu e responda aí.',
+  'status.cross_site.message':
+    'Esta resposta foi enviada a partir de outro site, por isso não foi aceite. Abra a ligação que recebeu e responda aí.',
   'status.rate_limited.heading': 'Demasiadas tentativas',
-  'status.rate_limited.message': 'Chegaram demasiadas respostas do seu endereço no último minuto. Aguarde um momento e tente novamente.',
+  'status.rate_limited.message':
+    'Chegaram demasiadas respostas do seu endereço no último minuto. Aguarde um momento e tente novamente.',
   'status.too_large.heading': 'Demasiado grande para enviar',
-  'status.too_large.message': 'O que enviou excede o tamanho que este formulário aceita. Escolha ficheiros mais pequenos e tente novamente.',
+  'status.too_large.message':
+    'O que enviou excede o tamanho que este formulário aceita. Escolha ficheiros mais pequenos e tente novamente.',
   'status.too_large.limits': 'O ficheiro maior que cada pergunta aceita:',
   'status.too_large.file_limit': '{label}: até {size}',
   'status.too_slow.heading': 'O envio demorou demasiado',
-  'status.too_slow.message': 'A sua resposta chegou demasiado devagar e não ficou registada, talvez por a ligação à internet estar fraca. Volte ao formulário e envie-a novamente.',
+  'status.too_slow.message':
+    'A sua resposta chegou demasiado devagar e não ficou registada, talvez por a ligação à internet estar fraca. Volte ao formulário e envie-a novamente.',
   'status.busy.heading': 'Serviço ocupado de momento',
-  'status.busy.message': 'De momento, o servidor está demasiado ocupado para receber a sua resposta, por isso nada ficou registado. Volte ao formulário e envie-a novamente daqui a pouco.',
+  'status.busy.message':
+    'De momento, o servidor está demasiado ocupado para receber a sua resposta, por isso nada ficou registado. Volte ao formulário e envie-a novamente daqui a pouco.',
   'status.unreadable.heading': 'Resposta não compreendida',
-  'status.unreadable.message': 'Não foi possível ler o que chegou como uma resposta a este formulário. Volte ao formulário e envie a resposta a partir dele.',
+  'status.unreadable.message':
+    'Não foi possível ler o que chegou como uma resposta a este formulário. Volte ao formulário e envie a resposta a partir dele.',
   'status.error.heading': 'Ocorreu um erro',
   'status.error.message': 'A sua resposta pode não ter ficado registada. Tente novamente daqui a pouco.',
   'status.retry_after': {
@@ -172,6 +202,8 @@ export const pt: Catalog = {
   'review.continue': 'Continuar',
   'review.send_heading': 'Envie agora a sua resposta',
   'review.send_text': 'Depois de enviada, não poderá alterar a sua resposta.',
-  'review.lapsed': 'As suas respostas não foram enviadas. As respostas à espera de verificação são guardadas durante 1 hora, e esse tempo já passou. Preencha novamente o formulário.',
-  'review.lapsed_kept': 'As suas respostas não foram enviadas. As respostas à espera de verificação são guardadas durante 1 hora, e esse tempo já passou. As suas respostas estão preenchidas abaixo: volte a adicionar os ficheiros que tiver e continue.',
+  'review.lapsed':
+    'As suas respostas não foram enviadas. As respostas à espera de verificação são guardadas durante 1 hora, e esse tempo já passou. Preencha novamente o formulário.',
+  'review.lapsed_kept':
+    'As suas respostas não foram enviadas. As respostas à espera de verificação são guardadas durante 1 hora, e esse tempo já passou. As suas respostas estão preenchidas abaixo: volte a adicionar os ficheiros que tiver e continue.',
 }

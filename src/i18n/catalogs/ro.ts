@@ -8,7 +8,8 @@ export const ro: Catalog = {
   'page.asked_by': 'Solicitare de la {sender}',
   'page.answer_by': 'Vă rugăm să răspundeți până la {deadline}',
   'page.closes_in': 'Timp rămas pentru răspuns: {duration}.',
-  'page.footer': 'Răspunsul dumneavoastră ajunge doar la persoana care v-a trimis acest link. Acest formular acceptă un singur răspuns.',
+  'page.footer':
+    'Răspunsul dumneavoastră ajunge doar la persoana care v-a trimis acest link. Acest formular acceptă un singur răspuns.',
   'page.new_tab': '(se deschide într-o filă nouă)',
   'mark.required': '(obligatoriu)',
   'mark.optional': '(opțional)',
@@ -72,9 +73,21 @@ export const ro: Catalog = {
   'error.invalid_value': 'Introduceți un răspuns valid',
 
   // Hints under a label
-  'hint.min_length': { one: 'Cel puțin {count} caracter.', few: 'Cel puțin {count} caractere.', other: 'Cel puțin {count} de caractere.' },
-  'hint.max_length': { one: 'Cel mult {count} caracter.', few: 'Cel mult {count} caractere.', other: 'Cel mult {count} de caractere.' },
-  'hint.length_between': { one: 'Între {min} și {count} caracter.', few: 'Între {min} și {count} caractere.', other: 'Între {min} și {count} de caractere.' },
+  'hint.min_length': {
+    one: 'Cel puțin {count} caracter.',
+    few: 'Cel puțin {count} caractere.',
+    other: 'Cel puțin {count} de caractere.',
+  },
+  'hint.max_length': {
+    one: 'Cel mult {count} caracter.',
+    few: 'Cel mult {count} caractere.',
+    other: 'Cel mult {count} de caractere.',
+  },
+  'hint.length_between': {
+    one: 'Între {min} și {count} caracter.',
+    few: 'Între {min} și {count} caractere.',
+    other: 'Între {min} și {count} de caractere.',
+  },
   'hint.number_between': 'Un număr de la {min} la {max}.',
   'hint.number_min': 'Un număr mai mare sau egal cu {min}.',
   'hint.number_max': 'Un număr mai mic sau egal cu {max}.',
@@ -98,8 +111,16 @@ export const ro: Catalog = {
   'hint.file_size': 'Cel mult {size}.',
   'hint.file_types': 'Tipuri de fișiere: {types}. Cel mult {size}.',
   'hint.select_any': 'Selectați toate opțiunile potrivite.',
-  'hint.select_at_least': { one: 'Selectați cel puțin una.', few: 'Selectați cel puțin {count}.', other: 'Selectați cel puțin {count}.' },
-  'hint.select_at_most': { one: 'Selectați cel mult una.', few: 'Selectați cel mult {count}.', other: 'Selectați cel mult {count}.' },
+  'hint.select_at_least': {
+    one: 'Selectați cel puțin una.',
+    few: 'Selectați cel puțin {count}.',
+    other: 'Selectați cel puțin {count}.',
+  },
+  'hint.select_at_most': {
+    one: 'Selectați cel mult una.',
+    few: 'Selectați cel mult {count}.',
+    other: 'Selectați cel mult {count}.',
+  },
   'hint.select_exactly': { one: 'Selectați una.', few: 'Selectați {count}.', other: 'Selectați {count}.' },
   'hint.select_between': 'Selectați între {min} și {max}.',
 
@@ -108,7 +129,8 @@ export const ro: Catalog = {
   'select.no_answer': 'Fără răspuns',
   'file.choose': 'Alegeți un fișier',
   'file.none': 'Niciun fișier ales',
-  'file.kept': 'Ați adăugat deja {name} ({size}). Fișierul va fi trimis împreună cu răspunsul, dacă nu îl eliminați sau nu alegeți alt fișier mai jos.',
+  'file.kept':
+    'Ați adăugat deja {name} ({size}). Fișierul va fi trimis împreună cu răspunsul, dacă nu îl eliminați sau nu alegeți alt fișier mai jos.',
   'file.remove': 'Eliminați acest fișier',
   'file.replace': 'Nu trebuie să îl alegeți din nou. Ca să trimiteți alt fișier în locul acestuia, alegeți-l aici.',
   'file.kind.image': 'imagini',
@@ -132,29 +154,40 @@ export const ro: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Acest formular a primit deja un răspuns',
-  'status.answered.message': 'Un formular acceptă un singur răspuns, iar acesta are deja unul. Ce ați trimis acum nu a fost înregistrat.',
+  'status.answered.message':
+    'Un formular acceptă un singur răspuns, iar acesta are deja unul. Ce ați trimis acum nu a fost înregistrat.',
   'status.cancelled.heading': 'Acest formular a fost anulat',
-  'status.cancelled.message': 'Persoana care l-a trimis nu mai are nevoie de un răspuns, așa că formularul nu mai acceptă răspunsuri.',
+  'status.cancelled.message':
+    'Persoana care l-a trimis nu mai are nevoie de un răspuns, așa că formularul nu mai acceptă răspunsuri.',
   'status.expired.heading': 'Acest formular a expirat',
-  'status.expired.message': 'Termenul de răspuns a trecut, așa că formularul nu mai acceptă răspunsuri. Dacă doriți totuși să răspundeți, cereți un link nou persoanei care vi l-a trimis.',
+  'status.expired.message':
+    'Termenul de răspuns a trecut, așa că formularul nu mai acceptă răspunsuri. Dacă doriți totuși să răspundeți, cereți un link nou persoanei care vi l-a trimis.',
   'status.not_found.heading': 'Formularul nu a fost găsit',
-  'status.not_found.message': 'Nu există niciun formular la această adresă. Verificați dacă linkul este complet; este posibil și ca formularul să fi fost șters.',
+  'status.not_found.message':
+    'Nu există niciun formular la această adresă. Verificați dacă linkul este complet; este posibil și ca formularul să fi fost șters.',
   'status.cross_site.heading': 'Răspuns refuzat',
-  'status.cross_site.message': 'Acest răspuns a fost trimis de pe alt site, așa că nu a fost acceptat. Deschideți linkul primit și răspundeți acolo.',
+  'status.cross_site.message':
+    'Acest răspuns a fost trimis de pe alt site, așa că nu a fost acceptat. Deschideți linkul primit și răspundeți acolo.',
   'status.rate_limited.heading': 'Prea multe încercări',
-  'status.rate_limited.message': 'De la adresa dumneavoastră au venit prea multe răspunsuri în ultimul minut. Așteptați puțin, apoi încercați din nou.',
+  'status.rate_limited.message':
+    'De la adresa dumneavoastră au venit prea multe răspunsuri în ultimul minut. Așteptați puțin, apoi încercați din nou.',
   'status.too_large.heading': 'Prea mare pentru a fi trimis',
-  'status.too_large.message': 'Ce ați trimis depășește dimensiunea acceptată de acest formular. Alegeți fișiere mai mici, apoi încercați din nou.',
+  'status.too_large.message':
+    'Ce ați trimis depășește dimensiunea acceptată de acest formular. Alegeți fișiere mai mici, apoi încercați din nou.',
   'status.too_large.limits': 'Cel mai mare fișier acceptat la fiecare întrebare:',
   'status.too_large.file_limit': '{label}: până la {size}',
   'status.too_slow.heading': 'Trimiterea a durat prea mult',
-  'status.too_slow.message': 'Răspunsul dumneavoastră a ajuns prea încet și nu a fost înregistrat, poate din cauza unei conexiuni slabe. Reveniți la formular și trimiteți-l din nou.',
+  'status.too_slow.message':
+    'Răspunsul dumneavoastră a ajuns prea încet și nu a fost înregistrat, poate din cauza unei conexiuni slabe. Reveniți la formular și trimiteți-l din nou.',
   'status.busy.heading': 'Serverul este ocupat momentan',
-  'status.busy.message': 'Serverul este prea ocupat ca să vă preia răspunsul acum, așa că nu s-a înregistrat nimic. Reveniți la formular și trimiteți-l din nou peste câteva momente.',
+  'status.busy.message':
+    'Serverul este prea ocupat ca să vă preia răspunsul acum, așa că nu s-a înregistrat nimic. Reveniți la formular și trimiteți-l din nou peste câteva momente.',
   'status.unreadable.heading': 'Răspuns neînțeles',
-  'status.unreadable.message': 'Ce a ajuns nu a putut fi citit ca răspuns la acest formular. Reveniți la formular și trimiteți răspunsul de acolo.',
+  'status.unreadable.message':
+    'Ce a ajuns nu a putut fi citit ca răspuns la acest formular. Reveniți la formular și trimiteți răspunsul de acolo.',
   'status.error.heading': 'A apărut o eroare',
-  'status.error.message': 'Este posibil ca răspunsul dumneavoastră să nu fi fost înregistrat. Încercați din nou peste câteva momente.',
+  'status.error.message':
+    'Este posibil ca răspunsul dumneavoastră să nu fi fost înregistrat. Încercați din nou peste câteva momente.',
   'status.retry_after': {
     one: 'Puteți încerca din nou peste o secundă.',
     few: 'Puteți încerca din nou peste {count} secunde.',
@@ -172,6 +205,8 @@ export const ro: Catalog = {
   'review.continue': 'Continuați',
   'review.send_heading': 'Trimiteți acum răspunsul',
   'review.send_text': 'După trimitere, nu veți mai putea modifica răspunsul.',
-  'review.lapsed': 'Răspunsurile nu au fost trimise. Răspunsurile care așteaptă verificarea sunt păstrate 1 oră, iar acest timp a trecut. Completați din nou formularul.',
-  'review.lapsed_kept': 'Răspunsurile nu au fost trimise. Răspunsurile care așteaptă verificarea sunt păstrate 1 oră, iar acest timp a trecut. Răspunsurile sunt completate mai jos: adăugați din nou eventualele fișiere, apoi continuați.',
+  'review.lapsed':
+    'Răspunsurile nu au fost trimise. Răspunsurile care așteaptă verificarea sunt păstrate 1 oră, iar acest timp a trecut. Completați din nou formularul.',
+  'review.lapsed_kept':
+    'Răspunsurile nu au fost trimise. Răspunsurile care așteaptă verificarea sunt păstrate 1 oră, iar acest timp a trecut. Răspunsurile sunt completate mai jos: adăugați din nou eventualele fișiere, apoi continuați.',
 }

@@ -27,7 +27,10 @@ export const sv: Catalog = {
   'error.unchecked': 'Kryssa i rutan för att fortsätta',
   'error.too_short': { one: 'Skriv minst {count} tecken', other: 'Skriv minst {count} tecken' },
   'error.too_long': { one: 'Skriv högst {count} tecken', other: 'Skriv högst {count} tecken' },
-  'error.too_long_by': { one: '{limit}. Du har skrivit {count} tecken för mycket', other: '{limit}. Du har skrivit {count} tecken för mycket' },
+  'error.too_long_by': {
+    one: '{limit}. Du har skrivit {count} tecken för mycket',
+    other: '{limit}. Du har skrivit {count} tecken för mycket',
+  },
   'answered.title': 'Besvarat: {title}',
   'error.too_small': 'Skriv ett tal som är {min} eller större',
   'error.too_large': 'Skriv ett tal som är {max} eller mindre',
@@ -88,7 +91,8 @@ export const sv: Catalog = {
   'select.no_answer': 'Inget svar',
   'file.choose': 'Välj en fil',
   'file.none': 'Ingen fil vald',
-  'file.kept': 'Du har redan lagt till {name} ({size}). Den skickas med ditt svar om du inte tar bort den eller väljer en annan fil nedan.',
+  'file.kept':
+    'Du har redan lagt till {name} ({size}). Den skickas med ditt svar om du inte tar bort den eller väljer en annan fil nedan.',
   'file.remove': 'Ta bort filen',
   'file.replace': 'Du behöver inte välja den igen. Om du vill skicka en annan fil i stället väljer du den här.',
   'file.kind.image': 'bilder',
@@ -112,30 +116,41 @@ export const sv: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Formuläret är redan besvarat',
-  'status.answered.message': 'Ett formulär kan bara besvaras en gång, och det här har redan fått ett svar. Det du just skickade har inte registrerats.',
+  'status.answered.message':
+    'Ett formulär kan bara besvaras en gång, och det här har redan fått ett svar. Det du just skickade har inte registrerats.',
   'status.cancelled.heading': 'Formuläret har dragits tillbaka',
   'status.cancelled.message': 'Den som skickade det behöver inte längre något svar, så det tar inte emot svar.',
   'status.expired.heading': 'Tiden för formuläret har gått ut',
-  'status.expired.message': 'Tiden för att svara har gått ut, så formuläret tar inte emot svar. Om du fortfarande vill svara kan du be den som skickade det om en ny länk.',
+  'status.expired.message':
+    'Tiden för att svara har gått ut, så formuläret tar inte emot svar. Om du fortfarande vill svara kan du be den som skickade det om en ny länk.',
   'status.not_found.heading': 'Formuläret hittades inte',
-  'status.not_found.message': 'Det finns inget formulär på den här adressen. Kontrollera att länken är fullständig. Formuläret kan också ha tagits bort.',
+  'status.not_found.message':
+    'Det finns inget formulär på den här adressen. Kontrollera att länken är fullständig. Formuläret kan också ha tagits bort.',
   'status.cross_site.heading': 'Svaret avvisades',
-  'status.cross_site.message': 'Svaret skickades från en annan webbplats och togs därför inte emot. Öppna länken du fick och svara där.',
+  'status.cross_site.message':
+    'Svaret skickades från en annan webbplats och togs därför inte emot. Öppna länken du fick och svara där.',
   'status.rate_limited.heading': 'För många försök',
-  'status.rate_limited.message': 'Det har kommit för många svar från din adress den senaste minuten. Vänta en stund och försök sedan igen.',
+  'status.rate_limited.message':
+    'Det har kommit för många svar från din adress den senaste minuten. Vänta en stund och försök sedan igen.',
   'status.too_large.heading': 'För stort för att skickas',
   'status.too_large.message': 'Det du skickade är större än formuläret tar emot. Välj mindre filer och försök igen.',
   'status.too_large.limits': 'Den största fil som varje fråga tar emot:',
   'status.too_large.file_limit': '{label}: upp till {size}',
   'status.too_slow.heading': 'Det tog för lång tid att skicka',
-  'status.too_slow.message': 'Ditt svar kom fram för långsamt och registrerades inte, kanske på grund av dålig uppkoppling. Gå tillbaka till formuläret och skicka det igen.',
+  'status.too_slow.message':
+    'Ditt svar kom fram för långsamt och registrerades inte, kanske på grund av dålig uppkoppling. Gå tillbaka till formuläret och skicka det igen.',
   'status.busy.heading': 'Hög belastning just nu',
-  'status.busy.message': 'Servern är för upptagen för att ta emot ditt svar just nu, så inget har registrerats. Gå tillbaka till formuläret och skicka det igen om en liten stund.',
+  'status.busy.message':
+    'Servern är för upptagen för att ta emot ditt svar just nu, så inget har registrerats. Gå tillbaka till formuläret och skicka det igen om en liten stund.',
   'status.unreadable.heading': 'Svaret kunde inte tolkas',
-  'status.unreadable.message': 'Det som kom fram gick inte att läsa som ett svar på det här formuläret. Gå tillbaka till formuläret och skicka det därifrån.',
+  'status.unreadable.message':
+    'Det som kom fram gick inte att läsa som ett svar på det här formuläret. Gå tillbaka till formuläret och skicka det därifrån.',
   'status.error.heading': 'Något gick fel',
   'status.error.message': 'Ditt svar kanske inte har registrerats. Försök igen om en stund.',
-  'status.retry_after': { one: 'Du kan försöka igen om {count} sekund.', other: 'Du kan försöka igen om {count} sekunder.' },
+  'status.retry_after': {
+    one: 'Du kan försöka igen om {count} sekund.',
+    other: 'Du kan försöka igen om {count} sekunder.',
+  },
   'status.back': 'Tillbaka till formuläret',
   'sent.heading': 'Det här skickade du',
   'sent.not_recorded': 'Inget av det du skickade har registrerats.',
@@ -148,6 +163,8 @@ export const sv: Catalog = {
   'review.continue': 'Fortsätt',
   'review.send_heading': 'Skicka ditt svar',
   'review.send_text': 'När du har skickat svaret kan du inte ändra det.',
-  'review.lapsed': 'Dina svar skickades inte. Svar som väntar på att kontrolleras sparas i 1 timme, och den tiden har gått. Fyll i formuläret igen.',
-  'review.lapsed_kept': 'Dina svar skickades inte. Svar som väntar på att kontrolleras sparas i 1 timme, och den tiden har gått. Dina svar är ifyllda nedan: lägg till eventuella filer igen och fortsätt.',
+  'review.lapsed':
+    'Dina svar skickades inte. Svar som väntar på att kontrolleras sparas i 1 timme, och den tiden har gått. Fyll i formuläret igen.',
+  'review.lapsed_kept':
+    'Dina svar skickades inte. Svar som väntar på att kontrolleras sparas i 1 timme, och den tiden har gått. Dina svar är ifyllda nedan: lägg till eventuella filer igen och fortsätt.',
 }

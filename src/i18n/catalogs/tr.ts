@@ -27,7 +27,10 @@ export const tr: Catalog = {
   'error.unchecked': 'Devam etmek için kutuyu işaretleyin',
   'error.too_short': { one: 'En az {count} karakter girin', other: 'En az {count} karakter girin' },
   'error.too_long': { one: 'En fazla {count} karakter girin', other: 'En fazla {count} karakter girin' },
-  'error.too_long_by': { one: '{limit}. Yanıtınız {count} karakter fazla', other: '{limit}. Yanıtınız {count} karakter fazla' },
+  'error.too_long_by': {
+    one: '{limit}. Yanıtınız {count} karakter fazla',
+    other: '{limit}. Yanıtınız {count} karakter fazla',
+  },
   'answered.title': 'Yanıtlandı: {title}',
   'error.too_small': '{min} veya daha büyük bir sayı girin',
   'error.too_large': '{max} veya daha küçük bir sayı girin',
@@ -88,7 +91,8 @@ export const tr: Catalog = {
   'select.no_answer': 'Yanıt yok',
   'file.choose': 'Dosya seçin',
   'file.none': 'Dosya seçilmedi',
-  'file.kept': '{name} ({size}) dosyasını zaten eklediniz. Kaldırmadığınız veya aşağıda başka bir dosya seçmediğiniz sürece yanıtınızla birlikte gönderilecek.',
+  'file.kept':
+    '{name} ({size}) dosyasını zaten eklediniz. Kaldırmadığınız veya aşağıda başka bir dosya seçmediğiniz sürece yanıtınızla birlikte gönderilecek.',
   'file.remove': 'Bu dosyayı kaldır',
   'file.replace': 'Bu dosyayı yeniden seçmeniz gerekmez. Bunun yerine başka bir dosya göndermek için buradan seçin.',
   'file.kind.image': 'görseller',
@@ -112,30 +116,43 @@ export const tr: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Bu form zaten yanıtlanmış',
-  'status.answered.message': 'Bir form tek bir yanıt kabul eder ve bu forma zaten yanıt verilmiş. Az önce gönderdiğiniz yanıt kaydedilmedi.',
+  'status.answered.message':
+    'Bir form tek bir yanıt kabul eder ve bu forma zaten yanıt verilmiş. Az önce gönderdiğiniz yanıt kaydedilmedi.',
   'status.cancelled.heading': 'Bu form iptal edildi',
-  'status.cancelled.message': 'Formu gönderen kişinin artık bir yanıta ihtiyacı yok, bu yüzden form yanıt kabul etmiyor.',
+  'status.cancelled.message':
+    'Formu gönderen kişinin artık bir yanıta ihtiyacı yok, bu yüzden form yanıt kabul etmiyor.',
   'status.expired.heading': 'Bu formun süresi doldu',
-  'status.expired.message': 'Yanıt verme süresi geçtiği için form artık yanıt kabul etmiyor. Yine de yanıt vermek istiyorsanız formu gönderen kişiden yeni bir bağlantı isteyin.',
+  'status.expired.message':
+    'Yanıt verme süresi geçtiği için form artık yanıt kabul etmiyor. Yine de yanıt vermek istiyorsanız formu gönderen kişiden yeni bir bağlantı isteyin.',
   'status.not_found.heading': 'Form bulunamadı',
-  'status.not_found.message': 'Bu adreste bir form yok. Bağlantının eksiksiz olduğunu kontrol edin; form silinmiş de olabilir.',
+  'status.not_found.message':
+    'Bu adreste bir form yok. Bağlantının eksiksiz olduğunu kontrol edin; form silinmiş de olabilir.',
   'status.cross_site.heading': 'Yanıt reddedildi',
-  'status.cross_site.message': 'Bu yanıt başka bir web sitesinden gönderildiği için kabul edilmedi. Size verilen bağlantıyı açın ve yanıtınızı orada verin.',
+  'status.cross_site.message':
+    'Bu yanıt başka bir web sitesinden gönderildiği için kabul edilmedi. Size verilen bağlantıyı açın ve yanıtınızı orada verin.',
   'status.rate_limited.heading': 'Çok fazla deneme',
-  'status.rate_limited.message': 'Son bir dakika içinde adresinizden çok fazla yanıt geldi. Biraz bekleyip yeniden deneyin.',
+  'status.rate_limited.message':
+    'Son bir dakika içinde adresinizden çok fazla yanıt geldi. Biraz bekleyip yeniden deneyin.',
   'status.too_large.heading': 'Gönderilemeyecek kadar büyük',
-  'status.too_large.message': 'Gönderdiğiniz içerik bu formun kabul ettiği boyuttan büyük. Daha küçük dosyalar seçip yeniden deneyin.',
+  'status.too_large.message':
+    'Gönderdiğiniz içerik bu formun kabul ettiği boyuttan büyük. Daha küçük dosyalar seçip yeniden deneyin.',
   'status.too_large.limits': 'Her sorunun kabul ettiği en büyük dosya:',
   'status.too_large.file_limit': '{label}: en fazla {size}',
   'status.too_slow.heading': 'Gönderme çok uzun sürdü',
-  'status.too_slow.message': 'Yanıtınız çok yavaş ulaştığı için kaydedilmedi; bağlantınız zayıf olabilir. Forma geri dönün ve yanıtınızı yeniden gönderin.',
+  'status.too_slow.message':
+    'Yanıtınız çok yavaş ulaştığı için kaydedilmedi; bağlantınız zayıf olabilir. Forma geri dönün ve yanıtınızı yeniden gönderin.',
   'status.busy.heading': 'Kısa süreli yoğunluk',
-  'status.busy.message': 'Sunucu şu anda yanıtınızı alamayacak kadar yoğun, bu yüzden hiçbir şey kaydedilmedi. Forma geri dönün ve biraz sonra yeniden gönderin.',
+  'status.busy.message':
+    'Sunucu şu anda yanıtınızı alamayacak kadar yoğun, bu yüzden hiçbir şey kaydedilmedi. Forma geri dönün ve biraz sonra yeniden gönderin.',
   'status.unreadable.heading': 'Yanıt anlaşılamadı',
-  'status.unreadable.message': 'Ulaşan içerik bu forma verilmiş bir yanıt olarak okunamadı. Forma geri dönün ve yanıtınızı oradan gönderin.',
+  'status.unreadable.message':
+    'Ulaşan içerik bu forma verilmiş bir yanıt olarak okunamadı. Forma geri dönün ve yanıtınızı oradan gönderin.',
   'status.error.heading': 'Bir sorun oluştu',
   'status.error.message': 'Yanıtınız kaydedilmemiş olabilir. Lütfen biraz sonra yeniden deneyin.',
-  'status.retry_after': { one: '{count} saniye sonra yeniden deneyebilirsiniz.', other: '{count} saniye sonra yeniden deneyebilirsiniz.' },
+  'status.retry_after': {
+    one: '{count} saniye sonra yeniden deneyebilirsiniz.',
+    other: '{count} saniye sonra yeniden deneyebilirsiniz.',
+  },
   'status.back': 'Forma geri dön',
   'sent.heading': 'Gönderdikleriniz',
   'sent.not_recorded': 'Gönderdiklerinizden hiçbiri kaydedilmedi.',
@@ -148,6 +165,8 @@ export const tr: Catalog = {
   'review.continue': 'Devam et',
   'review.send_heading': 'Yanıtınızı şimdi gönderin',
   'review.send_text': 'Gönderdikten sonra yanıtınızı değiştiremezsiniz.',
-  'review.lapsed': 'Yanıtlarınız gönderilmedi. Kontrol edilmeyi bekleyen yanıtlar 1 saat saklanır ve bu süre doldu. Formu yeniden doldurun.',
-  'review.lapsed_kept': 'Yanıtlarınız gönderilmedi. Kontrol edilmeyi bekleyen yanıtlar 1 saat saklanır ve bu süre doldu. Yanıtlarınız aşağıda doldurulmuş durumda: varsa dosyaları yeniden ekleyip devam edin.',
+  'review.lapsed':
+    'Yanıtlarınız gönderilmedi. Kontrol edilmeyi bekleyen yanıtlar 1 saat saklanır ve bu süre doldu. Formu yeniden doldurun.',
+  'review.lapsed_kept':
+    'Yanıtlarınız gönderilmedi. Kontrol edilmeyi bekleyen yanıtlar 1 saat saklanır ve bu süre doldu. Yanıtlarınız aşağıda doldurulmuş durumda: varsa dosyaları yeniden ekleyip devam edin.',
 }

@@ -8,7 +8,8 @@ export const vi: Catalog = {
   'page.asked_by': 'Yêu cầu từ {sender}',
   'page.answer_by': 'Vui lòng trả lời chậm nhất {deadline}',
   'page.closes_in': 'Thời gian còn lại để trả lời: {duration}.',
-  'page.footer': 'Câu trả lời của bạn chỉ được gửi đến người đã gửi cho bạn đường liên kết này. Biểu mẫu này chỉ nhận một câu trả lời.',
+  'page.footer':
+    'Câu trả lời của bạn chỉ được gửi đến người đã gửi cho bạn đường liên kết này. Biểu mẫu này chỉ nhận một câu trả lời.',
   'page.new_tab': '(mở trong thẻ mới)',
   'mark.required': '(bắt buộc)',
   'mark.optional': '(không bắt buộc)',
@@ -88,7 +89,8 @@ export const vi: Catalog = {
   'select.no_answer': 'Không trả lời',
   'file.choose': 'Chọn tệp',
   'file.none': 'Chưa chọn tệp nào',
-  'file.kept': 'Bạn đã thêm tệp {name} ({size}). Tệp này sẽ được gửi cùng câu trả lời của bạn, trừ khi bạn xóa tệp hoặc chọn tệp khác bên dưới.',
+  'file.kept':
+    'Bạn đã thêm tệp {name} ({size}). Tệp này sẽ được gửi cùng câu trả lời của bạn, trừ khi bạn xóa tệp hoặc chọn tệp khác bên dưới.',
   'file.remove': 'Xóa tệp này',
   'file.replace': 'Bạn không cần chọn lại tệp này. Nếu muốn gửi tệp khác thay thế, hãy chọn tệp đó tại đây.',
   'file.kind.image': 'hình ảnh',
@@ -112,27 +114,36 @@ export const vi: Catalog = {
 
   // Pages for every other outcome
   'status.answered.heading': 'Biểu mẫu này đã có câu trả lời',
-  'status.answered.message': 'Mỗi biểu mẫu chỉ nhận một câu trả lời và biểu mẫu này đã có câu trả lời. Nội dung bạn vừa gửi chưa được ghi nhận.',
+  'status.answered.message':
+    'Mỗi biểu mẫu chỉ nhận một câu trả lời và biểu mẫu này đã có câu trả lời. Nội dung bạn vừa gửi chưa được ghi nhận.',
   'status.cancelled.heading': 'Biểu mẫu này đã bị hủy',
   'status.cancelled.message': 'Người gửi không còn cần câu trả lời nên biểu mẫu này không nhận câu trả lời nữa.',
   'status.expired.heading': 'Biểu mẫu này đã hết hạn',
-  'status.expired.message': 'Thời hạn trả lời đã qua nên biểu mẫu này không nhận câu trả lời nữa. Nếu vẫn muốn trả lời, bạn hãy đề nghị người gửi cung cấp đường liên kết mới.',
+  'status.expired.message':
+    'Thời hạn trả lời đã qua nên biểu mẫu này không nhận câu trả lời nữa. Nếu vẫn muốn trả lời, bạn hãy đề nghị người gửi cung cấp đường liên kết mới.',
   'status.not_found.heading': 'Không tìm thấy biểu mẫu',
-  'status.not_found.message': 'Không có biểu mẫu nào ở địa chỉ này. Hãy kiểm tra xem đường liên kết có đầy đủ không. Biểu mẫu cũng có thể đã bị xóa.',
+  'status.not_found.message':
+    'Không có biểu mẫu nào ở địa chỉ này. Hãy kiểm tra xem đường liên kết có đầy đủ không. Biểu mẫu cũng có thể đã bị xóa.',
   'status.cross_site.heading': 'Câu trả lời bị từ chối',
-  'status.cross_site.message': 'Câu trả lời này được gửi từ một trang web khác nên không được chấp nhận. Hãy mở đường liên kết bạn đã nhận và trả lời tại đó.',
+  'status.cross_site.message':
+    'Câu trả lời này được gửi từ một trang web khác nên không được chấp nhận. Hãy mở đường liên kết bạn đã nhận và trả lời tại đó.',
   'status.rate_limited.heading': 'Quá nhiều lần thử',
-  'status.rate_limited.message': 'Có quá nhiều câu trả lời được gửi từ địa chỉ của bạn trong một phút vừa qua. Vui lòng đợi một lát rồi thử lại.',
+  'status.rate_limited.message':
+    'Có quá nhiều câu trả lời được gửi từ địa chỉ của bạn trong một phút vừa qua. Vui lòng đợi một lát rồi thử lại.',
   'status.too_large.heading': 'Dung lượng quá lớn',
-  'status.too_large.message': 'Nội dung bạn gửi vượt quá dung lượng mà biểu mẫu này chấp nhận. Hãy chọn các tệp nhỏ hơn rồi thử lại.',
+  'status.too_large.message':
+    'Nội dung bạn gửi vượt quá dung lượng mà biểu mẫu này chấp nhận. Hãy chọn các tệp nhỏ hơn rồi thử lại.',
   'status.too_large.limits': 'Dung lượng tệp tối đa cho mỗi câu hỏi:',
   'status.too_large.file_limit': '{label}: tối đa {size}',
   'status.too_slow.heading': 'Gửi mất quá nhiều thời gian',
-  'status.too_slow.message': 'Câu trả lời của bạn đến quá chậm nên chưa được ghi nhận, có thể do kết nối yếu. Hãy quay lại biểu mẫu và gửi lại.',
+  'status.too_slow.message':
+    'Câu trả lời của bạn đến quá chậm nên chưa được ghi nhận, có thể do kết nối yếu. Hãy quay lại biểu mẫu và gửi lại.',
   'status.busy.heading': 'Hệ thống đang bận',
-  'status.busy.message': 'Máy chủ đang quá tải nên chưa thể nhận câu trả lời của bạn và chưa có gì được ghi nhận. Hãy quay lại biểu mẫu và gửi lại sau giây lát.',
+  'status.busy.message':
+    'Máy chủ đang quá tải nên chưa thể nhận câu trả lời của bạn và chưa có gì được ghi nhận. Hãy quay lại biểu mẫu và gửi lại sau giây lát.',
   'status.unreadable.heading': 'Không đọc được câu trả lời',
-  'status.unreadable.message': 'Dữ liệu nhận được không đọc được thành câu trả lời cho biểu mẫu này. Hãy quay lại biểu mẫu và gửi từ đó.',
+  'status.unreadable.message':
+    'Dữ liệu nhận được không đọc được thành câu trả lời cho biểu mẫu này. Hãy quay lại biểu mẫu và gửi từ đó.',
   'status.error.heading': 'Đã xảy ra lỗi',
   'status.error.message': 'Câu trả lời của bạn có thể chưa được ghi nhận. Vui lòng thử lại sau giây lát.',
   'status.retry_after': { other: 'Bạn có thể thử lại sau {count} giây.' },
@@ -148,6 +159,8 @@ export const vi: Catalog = {
   'review.continue': 'Tiếp tục',
   'review.send_heading': 'Gửi câu trả lời',
   'review.send_text': 'Sau khi gửi, bạn không thể thay đổi câu trả lời.',
-  'review.lapsed': 'Câu trả lời của bạn chưa được gửi. Câu trả lời chờ kiểm tra chỉ được lưu trong 1 giờ và thời gian đó đã hết. Hãy điền lại biểu mẫu.',
-  'review.lapsed_kept': 'Câu trả lời của bạn chưa được gửi. Câu trả lời chờ kiểm tra chỉ được lưu trong 1 giờ và thời gian đó đã hết. Câu trả lời của bạn đã được điền sẵn bên dưới: hãy thêm lại tệp (nếu có) rồi tiếp tục.',
+  'review.lapsed':
+    'Câu trả lời của bạn chưa được gửi. Câu trả lời chờ kiểm tra chỉ được lưu trong 1 giờ và thời gian đó đã hết. Hãy điền lại biểu mẫu.',
+  'review.lapsed_kept':
+    'Câu trả lời của bạn chưa được gửi. Câu trả lời chờ kiểm tra chỉ được lưu trong 1 giờ và thời gian đó đã hết. Câu trả lời của bạn đã được điền sẵn bên dưới: hãy thêm lại tệp (nếu có) rồi tiếp tục.',
 }

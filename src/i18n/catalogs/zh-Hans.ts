@@ -149,5 +149,6 @@ export const zhHans: Catalog = {
   'review.send_heading': '现在提交回答',
   'review.send_text': '提交后将无法更改回答。',
   'review.lapsed': '您的回答未提交。待核对的回答只保留1小时，现已超时。请重新填写表单。',
-  'review.lapsed_kept': '您的回答未提交。待核对的回答只保留1小时，现已超时。您的回答已填入下方：如有文件，请重新添加，然后继续。',
+  'review.lapsed_kept':
+    '您的回答未提交。待核对的回答只保留1小时，现已超时。您的回答已填入下方：如有文件，请重新添加，然后继续。',
 }

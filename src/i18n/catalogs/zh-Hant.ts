@@ -149,5 +149,6 @@ export const zhHant: Catalog = {
   'review.send_heading': '現在傳送回覆',
   'review.send_text': '傳送後就無法變更回覆。',
   'review.lapsed': '您的回覆尚未傳送。等待確認的回覆只保留1小時，現已逾時。請重新填寫表單。',
-  'review.lapsed_kept': '您的回覆尚未傳送。等待確認的回覆只保留1小時，現已逾時。您的回覆已填入下方：如有檔案，請重新新增，然後繼續。',
+  'review.lapsed_kept':
+    '您的回覆尚未傳送。等待確認的回覆只保留1小時，現已逾時。您的回覆已填入下方：如有檔案，請重新新增，然後繼續。',
 }

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { API_KEY_PATTERN } from '../../config.ts'
+import type { Store } from '../../db/store.ts'
 import { HttpError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import type { Logger } from '../../lib/log.ts'
 import type { Clock } from '../../lib/time.ts'
-import type { Store } from '../../db/store.ts'
 import type { ApiKeyRecord, KeyListing } from './store/index.ts'
 import { createKeyWatch, type KeyHold } from './waits.ts'
 
@@ -101,7 +101,10 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
     /** Creates a key (and its account when new). The plaintext is returned once and stored nowhere. */
     async createKey(accountName: string = DEFAULT_ACCOUNT) {
       if (!ACCOUNT_NAME_PATTERN.test(accountName)) {
-        throw new HttpError(422, 'An account name starts with a letter or digit and holds only letters, digits, ".", "_" and "-" (at most 64 characters)')
+        throw new HttpError(
+          422,
+          'An account name starts with a letter or digit and holds only letters, digits, ".", "_" and "-" (at most 64 characters)',
+        )
       }
       const key = generateKey()
       return { ...(await register(accountName, key)), key }
@@ -112,8 +115,11 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
      * works, makes one to show once. It is stored by `commit`, only once it has
      * been shown: nobody must be left with a key they never saw as the only one.
      */
-    async prepareStartupKey(configuredKey: string | undefined): Promise<{ key: string; commit(): Promise<void> } | undefined> {
-      if (configuredKey && !(await store.keys.keyByHash(hashKey(configuredKey)))) await register(DEFAULT_ACCOUNT, configuredKey)
+    async prepareStartupKey(
+      configuredKey: string | undefined,
+    ): Promise<{ key: string; commit(): Promise<void> } | undefined> {
+      if (configuredKey && !(await store.keys.keyByHash(hashKey(configuredKey))))
+        await register(DEFAULT_ACCOUNT, configuredKey)
       if (await store.keys.usableKeyExists()) return undefined
       const key = generateKey()
       return { key, commit: async () => void (await register(DEFAULT_ACCOUNT, key)) }
@@ -147,7 +153,9 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
       const now = clock()
       if (record.lastUsedAt === null || now - record.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
         record.lastUsedAt = now
-        store.transaction((tx) => tx.keys.touch(record.id, now)).catch((error) => logger?.warn('last-used time not recorded', { error: String(error) }))
+        store
+          .transaction((tx) => tx.keys.touch(record.id, now))
+          .catch((error) => logger?.warn('last-used time not recorded', { error: String(error) }))
       }
       return { accountId: record.accountId, keyId: record.id, key, keysVersion: version }
     },

@@ -18,7 +18,7 @@ export function eventRoutes(events: EventService, baseUrl: () => string) {
         tag: 'Events',
         summary: "The account's event feed",
         description: [
-          'Every ending of every form of the account, oldest first, in the order they committed: form.completed, form.expired, form.cancelled (whatever the form\'s callback_events), and form.deleted (deleting a form removes its other events). Each event\'s `payload` is the body of the webhook it sends.',
+          "Every ending of every form of the account, oldest first, in the order they committed: form.completed, form.expired, form.cancelled (whatever the form's callback_events), and form.deleted (deleting a form removes its other events). Each event's `payload` is the body of the webhook it sends.",
           'Follow `next` (always present; also in the `Link` header, rel="next") and no event is ever skipped or repeated. `after=latest` starts from now. With `wait=N` (1..60) a read with nothing new is held until an event commits, through any instance, or the time is up (then `events` is empty). Events are kept 7 days; a cursor past an event since removed is still a position.',
           'A page holds at most `limit` events and at most 1 MiB of JSON: an event larger than that comes alone. `next` is the last event sent, so following it reads the rest. While the server is sending as much as it may hold, a read is refused with 503 and `Retry-After`.',
         ].join('\n\n'),

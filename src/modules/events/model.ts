@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { ApiTime, Ulid } from '../../lib/schemas.ts'
 import { EVENT_TYPES } from './store/index.ts'
 
@@ -10,7 +10,8 @@ export const ListEventsQuery = Type.Object(
     after: Type.Optional(
       Type.String({
         maxLength: 64,
-        description: 'Events after this cursor (an earlier `next`, or an event id). Omitted: from the oldest kept. `latest`: none now; `next` is the head, to listen from now on.',
+        description:
+          'Events after this cursor (an earlier `next`, or an event id). Omitted: from the oldest kept. `latest`: none now; `next` is the head, to listen from now on.',
       }),
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EVENTS_LIMIT.max, default: EVENTS_LIMIT.default })),
@@ -19,7 +20,8 @@ export const ListEventsQuery = Type.Object(
         minimum: 0,
         maximum: EVENTS_WAIT_MAX_S,
         default: 0,
-        description: 'Seconds to hold the request while there is no event after the cursor: it answers as soon as one commits, else with none when the time is up.',
+        description:
+          'Seconds to hold the request while there is no event after the cursor: it answers as soon as one commits, else with none when the time is up.',
       }),
     ),
   },
@@ -33,10 +35,14 @@ export const EventObject = Type.Object(
     type: Type.Union(EVENT_TYPES.map((type) => Type.Literal(type))),
     form_id: Ulid,
     occurred_at: ApiTime,
-    payload: Type.Object({}, {
-      additionalProperties: true,
-      description: 'The body of the webhook this event sends (form.completed, form.expired, form.cancelled); form.deleted has {"form_id"} only',
-    }),
+    payload: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'The body of the webhook this event sends (form.completed, form.expired, form.cancelled); form.deleted has {"form_id"} only',
+      },
+    ),
   },
   { title: 'Event' },
 )
@@ -44,7 +50,9 @@ export const EventObject = Type.Object(
 export const EventPage = Type.Object(
   {
     events: Type.Array(EventObject, { description: 'Oldest first, in the order they committed' }),
-    next: Type.String({ description: 'Opaque. Pass as `after` for the events that follow; equal to `after` when none was new' }),
+    next: Type.String({
+      description: 'Opaque. Pass as `after` for the events that follow; equal to `after` when none was new',
+    }),
   },
   { title: 'EventPage' },
 )

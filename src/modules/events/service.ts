@@ -1,11 +1,11 @@
 import type { Store } from '../../db/store.ts'
 import { HttpError, invalidAt } from '../../lib/errors.ts'
-import { feedSignal, type FormSignals } from '../../lib/signals.ts'
+import { type FormSignals, feedSignal } from '../../lib/signals.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
 import { invalidKey, type KeyHolds, type Principal } from '../auth/service.ts'
 import { EVENTS_LIMIT, ListEventsQuery } from './model.ts'
-import { FEED_START, decodeCursor, encodeNumber } from './position.ts'
+import { decodeCursor, encodeNumber, FEED_START } from './position.ts'
 import type { EventSummary, EventType } from './store/index.ts'
 
 /** `after=latest`: start from the head of the feed. */
@@ -134,7 +134,10 @@ function choosePage(summaries: EventSummary[]): ChosenPage {
 
 /** The most bytes of JSON one group of the page makes. */
 const largestGroupBytes = (page: ChosenPage) =>
-  Math.max(PAGE_FRAME_BYTES, ...page.groups.map((group) => group.reduce((sum, event) => sum + 1 + eventBytes(event), 0)))
+  Math.max(
+    PAGE_FRAME_BYTES,
+    ...page.groups.map((group) => group.reduce((sum, event) => sum + 1 + eventBytes(event), 0)),
+  )
 
 /**
  * The payloads of the page's group `index`: read once for the requests that
@@ -162,7 +165,9 @@ function wholePage(store: Store, accountId: string, page: ChosenPage): Promise<F
     const payloads = new Map(rows.map((row) => [row.number, utf8.decode(row.payload)]))
     return page.events.flatMap((event) => {
       const payload = payloads.get(event.number)
-      return payload === undefined ? [] : [{ number: event.number, formId: event.formId, type: event.type, occurredAt: event.occurredAt, payload }]
+      return payload === undefined
+        ? []
+        : [{ number: event.number, formId: event.formId, type: event.type, occurredAt: event.occurredAt, payload }]
     })
   })()
   return page.whole
@@ -175,7 +180,13 @@ function wholePage(store: Store, accountId: string, page: ChosenPage): Promise<F
  * `next` is the page's last event's all the same. `done` runs once, when the
  * stream ends, fails or is cancelled.
  */
-function pageStream(store: Store, accountId: string, page: ChosenPage, next: string, done: () => void): ReadableStream<Uint8Array> {
+function pageStream(
+  store: Store,
+  accountId: string,
+  page: ChosenPage,
+  next: string,
+  done: () => void,
+): ReadableStream<Uint8Array> {
   let finished = false
   const finish = () => {
     if (finished) return
@@ -315,7 +326,12 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
       if (waitMs === 0) return { page: choosePage([]), next: given, limit }
     } else {
       const cursor = decodeCursor(query.after)
-      if (!cursor) throw invalidAt('/after', 'Expected a cursor from an earlier answer\'s `next` (or an event id), or "latest"', 'invalid_format')
+      if (!cursor)
+        throw invalidAt(
+          '/after',
+          'Expected a cursor from an earlier answer\'s `next` (or an event id), or "latest"',
+          'invalid_format',
+        )
       after = 'number' in cursor ? cursor.number : await store.events.afterLegacy(accountId, cursor.legacy)
       given = query.after
     }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import type { BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
+import type { BodyReader } from '../../lib/request-body.ts'
 import { principalOf } from '../auth/index.ts'
 import { CreateFormBody, Form, FormDetail, FormSummary, ListFormsQuery, UpdateFormBody } from './model.ts'
 import type { FormService } from './service.ts'
@@ -47,7 +47,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
         detail: apiDoc({
           tag: 'Forms',
           summary: 'List forms',
-          description: 'The account\'s forms, newest first. When another page exists, the `Link` header (rel="next") points to it.',
+          description:
+            'The account\'s forms, newest first. When another page exists, the `Link` header (rel="next") points to it.',
           query: ListFormsQuery,
           responses: { 200: Type.Array(FormSummary) },
           errors: [422],
@@ -55,13 +56,23 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
         }),
       },
     )
-    .get('/:id', async ({ params, set }) => {
-      const json = await forms.get(principalOf(set), params.id)
-      set.headers['content-type'] = 'application/json;charset=utf-8'
-      return json
-    }, {
-      detail: apiDoc({ tag: 'Forms', summary: 'Get a form', params: formIdParam, responses: { 200: FormDetail }, errors: [404] }),
-    })
+    .get(
+      '/:id',
+      async ({ params, set }) => {
+        const json = await forms.get(principalOf(set), params.id)
+        set.headers['content-type'] = 'application/json;charset=utf-8'
+        return json
+      },
+      {
+        detail: apiDoc({
+          tag: 'Forms',
+          summary: 'Get a form',
+          params: formIdParam,
+          responses: { 200: FormDetail },
+          errors: [404],
+        }),
+      },
+    )
     .get(
       '/:id/schema',
       async ({ params, set }) => {
@@ -88,7 +99,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
         detail: apiDoc({
           tag: 'Forms',
           summary: 'Cancel a form or change its expiry',
-          description: '`{"status":"cancelled"}` cancels an active form (again: no-op). `expires_at` sets a future expiry, or null for none; only on active forms.',
+          description:
+            '`{"status":"cancelled"}` cancels an active form (again: no-op). `expires_at` sets a future expiry, or null for none; only on active forms.',
           params: formIdParam,
           body: UpdateFormBody,
           responses: { 200: Form },

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { FieldInput } from '../../fields/index.ts'
 import { SUPPORTED_LOCALES } from '../../i18n/locales.ts'
 import { ApiTime, JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
@@ -14,7 +14,8 @@ export const DEFAULT_CALLBACK_EVENTS: readonly FormEvent[] = ['form.completed']
 const CallbackEvents = Type.Array(Type.Union(FORM_EVENTS.map((event) => Type.Literal(event))), {
   minItems: 1,
   uniqueItems: true,
-  description: 'The endings the webhook tells of: form.completed (answered), form.expired, form.cancelled. Default ["form.completed"].',
+  description:
+    'The endings the webhook tells of: form.completed (answered), form.expired, form.cancelled. Default ["form.completed"].',
 })
 
 export const CONTEXT_MAX_BYTES = 65_536
@@ -36,16 +37,30 @@ export const PageSettings = Type.Object(
         description: `BCP 47 tag for the page's built-in words, matched after CLDR likely subtags (de-AT is de, zh-TW is zh-Hant). Supported: ${SUPPORTED_LOCALES.join(', ')}. Without it the page follows the browser's Accept-Language.`,
       }),
     ),
-    submit_label: Type.Optional(Type.String({ minLength: 1, maxLength: PAGE_LIMITS.submitLabel, description: "The button's words instead of the built-in ones" })),
+    submit_label: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: PAGE_LIMITS.submitLabel,
+        description: "The button's words instead of the built-in ones",
+      }),
+    ),
     success_message: Type.Optional(
-      Type.String({ maxLength: PAGE_LIMITS.successMessage, description: 'What the page says once the answer is sent: on the receipt and on later visits' }),
+      Type.String({
+        maxLength: PAGE_LIMITS.successMessage,
+        description: 'What the page says once the answer is sent: on the receipt and on later visits',
+      }),
     ),
     sender: Type.Optional(
-      Type.String({ minLength: 1, maxLength: PAGE_LIMITS.sender, description: 'Who is asking, shown at the top as their claim ("Asked by …")' }),
+      Type.String({
+        minLength: 1,
+        maxLength: PAGE_LIMITS.sender,
+        description: 'Who is asking, shown at the top as their claim ("Asked by …")',
+      }),
     ),
     time_zone: Type.Optional(
       Type.String({
-        description: 'IANA time zone for the dates the page writes, such as Europe/Berlin; default UTC. Matched in any case and kept as Intl spells it: europe/berlin is Europe/Berlin.',
+        description:
+          'IANA time zone for the dates the page writes, such as Europe/Berlin; default UTC. Matched in any case and kept as Intl spells it: europe/berlin is Europe/Berlin.',
       }),
     ),
     review: Type.Optional(
@@ -62,25 +77,49 @@ export type PageSettings = Static<typeof PageSettings>
 export const CreateFormBody = Type.Object(
   {
     title: Type.String({ minLength: 1, maxLength: 255 }),
-    description: Type.Optional(Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()], { description: 'Shown on the form' })),
+    description: Type.Optional(
+      Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()], { description: 'Shown on the form' }),
+    ),
     fields: Type.Array(FieldInput, { minItems: 1, maxItems: 100 }),
     callback_url: Type.Optional(
-      Type.Union([Type.String({ maxLength: 2048, description: 'Absolute http(s) URL that receives the webhooks of callback_events' }), Type.Null()]),
+      Type.Union([
+        Type.String({
+          maxLength: 2048,
+          description: 'Absolute http(s) URL that receives the webhooks of callback_events',
+        }),
+        Type.Null(),
+      ]),
     ),
     callback_events: Type.Optional(CallbackEvents),
-    callback_metadata: Type.Optional(Type.Union([JsonObject, Type.Null()], { description: 'Echoed in the webhook payload; null means none' })),
-    context: Type.Optional(
-      Type.Union([JsonObject, Type.Null()], { description: 'Opaque JSON object (at most 64 KB) returned with responses and webhooks' }),
+    callback_metadata: Type.Optional(
+      Type.Union([JsonObject, Type.Null()], { description: 'Echoed in the webhook payload; null means none' }),
     ),
-    settings: Type.Optional(Type.Union([JsonObject, Type.Null()], { description: 'Reserved for future use; null means none' })),
-    page: Type.Optional(Type.Union([PageSettings, Type.Null()], { description: "The page's language, words and time zone; null means none" })),
+    context: Type.Optional(
+      Type.Union([JsonObject, Type.Null()], {
+        description: 'Opaque JSON object (at most 64 KB) returned with responses and webhooks',
+      }),
+    ),
+    settings: Type.Optional(
+      Type.Union([JsonObject, Type.Null()], { description: 'Reserved for future use; null means none' }),
+    ),
+    page: Type.Optional(
+      Type.Union([PageSettings, Type.Null()], {
+        description: "The page's language, words and time zone; null means none",
+      }),
+    ),
     expires_in: Type.Optional(
       Type.Union(
         [
-          Type.String({ pattern: '^[1-9][0-9]{0,5}[mhd]$', errorMessage: 'Expected a number and a unit, such as "90m", "48h" or "7d"' }),
+          Type.String({
+            pattern: '^[1-9][0-9]{0,5}[mhd]$',
+            errorMessage: 'Expected a number and a unit, such as "90m", "48h" or "7d"',
+          }),
           Type.Null(),
         ],
-        { description: 'How long the form accepts an answer: "<n>m", "<n>h" or "<n>d", at most 365 days; null never expires. Default "48h".' },
+        {
+          description:
+            'How long the form accepts an answer: "<n>m", "<n>h" or "<n>d", at most 365 days; null never expires. Default "48h".',
+        },
       ),
     ),
   },
@@ -92,9 +131,12 @@ export const UpdateFormBody = Type.Object(
   {
     status: Type.Optional(Type.Literal('cancelled', { description: '"cancelled" cancels an active form' })),
     expires_at: Type.Optional(
-      Type.Union([Type.String({ description: 'ISO 8601 datetime in the future; without a zone it is UTC' }), Type.Null()], {
-        description: 'New expiry; null removes it',
-      }),
+      Type.Union(
+        [Type.String({ description: 'ISO 8601 datetime in the future; without a zone it is UTC' }), Type.Null()],
+        {
+          description: 'New expiry; null removes it',
+        },
+      ),
     ),
   },
   { additionalProperties: false, title: 'UpdateForm' },
@@ -105,7 +147,11 @@ export const ListFormsQuery = Type.Object(
   {
     status: Type.Optional(Type.Union(FORM_STATUSES.map((s) => Type.Literal(s)))),
     cursor: Type.Optional(
-      Type.String({ pattern: ULID_PATTERN, errorMessage: 'Expected the id of the last form seen', description: 'Id of the last form seen; the page holds older forms' }),
+      Type.String({
+        pattern: ULID_PATTERN,
+        errorMessage: 'Expected the id of the last form seen',
+        description: 'Id of the last form seen; the page holds older forms',
+      }),
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   },

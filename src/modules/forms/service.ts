@@ -1,34 +1,48 @@
-import type { Static, TSchema } from '@sinclair/typebox'
 import { createHash, createHmac } from 'node:crypto'
-import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
-import { FieldInput, answersSchema, checkFieldConfig, fieldTypes, type FieldDefinition } from '../../fields/index.ts'
-import { SUPPORTED_LOCALES, canonicalTimeZone, matchLocale } from '../../i18n/index.ts'
+import type { Static, TSchema } from '@sinclair/typebox'
 import type { Store } from '../../db/store.ts'
-import { ProblemList, conflict, formNotFound, invalidAt, pointerSegment, type Problem } from '../../lib/errors.ts'
+import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
+import { answersSchema, checkFieldConfig, type FieldDefinition, FieldInput, fieldTypes } from '../../fields/index.ts'
+import { canonicalTimeZone, matchLocale, SUPPORTED_LOCALES } from '../../i18n/index.ts'
+import { conflict, formNotFound, invalidAt, type Problem, ProblemList, pointerSegment } from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { canonicalJson, encodeFreeForm, utf8Length } from '../../lib/json.ts'
 import { createLruCache, stringBytes } from '../../lib/lru.ts'
-import { MAX_TIME, formatApiTime, formatOptionalApiTime, parseApiTime, parseDuration, type Clock } from '../../lib/time.ts'
-import { timeSlicer, yieldToLoop, type TimeSlicer } from '../../lib/slices.ts'
-import { collectControlCharacters, collectProblems, integerQuery, isPlainObject, prepareValidation, validate } from '../../lib/validation.ts'
+import { type TimeSlicer, timeSlicer, yieldToLoop } from '../../lib/slices.ts'
+import {
+  type Clock,
+  formatApiTime,
+  formatOptionalApiTime,
+  MAX_TIME,
+  parseApiTime,
+  parseDuration,
+} from '../../lib/time.ts'
+import {
+  collectControlCharacters,
+  collectProblems,
+  integerQuery,
+  isPlainObject,
+  prepareValidation,
+  validate,
+} from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
+import { recordEnding } from '../events/endings.ts'
+import { deletedEventBody, endedEventBody, FORM_CANCELLED, FORM_DELETED } from '../webhooks/events.ts'
 import {
   CONTEXT_MAX_BYTES,
   CreateFormBody,
   DEFAULT_CALLBACK_EVENTS,
   DEFAULT_EXPIRES_IN,
   EXPIRES_IN_MAX_MS,
-  ListFormsQuery,
-  PAGE_LIMITS,
-  UpdateFormBody,
-  type PageSettings,
-  FieldOutput as FieldOutputSchema,
+  type FieldOutput as FieldOutputSchema,
   type Form,
   type FormSummary,
+  ListFormsQuery,
+  PAGE_LIMITS,
+  type PageSettings,
+  UpdateFormBody,
 } from './model.ts'
 import type { FormOfAccount, FormState, FormSummaryRecord, NewForm, StoredForm } from './store/index.ts'
-import { recordEnding } from '../events/endings.ts'
-import { FORM_CANCELLED, FORM_DELETED, deletedEventBody, endedEventBody } from '../webhooks/events.ts'
 
 /** The unchanging JSON of forms kept ready (least recently used beyond), in bytes; a larger form's is made each time. */
 const DETAILS_KEPT = { maxBytes: 32 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }
@@ -125,7 +139,12 @@ export function createFormService(
       required: field.required ?? false,
       config: field.config ?? {},
     }))
-    const identity = JSON.stringify({ id: row.id, title: row.title, description: row.description, url: `${baseUrl()}/f/${row.id}` })
+    const identity = JSON.stringify({
+      id: row.id,
+      title: row.title,
+      description: row.description,
+      url: `${baseUrl()}/f/${row.id}`,
+    })
     return {
       head: `${identity.slice(0, -1)},`,
       tail:
@@ -150,7 +169,11 @@ export function createFormService(
      * from the same account within 24 hours) gets the form the first request
      * created instead of a second one; the same key with another body is a 422.
      */
-    async create(principal: Principal, input: unknown, idempotencyKey?: string): Promise<{ form: Form; replayed: boolean }> {
+    async create(
+      principal: Principal,
+      input: unknown,
+      idempotencyKey?: string,
+    ): Promise<{ form: Form; replayed: boolean }> {
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
         throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters', 'invalid_format')
       }
@@ -186,26 +209,43 @@ export function createFormService(
       }
       await slices.pause()
       // The same body, whatever its key order or spacing.
-      const requestHash = idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(input)).digest('hex')
+      const requestHash =
+        idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(input)).digest('hex')
       await slices.pause()
       // Looking the key up and creating the form are one unit of work: concurrent duplicates create one form.
       // Without a key, a create only inserts its form: creates sent together may be written together.
-      const { created, replayed } = await store.transaction(async (tx) => {
-        if (idempotencyKey !== undefined) {
-          const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
-          if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
-            if (earlier.requestHash !== requestHash) {
-              throw invalidAt('', 'This Idempotency-Key was already used with a different body; use a new key for a new form', 'not_unique')
+      const { created, replayed } = await store.transaction(
+        async (tx) => {
+          if (idempotencyKey !== undefined) {
+            const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
+            if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
+              if (earlier.requestHash !== requestHash) {
+                throw invalidAt(
+                  '',
+                  'This Idempotency-Key was already used with a different body; use a new key for a new form',
+                  'not_unique',
+                )
+              }
+              return {
+                created: (await tx.forms.findForAccount(principal.accountId, earlier.formId, now))!,
+                replayed: true,
+              }
             }
-            return { created: (await tx.forms.findForAccount(principal.accountId, earlier.formId, now))!, replayed: true }
           }
-        }
-        await tx.forms.insert(form)
-        if (idempotencyKey !== undefined) {
-          await tx.forms.rememberIdempotencyKey({ accountId: principal.accountId, key: idempotencyKey, requestHash, formId: id, createdAt: now })
-        }
-        return { created: { ...form, status: 'active' as const }, replayed: false }
-      }, { independent: idempotencyKey === undefined })
+          await tx.forms.insert(form)
+          if (idempotencyKey !== undefined) {
+            await tx.forms.rememberIdempotencyKey({
+              accountId: principal.accountId,
+              key: idempotencyKey,
+              requestHash,
+              formId: id,
+              createdAt: now,
+            })
+          }
+          return { created: { ...form, status: 'active' as const }, replayed: false }
+        },
+        { independent: idempotencyKey === undefined },
+      )
       return { form: withContext(created), replayed }
     },
 
@@ -271,7 +311,8 @@ export function createFormService(
       let expiresAt: number | null | undefined
       if (body.expires_at !== undefined && body.expires_at !== null) {
         expiresAt = parseApiTime(body.expires_at)
-        if (expiresAt === undefined || expiresAt > MAX_TIME) throw invalidAt('/expires_at', 'Expected an ISO 8601 datetime such as 2026-12-01T12:00:00Z', 'invalid_format')
+        if (expiresAt === undefined || expiresAt > MAX_TIME)
+          throw invalidAt('/expires_at', 'Expected an ISO 8601 datetime such as 2026-12-01T12:00:00Z', 'invalid_format')
         if (expiresAt <= clock()) throw invalidAt('/expires_at', 'Must be in the future', 'too_small')
       } else {
         expiresAt = body.expires_at
@@ -304,7 +345,10 @@ export function createFormService(
           // Files kept across a 422 wait for an answer that can no longer come.
           await tx.submissions.releaseAll(form.id)
         }
-        return { updated: withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!), deliveryQueued }
+        return {
+          updated: withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!),
+          deliveryQueued,
+        }
       })
       if (updated.status !== 'active') onChange({ id: updated.id, accountId: principal.accountId }, deliveryQueued)
       return updated
@@ -321,7 +365,14 @@ export function createFormService(
         if (!(await tx.forms.delete(principal.accountId, id))) return false
         const now = clock()
         await tx.events.forgetForm(id)
-        await tx.events.append({ accountId: principal.accountId, formId: id, type: FORM_DELETED, occurredAt: now, payload: deletedEventBody(id), createdAt: now })
+        await tx.events.append({
+          accountId: principal.accountId,
+          formId: id,
+          type: FORM_DELETED,
+          occurredAt: now,
+          payload: deletedEventBody(id),
+          createdAt: now,
+        })
         return true
       })
       if (!deleted) throw formNotFound()
@@ -357,7 +408,8 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
   const fields = body.fields as FieldDefinition[]
   const keys = new Set<string>()
   for (const [index, field] of fields.entries()) {
-    if (keys.has(field.key)) problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"`, code: 'not_unique' })
+    if (keys.has(field.key))
+      problems.add({ path: `/fields/${index}/key`, message: `Duplicate key "${field.key}"`, code: 'not_unique' })
     keys.add(field.key)
     problems.addAll(await checkFieldConfig(field), `/fields/${index}`)
     await slices.pause()
@@ -366,10 +418,18 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
     .filter((field) => field.type === 'file')
     .reduce((total, field) => total + fileMaxSize(field.config), 0)
   if (fileSizes > FORM_FILES_MAX_SIZE) {
-    problems.add({ path: '/fields', message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)`, code: 'too_large' })
+    problems.add({
+      path: '/fields',
+      message: `The file fields' max_size may add up to at most ${FORM_FILES_MAX_SIZE} bytes (100 MiB)`,
+      code: 'too_large',
+    })
   }
   if (body.callback_events !== undefined && body.callback_url == null) {
-    problems.add({ path: '/callback_url', message: 'Required with callback_events: the URL their webhooks are sent to', code: 'required' })
+    problems.add({
+      path: '/callback_url',
+      message: 'Required with callback_events: the URL their webhooks are sent to',
+      code: 'required',
+    })
   }
   if (body.callback_url != null && !isHttpUrl(body.callback_url)) {
     problems.add({ path: '/callback_url', message: 'Expected an absolute http or https URL', code: 'invalid_format' })
@@ -379,7 +439,8 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
   }
   problems.throwIfAny()
   // One zone, one spelling, whatever case it came in (CONTRACT 13a): stored and returned as Intl spells it.
-  if (body.page?.time_zone !== undefined) return { ...body, page: { ...body.page, time_zone: canonicalTimeZone(body.page.time_zone)! } }
+  if (body.page?.time_zone !== undefined)
+    return { ...body, page: { ...body.page, time_zone: canonicalTimeZone(body.page.time_zone)! } }
   return body
 }
 
@@ -393,16 +454,24 @@ async function checkCreateBody(input: unknown, slices: TimeSlicer): Promise<Crea
 function listsTooLong(input: unknown): Problem[] {
   if (!isPlainObject(input) || !Array.isArray(input.fields)) return []
   const fieldsMax = CreateFormBody.properties.fields.maxItems!
-  if (input.fields.length > fieldsMax) return [{ path: '/fields', message: `Must have at most ${fieldsMax} items`, code: 'too_long' }]
+  if (input.fields.length > fieldsMax)
+    return [{ path: '/fields', message: `Must have at most ${fieldsMax} items`, code: 'too_long' }]
   const problems: Problem[] = []
   input.fields.forEach((field: unknown, index) => {
-    if (!isPlainObject(field) || !isPlainObject(field.config) || typeof field.type !== 'string' || !Object.hasOwn(fieldTypes, field.type)) return
+    if (
+      !isPlainObject(field) ||
+      !isPlainObject(field.config) ||
+      typeof field.type !== 'string' ||
+      !Object.hasOwn(fieldTypes, field.type)
+    )
+      return
     for (const [name, schema] of Object.entries(fieldTypes[field.type]!.config.properties)) {
       const list = field.config[name]
       const max = maxItemsOf(schema)
       if (!Array.isArray(list) || max === undefined || list.length <= max) continue
       const path = `/fields/${index}/config/${name}`
-      if (field.type === 'select' && name === 'options') problems.push({ path, message: `Must have at most ${max} options`, code: 'too_large' })
+      if (field.type === 'select' && name === 'options')
+        problems.push({ path, message: `Must have at most ${max} options`, code: 'too_large' })
       else problems.push({ path, message: `Must have at most ${max} items`, code: 'too_long' })
     }
   })
@@ -411,7 +480,10 @@ function listsTooLong(input: unknown): Problem[] {
 
 /** The most items a schema's array (or the array among a union's variants) may hold. */
 function maxItemsOf(schema: TSchema): number | undefined {
-  const array = schema.type === 'array' ? schema : (schema.anyOf as TSchema[] | undefined)?.find((variant) => variant.type === 'array')
+  const array =
+    schema.type === 'array'
+      ? schema
+      : (schema.anyOf as TSchema[] | undefined)?.find((variant) => variant.type === 'array')
   return array?.maxItems
 }
 
@@ -445,7 +517,11 @@ function checkPage(page: unknown, problems: ProblemList): void {
       continue
     }
     if (!Object.hasOwn(bounds, key)) {
-      problems.add({ path, message: `Unknown key; the page takes ${[...Object.keys(bounds), 'review'].join(', ')}`, code: 'unknown_key' })
+      problems.add({
+        path,
+        message: `Unknown key; the page takes ${[...Object.keys(bounds), 'review'].join(', ')}`,
+        code: 'unknown_key',
+      })
       continue
     }
     if (typeof value !== 'string') {
@@ -459,9 +535,17 @@ function checkPage(page: unknown, problems: ProblemList): void {
       // A button or a sender of nothing but spaces says nothing.
       problems.add({ path, message: 'Must not be empty', code: 'too_short' })
     } else if (key === 'locale' && matchLocale(value) === undefined) {
-      problems.add({ path, message: `No supported language matches "${value}"; supported: ${SUPPORTED_LOCALES.join(', ')}`, code: 'invalid_value' })
+      problems.add({
+        path,
+        message: `No supported language matches "${value}"; supported: ${SUPPORTED_LOCALES.join(', ')}`,
+        code: 'invalid_value',
+      })
     } else if (key === 'time_zone' && canonicalTimeZone(value) === undefined) {
-      problems.add({ path, message: `Unknown time zone "${value}"; expected an IANA name such as Europe/Berlin or UTC`, code: 'invalid_value' })
+      problems.add({
+        path,
+        message: `Unknown time zone "${value}"; expected an IANA name such as Europe/Berlin or UTC`,
+        code: 'invalid_value',
+      })
     }
   }
 }

@@ -1,9 +1,9 @@
 import type { Store } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
-import { settledWithin, type Clock } from '../../lib/time.ts'
-import { IDEMPOTENCY_WINDOW_MS } from './service.ts'
+import { type Clock, settledWithin } from '../../lib/time.ts'
 import { recordEnding } from '../events/endings.ts'
-import { FORM_EXPIRED, endedEventBody } from '../webhooks/events.ts'
+import { endedEventBody, FORM_EXPIRED } from '../webhooks/events.ts'
+import { IDEMPOTENCY_WINDOW_MS } from './service.ts'
 import type { FormOfAccount } from './store/index.ts'
 
 /** The sweep looks at least this often, so expiry is written within about a second. */
@@ -69,7 +69,13 @@ export function createFormSweeper({ store, clock, logger, onExpired }: FormSweep
                 callbackMetadataJson: form.callbackMetadata,
                 contextJson: form.context,
               })
-              const deliveryQueued = await recordEnding(tx, { type: FORM_EXPIRED, form, occurredAt: form.expiresAt, payload, now })
+              const deliveryQueued = await recordEnding(tx, {
+                type: FORM_EXPIRED,
+                form,
+                occurredAt: form.expiresAt,
+                payload,
+                now,
+              })
               return { form: { id: form.id, accountId: form.accountId } satisfies FormOfAccount, deliveryQueued }
             }),
           )

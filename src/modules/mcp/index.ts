@@ -2,19 +2,24 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { HttpError } from '../../lib/errors.ts'
 import type { ResponseSet } from '../../lib/http.ts'
-import type { BodyReader } from '../../lib/request-body.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
+import type { BodyReader } from '../../lib/request-body.ts'
 import { principalOf, takeRequests } from '../auth/index.ts'
 import type { Principal } from '../auth/service.ts'
+import { type EventService, feedPageJson } from '../events/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { ResponseService } from '../responses/service.ts'
-import { feedPageJson, type EventService } from '../events/service.ts'
 import { MCP_PATH } from './paths.ts'
 import type { ToolBackend } from './tools.ts'
 
 /** The tools' backend inside the server: the same services the REST API calls, for one caller. */
-function serviceBackend(principal: Principal, forms: FormService, responses: ResponseService, events: EventService): ToolBackend {
+function serviceBackend(
+  principal: Principal,
+  forms: FormService,
+  responses: ResponseService,
+  events: EventService,
+): ToolBackend {
   return {
     async createForm(body, idempotencyKey) {
       const { form } = await forms.create(principal, body, idempotencyKey)
@@ -47,7 +52,8 @@ const MAX_PARAMS_KEYS = 64
  * 60,000 keys held the event loop 60 to 130 ms.
  */
 function tooManyKeys(message: unknown): boolean {
-  const keys = (value: unknown) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value).length : 0)
+  const keys = (value: unknown) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value).length : 0
   return (Array.isArray(message) ? message : [message]).some((one) => {
     const params = (one as { params?: { arguments?: unknown } } | null)?.params
     return keys(params) > MAX_PARAMS_KEYS || keys(params?.arguments) > MAX_PARAMS_KEYS
@@ -65,7 +71,13 @@ const batchRefusal = (messages: number, perMinute: number) =>
  * SDK is loaded on the first call, so a server nobody asks over MCP does not
  * carry it in memory.
  */
-export function mcpRoutes(forms: FormService, responses: ResponseService, events: EventService, bodies: BodyReader, limiter: RateLimiter) {
+export function mcpRoutes(
+  forms: FormService,
+  responses: ResponseService,
+  events: EventService,
+  bodies: BodyReader,
+  limiter: RateLimiter,
+) {
   const handle = async ({ request, set }: { request: Request; set: ResponseSet }) => {
     const principal = principalOf(set)
     // Read and parsed like every API body (bounded, a slice of time at a time: JSON.parse of a hostile
@@ -77,9 +89,11 @@ export function mcpRoutes(forms: FormService, responses: ResponseService, events
       if (!(error instanceof HttpError) || error.status !== 422) throw error
       return jsonRpcError(set, -32700, `Parse error: ${error.problems?.[0]?.message ?? error.detail}`)
     }
-    if (tooManyKeys(message)) return jsonRpcError(set, -32602, `Invalid params: no tool takes more than ${MAX_PARAMS_KEYS} arguments`)
+    if (tooManyKeys(message))
+      return jsonRpcError(set, -32602, `Invalid params: no tool takes more than ${MAX_PARAMS_KEYS} arguments`)
     // JSON-RPC 2.0: an empty batch is an invalid request (the transport would take it for notifications only: 202).
-    if (Array.isArray(message) && message.length === 0) return jsonRpcError(set, -32600, 'Invalid Request: an empty batch holds no message')
+    if (Array.isArray(message) && message.length === 0)
+      return jsonRpcError(set, -32600, 'Invalid Request: an empty batch holds no message')
     // The POST counted as one request; every further message of a batch counts as one more, before any of them runs.
     const messages = Array.isArray(message) ? message.length : 1
     if (messages > 1) takeRequests(limiter, principal, messages - 1, batchRefusal(messages, limiter.perMinute))
@@ -89,9 +103,14 @@ export function mcpRoutes(forms: FormService, responses: ResponseService, events
     return handleMcpRequest(forTransport, serviceBackend(principal, forms, responses, events), message)
   }
   const stateless = () => {
-    throw new HttpError(405, 'MCP here is stateless: send each JSON-RPC message with POST (there is no stream to open and no session to end)', undefined, {
-      Allow: 'POST',
-    })
+    throw new HttpError(
+      405,
+      'MCP here is stateless: send each JSON-RPC message with POST (there is no stream to open and no session to end)',
+      undefined,
+      {
+        Allow: 'POST',
+      },
+    )
   }
   return new Elysia({ name: 'mcp' })
     .post(MCP_PATH, handle, {

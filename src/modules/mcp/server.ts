@@ -1,15 +1,15 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
   type CallToolRequest,
+  CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
   type JSONRPCRequest,
+  ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { VERSION } from '../../version.ts'
-import { MCP_INSTRUCTIONS, callTool, toolList, type ToolBackend } from './tools.ts'
+import { callTool, MCP_INSTRUCTIONS, type ToolBackend, toolList } from './tools.ts'
 
 /** An MCP server that presents itself as intake with tools; its handlers are set by the caller. */
 export const intakeMcpServer = () =>
@@ -41,7 +41,10 @@ class JsonRpcError extends Error {
  * raw issues. Here it is -32602, invalid params, with a short message. Any
  * other method no handler serves is -32601, as the SDK answers it.
  */
-export function serveToolCalls(server: Server, call: (params: CallToolRequest['params'], signal: AbortSignal) => Promise<CallToolResult>): void {
+export function serveToolCalls(
+  server: Server,
+  call: (params: CallToolRequest['params'], signal: AbortSignal) => Promise<CallToolResult>,
+): void {
   server.fallbackRequestHandler = async (request, extra) => {
     if (request.method !== 'tools/call') throw new JsonRpcError(ErrorCode.MethodNotFound, 'Method not found')
     return call(toolCallParams(request), extra.signal)
@@ -52,7 +55,8 @@ function toolCallParams(request: JSONRPCRequest): CallToolRequest['params'] {
   const invalid = (message: string) => new JsonRpcError(ErrorCode.InvalidParams, `Invalid params: ${message}`)
   // The transport has checked that params, when present, is an object.
   const params: Record<string, unknown> = request.params ?? {}
-  if (typeof params.name !== 'string') throw invalid('name must be the name of a tool, a string (tools/list lists them)')
+  if (typeof params.name !== 'string')
+    throw invalid('name must be the name of a tool, a string (tools/list lists them)')
   const args = params.arguments
   if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
     throw invalid("arguments must be an object of the tool's named arguments (its inputSchema)")
@@ -60,7 +64,9 @@ function toolCallParams(request: JSONRPCRequest): CallToolRequest['params'] {
   const checked = CallToolRequestSchema.safeParse(request)
   if (!checked.success) {
     const [issue] = checked.error.issues
-    throw invalid(`${issue?.path.join('.') || 'params'}: ${issue?.message ?? 'not as MCP defines tools/call'}`.slice(0, 140))
+    throw invalid(
+      `${issue?.path.join('.') || 'params'}: ${issue?.message ?? 'not as MCP defines tools/call'}`.slice(0, 140),
+    )
   }
   return checked.data.params
 }
@@ -97,6 +103,7 @@ async function withDetail(response: Response): Promise<Response> {
   } catch {
     body = {}
   }
-  const detail = typeof body.error?.message === 'string' ? body.error.message : `MCP request refused (HTTP ${response.status})`
+  const detail =
+    typeof body.error?.message === 'string' ? body.error.message : `MCP request refused (HTTP ${response.status})`
   return new Response(JSON.stringify({ ...body, detail }), { status: response.status, headers: response.headers })
 }

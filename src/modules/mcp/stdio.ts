@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { VERSION } from '../../version.ts'
 import { MCP_PATH } from './paths.ts'
 import { intakeMcpServer, serveToolCalls } from './server.ts'
@@ -18,14 +18,18 @@ const CALL_TIMEOUT_MS = 90_000
 export async function serveMcpOverStdio(serverUrl: string, key: string): Promise<void> {
   const remote = new Client({ name: 'intake-mcp-stdio', version: VERSION })
   const endpoint = new URL(MCP_PATH, serverUrl.endsWith('/') ? serverUrl : `${serverUrl}/`)
-  await remote.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+  await remote.connect(
+    new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  )
 
   // Presents itself exactly as /mcp does.
   const local = intakeMcpServer()
   local.setRequestHandler(ListToolsRequestSchema, () => remote.listTools())
   // A malformed call is refused here as /mcp refuses it (-32602), never forwarded.
-  serveToolCalls(local, async (params, signal) =>
-    (await remote.callTool(params, undefined, { signal, timeout: CALL_TIMEOUT_MS })) as CallToolResult,
+  serveToolCalls(
+    local,
+    async (params, signal) =>
+      (await remote.callTool(params, undefined, { signal, timeout: CALL_TIMEOUT_MS })) as CallToolResult,
   )
   await local.connect(new StdioServerTransport())
   // The client closing our stdin is the end of the session: leave then, whatever the client does next.

@@ -1,13 +1,13 @@
-import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { type TObject, type TSchema, Type } from '@sinclair/typebox'
 import { HttpError, invalidAt } from '../../lib/errors.ts'
 import { illFormedTextAt } from '../../lib/json.ts'
 import { publish } from '../../lib/openapi.ts'
 import { JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
 import { validate } from '../../lib/validation.ts'
-import { CreateFormBody, Form, FormDetail, FormSummary, FORM_STATUSES, ListFormsQuery } from '../forms/model.ts'
+import { EventPage, ListEventsQuery } from '../events/model.ts'
+import { CreateFormBody, FORM_STATUSES, Form, FormDetail, FormSummary, ListFormsQuery } from '../forms/model.ts'
 import { IDEMPOTENCY_KEY } from '../forms/service.ts'
 import { ResponseObject } from '../responses/model.ts'
-import { EventPage, ListEventsQuery } from '../events/model.ts'
 
 /**
  * The MCP tools: what an agent calls to ask a human something. Defined once,
@@ -26,7 +26,7 @@ export const MCP_WAIT_MAX_S = 50
 export const MCP_INSTRUCTIONS =
   'intake puts a typed form in front of a human and gives you the single answer. Call create_form, send the returned url to the person, ' +
   `then call get_responses with wait (up to ${MCP_WAIT_MAX_S} s per call, repeat while form_status is "active") until it returns the answer. ` +
-  'With several forms open, call wait_for_events instead: one feed of every form\'s ending (completed, expired, cancelled, deleted), followed with `after` = the last `next`. ' +
+  "With several forms open, call wait_for_events instead: one feed of every form's ending (completed, expired, cancelled, deleted), followed with `after` = the last `next`. " +
   "The answer's data follows answers_schema from create_form."
 
 /** What the tools need from intake, for one authenticated caller. */
@@ -36,7 +36,11 @@ export interface ToolBackend {
   listForms(query: Record<string, unknown>): Promise<{ forms: unknown[]; nextCursor: string | undefined }>
   cancelForm(formId: string): Promise<unknown>
   deleteForm(formId: string): Promise<void>
-  getResponses(formId: string, wait: number | undefined, abort: AbortSignal | undefined): Promise<{ formStatus: string; responses: unknown[] }>
+  getResponses(
+    formId: string,
+    wait: number | undefined,
+    abort: AbortSignal | undefined,
+  ): Promise<{ formStatus: string; responses: unknown[] }>
   /** The account's event feed, as GET /api/v1/events answers (query as its parameters). */
   waitForEvents(query: Record<string, unknown>, abort: AbortSignal | undefined): Promise<Record<string, unknown>>
 }
@@ -47,11 +51,17 @@ interface Tool {
   description: string
   input: TObject
   output: TObject
-  call(backend: ToolBackend, args: Record<string, unknown>, abort: AbortSignal | undefined): Promise<Record<string, unknown>>
+  call(
+    backend: ToolBackend,
+    args: Record<string, unknown>,
+    abort: AbortSignal | undefined,
+  ): Promise<Record<string, unknown>>
 }
 
 const FormIdInput = Type.Object(
-  { form_id: Type.String({ pattern: ULID_PATTERN, description: 'The form id that create_form or list_forms returned' }) },
+  {
+    form_id: Type.String({ pattern: ULID_PATTERN, description: 'The form id that create_form or list_forms returned' }),
+  },
   { additionalProperties: false },
 )
 
@@ -75,7 +85,13 @@ const CreateFormInput = Type.Object(
 const WaitForEventsInput = Type.Object(
   {
     after: ListEventsQuery.properties.after,
-    wait: Type.Optional(Type.Integer({ minimum: 0, maximum: MCP_WAIT_MAX_S, description: 'Seconds to wait while there is no event after `after`' })),
+    wait: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MCP_WAIT_MAX_S,
+        description: 'Seconds to wait while there is no event after `after`',
+      }),
+    ),
     limit: ListEventsQuery.properties.limit,
   },
   { additionalProperties: false },
@@ -96,7 +112,10 @@ export const TOOLS: Tool[] = [
     output: Type.Object({ ...Form.properties, answers_schema: JsonObject }),
     async call(backend, args) {
       const { idempotency_key, ...body } = args
-      if (idempotency_key !== undefined && (typeof idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(idempotency_key))) {
+      if (
+        idempotency_key !== undefined &&
+        (typeof idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(idempotency_key))
+      ) {
         throw invalidAt('/idempotency_key', 'Must be 1 to 255 visible ASCII characters', 'invalid_format')
       }
       const { form, answersSchema } = await backend.createForm(body, idempotency_key)
@@ -127,7 +146,9 @@ export const TOOLS: Tool[] = [
     ),
     output: Type.Object({
       forms: Type.Array(FormSummary),
-      next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page' }),
+      next_cursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass as cursor for the next page; null on the last page',
+      }),
     }),
     async call(backend, args) {
       const page = await backend.listForms(args)
@@ -146,7 +167,8 @@ export const TOOLS: Tool[] = [
   {
     name: 'delete_form',
     title: 'Delete a form',
-    description: 'Deletes a form with its answer, uploaded files and webhook deliveries, permanently. The link stops working.',
+    description:
+      'Deletes a form with its answer, uploaded files and webhook deliveries, permanently. The link stops working.',
     input: FormIdInput,
     output: Type.Object({ deleted: Type.Literal(true), form_id: Ulid }),
     async call(backend, args) {
@@ -165,7 +187,13 @@ export const TOOLS: Tool[] = [
     input: Type.Object(
       {
         form_id: FormIdInput.properties.form_id,
-        wait: Type.Optional(Type.Integer({ minimum: 1, maximum: MCP_WAIT_MAX_S, description: 'Seconds to wait for the answer while the form is active' })),
+        wait: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: MCP_WAIT_MAX_S,
+            description: 'Seconds to wait for the answer while the form is active',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -175,7 +203,10 @@ export const TOOLS: Tool[] = [
     }),
     async call(backend, args, abort) {
       const { form_id, wait } = validate(
-        Type.Object({ form_id: Type.String(), wait: Type.Optional(Type.Integer({ minimum: 1, maximum: MCP_WAIT_MAX_S })) }, { additionalProperties: false }),
+        Type.Object(
+          { form_id: Type.String(), wait: Type.Optional(Type.Integer({ minimum: 1, maximum: MCP_WAIT_MAX_S })) },
+          { additionalProperties: false },
+        ),
         args,
       )
       const result = await backend.getResponses(form_id, wait, abort)
@@ -186,7 +217,7 @@ export const TOOLS: Tool[] = [
     name: 'wait_for_events',
     title: 'Wait for any form to end',
     description: [
-      'The feed of how your forms ended, oldest first: form.completed (answered: `payload.data` holds the answer, with your `context`), form.expired and form.cancelled (`payload.context` is the context the form had), form.deleted. Every form\'s endings are here, whatever its callback_events.',
+      "The feed of how your forms ended, oldest first: form.completed (answered: `payload.data` holds the answer, with your `context`), form.expired and form.cancelled (`payload.context` is the context the form had), form.deleted. Every form's endings are here, whatever its callback_events.",
       `Call it with \`after\` = the \`next\` of your previous call and you never miss or repeat an event; with no \`after\` it starts from the oldest kept (7 days), with "latest" from now. With \`wait\` (1..${MCP_WAIT_MAX_S} seconds) it holds until an event arrives or the time is up (then \`events\` is empty: call again with the same \`after\`).`,
       'A call returns at most `limit` events and at most 1 MiB of JSON (an event larger than that comes alone): when there may be more, call again from `next`. An error saying to try again means the server is busy: wait a second and repeat the call.',
       'One call covers all your open forms: create them, then loop on wait_for_events until each has ended.',
@@ -208,12 +239,18 @@ export const toolList = () =>
   }))
 
 /** Runs a tool; an expected failure (bad input, unknown form, a state conflict) is a tool error carrying the API's detail. */
-export async function callTool(backend: ToolBackend, name: string, args: Record<string, unknown> | undefined, abort?: AbortSignal) {
+export async function callTool(
+  backend: ToolBackend,
+  name: string,
+  args: Record<string, unknown> | undefined,
+  abort?: AbortSignal,
+) {
   const tool = TOOLS.find((t) => t.name === name)
   if (!tool) return toolError(`Unknown tool "${name}". The tools are: ${TOOLS.map((t) => t.name).join(', ')}`)
   try {
     const illFormed = illFormedTextAt(args ?? {})
-    if (illFormed !== undefined) throw invalidAt(illFormed, 'Holds a lone surrogate, which is not valid Unicode text', 'invalid_encoding')
+    if (illFormed !== undefined)
+      throw invalidAt(illFormed, 'Holds a lone surrogate, which is not valid Unicode text', 'invalid_encoding')
     const result = await tool.call(backend, args ?? {}, abort)
     return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result }
   } catch (error) {

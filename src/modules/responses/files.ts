@@ -1,7 +1,7 @@
 import type { Store, Transaction } from '../../db/store.ts'
-import type { Logger } from '../../lib/log.ts'
 import type { FileSink } from '../../lib/form-data.ts'
 import { newId } from '../../lib/ids.ts'
+import type { Logger } from '../../lib/log.ts'
 import type { Clock } from '../../lib/time.ts'
 import { FILE_CHUNK_BYTES } from './store/index.ts'
 
@@ -71,7 +71,9 @@ export function createFileStorage(options: {
     // Staged: a removal lost in a crash is simply made again. Each unit chooses its file itself, so a
     // file written to or claimed since the last unit is not touched.
     const removeSome = () =>
-      store.stagedTransaction((tx) => tx.responses.removeIdleChunks(clock() - UNCLAIMED_UPLOAD_GRACE_MS, CHUNKS_REMOVED_PER_UNIT))
+      store.stagedTransaction((tx) =>
+        tx.responses.removeIdleChunks(clock() - UNCLAIMED_UPLOAD_GRACE_MS, CHUNKS_REMOVED_PER_UNIT),
+      )
     while (running && (await removeSome())) {}
   }
 
@@ -83,7 +85,11 @@ export function createFileStorage(options: {
     }
     clearTimeout(timer)
     sweeping = sweep()
-      .catch((error) => logger.error('removing unclaimed files failed', { error: error instanceof Error ? error.message : String(error) }))
+      .catch((error) =>
+        logger.error('removing unclaimed files failed', {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      )
       .finally(() => {
         sweeping = undefined
         if (!running) return

@@ -11,7 +11,7 @@ export function responseRoutes(responses: ResponseService) {
     .get('', ({ request, params, query, set }) => responses.list(principalOf(set), params.id, query, request.signal), {
       detail: apiDoc({
         tag: 'Responses',
-        summary: 'List a form\'s responses',
+        summary: "List a form's responses",
         description:
           'A form takes one response, so this is an empty array or an array of one, newest first. With `wait=N` (1..60) an agent without a public URL can block until the human answers.',
         params: { id: 'Form id' },
@@ -46,8 +46,8 @@ export function responseRoutes(responses: ResponseService) {
           tag: 'Responses',
           summary: 'Download an uploaded file',
           description:
-            'The bytes of a file field\'s upload, with the type the browser declared and Content-Disposition: attachment. A file field\'s value in `data` is this URL.',
-          params: { id: 'Form id', responseId: 'Response id', key: 'The file field\'s key' },
+            "The bytes of a file field's upload, with the type the browser declared and Content-Disposition: attachment. A file field's value in `data` is this URL.",
+          params: { id: 'Form id', responseId: 'Response id', key: "The file field's key" },
           responses: { 200: 'The file (its original Content-Type)' },
           errors: [404],
         }),

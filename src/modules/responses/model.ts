@@ -1,9 +1,11 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 
 export const SubmitterMetadata = Type.Object(
   {
-    ip: Type.Union([Type.String(), Type.Null()], { description: 'Address of the submitter (from X-Forwarded-For when SERVICE_TRUST_PROXY is on)' }),
+    ip: Type.Union([Type.String(), Type.Null()], {
+      description: 'Address of the submitter (from X-Forwarded-For when SERVICE_TRUST_PROXY is on)',
+    }),
     user_agent: Type.Union([Type.String(), Type.Null()]),
   },
   { title: 'SubmitterMetadata' },
@@ -13,9 +15,14 @@ export const ResponseObject = Type.Object(
   {
     id: Ulid,
     form_id: Ulid,
-    data: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())]), {
-      description: 'Field key to the submitted value; optional fields left empty are absent, an unticked checkbox is false, a multiple select is the chosen option values',
-    }),
+    data: Type.Record(
+      Type.String(),
+      Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())]),
+      {
+        description:
+          'Field key to the submitted value; optional fields left empty are absent, an unticked checkbox is false, a multiple select is the chosen option values',
+      },
+    ),
     submitted_at: ApiTime,
     metadata: SubmitterMetadata,
     context: Type.Union([JsonObject, Type.Null()], { description: "The form's context, as given at creation" }),

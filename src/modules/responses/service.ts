@@ -28,7 +28,12 @@ export function createResponseService(store: Store, forms: FormService, signals:
      * With `wait`, an active unanswered form holds the request until it is
      * answered or leaves active (or the seconds pass, or `abort` fires).
      */
-    async list(principal: Principal, formId: string, rawQuery: Record<string, unknown> = {}, abort?: AbortSignal): Promise<ResponseObject[]> {
+    async list(
+      principal: Principal,
+      formId: string,
+      rawQuery: Record<string, unknown> = {},
+      abort?: AbortSignal,
+    ): Promise<ResponseObject[]> {
       const query = validate(ListResponsesQuery, integerQuery(rawQuery, ['wait']))
       if (query.wait === undefined) {
         const form = await forms.ownFormState(principal, formId)
@@ -54,7 +59,8 @@ export function createResponseService(store: Store, forms: FormService, signals:
           const found = await store.responses.listForForm(form.id)
           if (hold.revoked.aborted) throw invalidKey()
           const ended = form.status !== 'active' || found.length > 0
-          if (ended || !changed || stopWaiting.signal.aborted || signals.closed) return found.map((response) => toResponseObject(response, form.context))
+          if (ended || !changed || stopWaiting.signal.aborted || signals.closed)
+            return found.map((response) => toResponseObject(response, form.context))
           await changed
           if (hold.revoked.aborted) throw invalidKey()
         }
@@ -77,7 +83,12 @@ export function createResponseService(store: Store, forms: FormService, signals:
      * A file the person uploaded with the response, by its field key: what it
      * is, and its bytes as a stream read a chunk at a time.
      */
-    async file(principal: Principal, formId: string, responseId: string, key: string): Promise<{ file: StoredFile; bytes: ReadableStream<Uint8Array> }> {
+    async file(
+      principal: Principal,
+      formId: string,
+      responseId: string,
+      key: string,
+    ): Promise<{ file: StoredFile; bytes: ReadableStream<Uint8Array> }> {
       const form = await forms.ownFormState(principal, formId)
       const id = canonicalUlid(responseId)
       if (!id || !(await store.responses.find(form.id, id))) throw responseNotFound()

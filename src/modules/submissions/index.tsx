@@ -1,31 +1,52 @@
 /** @jsxImportSource @kitajs/html */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { renderFormPage, withTimeLeft, type FormPageBytes, type FormView } from '../../../views/FormPage.tsx'
+import { type FormPageBytes, type FormView, renderFormPage, withTimeLeft } from '../../../views/FormPage.tsx'
 import { AnsweredPage, ReceiptPage } from '../../../views/ReceiptPage.tsx'
-import { StatusPage, type FileLimit } from '../../../views/StatusPage.tsx'
 import { ReviewPage, type ReviewView } from '../../../views/ReviewPage.tsx'
-import { SentAnswers, type SentAnswer } from '../../../views/SentAnswers.tsx'
-import { DATE_PARTS, composeDate, datePartName, type UnreadableDate } from '../../fields/date.ts'
+import { type SentAnswer, SentAnswers } from '../../../views/SentAnswers.tsx'
+import { type FileLimit, StatusPage } from '../../../views/StatusPage.tsx'
+import { composeDate, DATE_PARTS, datePartName, type UnreadableDate } from '../../fields/date.ts'
 import { fileMaxSize } from '../../fields/file.ts'
-import { submissionBodyLimit, type FieldDefinition } from '../../fields/index.ts'
+import { type FieldDefinition, submissionBodyLimit } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
+import {
+  languageOfTag,
+  negotiateLanguage,
+  rememberPageLanguage,
+  type Translator,
+  translator,
+} from '../../i18n/index.ts'
 import { HttpError, type Problem } from '../../lib/errors.ts'
 import type { FormEntry } from '../../lib/form-data.ts'
 import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type ResponseSet } from '../../lib/http.ts'
-import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
+import { createLruCache } from '../../lib/lru.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
+import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
-import { createLruCache } from '../../lib/lru.ts'
-import { formatApiTime, type Clock } from '../../lib/time.ts'
-import { languageOfTag, negotiateLanguage, rememberPageLanguage, translator, type Translator } from '../../i18n/index.ts'
+import { type Clock, formatApiTime } from '../../lib/time.ts'
 import type { PageSettings } from '../forms/model.ts'
 import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { FileStorage, IncomingFile } from '../responses/files.ts'
 import type { StoredResponse } from '../responses/store/index.ts'
-import { RECEIPT_MS, RepeatedValue, type AnsweredForm, type HeldFileView, type PostedHolds, type SubmissionService } from './service.ts'
-import { draftFilesKept, draftFormPage, draftOfPost, heldViews, lapsedDraftPage, reviewPost, sentAnswers } from './review.tsx'
+import {
+  draftFilesKept,
+  draftFormPage,
+  draftOfPost,
+  heldViews,
+  lapsedDraftPage,
+  reviewPost,
+  sentAnswers,
+} from './review.tsx'
+import {
+  type AnsweredForm,
+  type HeldFileView,
+  type PostedHolds,
+  RECEIPT_MS,
+  RepeatedValue,
+  type SubmissionService,
+} from './service.ts'
 
 export interface SubmissionRouteOptions {
   trustProxy: boolean
@@ -40,7 +61,10 @@ export interface SubmissionRouteOptions {
   clock: Clock
 }
 
-const SubmissionReceipt = Type.Object({ id: Ulid, form_id: Ulid, submitted_at: ApiTime }, { title: 'SubmissionReceipt' })
+const SubmissionReceipt = Type.Object(
+  { id: Ulid, form_id: Ulid, submitted_at: ApiTime },
+  { title: 'SubmissionReceipt' },
+)
 
 const formView = (form: StoredForm): FormView => ({
   id: form.id,
@@ -58,7 +82,9 @@ const formView = (form: StoredForm): FormView => ({
  */
 export function pageLanguage(page: PageSettings | undefined, request: Request): Translator {
   // Dates take the region of the tag that chose the language (de-AT, or the Accept-Language range that matched).
-  const chosen = (page?.locale === undefined ? undefined : languageOfTag(page.locale)) ?? negotiateLanguage(request.headers.get('accept-language'))
+  const chosen =
+    (page?.locale === undefined ? undefined : languageOfTag(page.locale)) ??
+    negotiateLanguage(request.headers.get('accept-language'))
   return rememberPageLanguage(request, translator(chosen.locale, chosen.region))
 }
 
@@ -72,7 +98,9 @@ const requestForms = new WeakMap<Request, { id: string; title: string; fileLimit
 export const pageFormOf = (request: Request) => requestForms.get(request)
 
 function rememberPageForm(request: Request, form: FormView) {
-  const fileLimits = form.fields.filter((field) => field.type === 'file').map((field) => ({ label: field.label, bytes: fileMaxSize(field.config) }))
+  const fileLimits = form.fields
+    .filter((field) => field.type === 'file')
+    .map((field) => ({ label: field.label, bytes: fileMaxSize(field.config) }))
   requestForms.set(request, { id: form.id, title: form.title, fileLimits })
 }
 
@@ -81,7 +109,13 @@ function rememberPageForm(request: Request, form: FormView) {
  * someone posts to it again), 410 when cancelled or expired. A post's page
  * shows what it sent, so that nothing typed is lost (CONTRACT 14).
  */
-function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t: Translator, sent?: SentAnswer[]): string {
+function closedPage(
+  set: ResponseSet,
+  form: FormPublicState,
+  posted: boolean,
+  t: Translator,
+  sent?: SentAnswer[],
+): string {
   const about = { id: form.id, title: form.title }
   const kind = form.status === 'completed' ? 'answered' : form.status === 'cancelled' ? 'cancelled' : 'expired'
   const page = (
@@ -107,12 +141,18 @@ function closedPage(set: ResponseSet, form: FormPublicState, posted: boolean, t:
  * no date), and are kept as typed, to show again.
  */
 function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDefinition[]) {
-  const multiple = new Set(fields.filter((field) => field.type === 'select' && field.config?.multiple === true).map((field) => field.key))
+  const multiple = new Set(
+    fields.filter((field) => field.type === 'select' && field.config?.multiple === true).map((field) => field.key),
+  )
   // No prototype: a field key can never reach Object.prototype.
   const values: Record<string, string | string[] | Upload | RepeatedValue | UnreadableDate> = Object.create(null)
   const typed: Record<string, string | string[]> = Object.create(null)
   const holds: PostedHolds = { ids: new Map(), removed: new Set() }
-  const dateBoxes = new Map(fields.filter((field) => field.type === 'date').flatMap((field) => DATE_PARTS.map((part) => [datePartName(part, field.key), field.key])))
+  const dateBoxes = new Map(
+    fields
+      .filter((field) => field.type === 'date')
+      .flatMap((field) => DATE_PARTS.map((part) => [datePartName(part, field.key), field.key])),
+  )
   const datesTyped = new Set<string>()
   const datesRepeated = new Set<string>()
   for (const [key, entry] of entries) {
@@ -198,16 +238,24 @@ function receiptPage(set: ResponseSet, answered: AnsweredForm & { response: Stor
 }
 
 /** Every other visit to a completed form: that it was answered, and when; nothing of the answer, so only the state and that time are read. */
-function answeredPage(set: ResponseSet, state: FormPublicState, submittedAt: number | undefined, t: Translator): string {
-  const view = { title: state.title, submittedAt, timeZone: state.page.time_zone ?? 'UTC', successMessage: state.page.success_message }
+function answeredPage(
+  set: ResponseSet,
+  state: FormPublicState,
+  submittedAt: number | undefined,
+  t: Translator,
+): string {
+  const view = {
+    title: state.title,
+    submittedAt,
+    timeZone: state.page.time_zone ?? 'UTC',
+    successMessage: state.page.success_message,
+  }
   return htmlPage(set, <AnsweredPage t={t} view={view} />)
 }
 
 /** The most bytes of each file field that are kept: its max_size (a file beyond it is refused; a part for no file field keeps nothing). */
 function fileAllowances(fields: FieldDefinition[]): Map<string, number> {
-  return new Map(
-    fields.filter((field) => field.type === 'file').map((field) => [field.key, fileMaxSize(field.config)]),
-  )
+  return new Map(fields.filter((field) => field.type === 'file').map((field) => [field.key, fileMaxSize(field.config)]))
 }
 
 /**
@@ -311,11 +359,22 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         // From a review page's Change link: the form filled with the answers being checked.
         if (typeof query.draft === 'string') {
           const view = formView(await submissions.publicForm(state.id))
-          const page = await draftFormPage(submissions, view, query.draft, (entries) => formPostValues(entries, view.fields), t)
+          const page = await draftFormPage(
+            submissions,
+            view,
+            query.draft,
+            (entries) => formPostValues(entries, view.fields),
+            t,
+          )
           return htmlPage(set, withTimeLeft(page, options.clock(), t))
         }
         const page =
-          renderedPages.get(state.id, t) ?? renderedPages.set(state.id, t, await renderFormPage({ form: formView(await submissions.publicForm(state.id)), t }))
+          renderedPages.get(state.id, t) ??
+          renderedPages.set(
+            state.id,
+            t,
+            await renderFormPage({ form: formView(await submissions.publicForm(state.id)), t }),
+          )
         return htmlPage(set, withTimeLeft(page, options.clock(), t))
       },
       {
@@ -323,9 +382,12 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
           tag: 'Submissions',
           auth: false,
           summary: 'The form page (HTML)',
-          description: 'What the person you share the link with sees: the form while it is active, else a page saying it was answered (200), cancelled or expired (410).',
+          description:
+            'What the person you share the link with sees: the form while it is active, else a page saying it was answered (200), cancelled or expired (410).',
           params: { id: 'Form id' },
-          responses: { 200: 'The form; once answered, the receipt (once, right after sending) or a page saying it was answered, and when (text/html)' },
+          responses: {
+            200: 'The form; once answered, the receipt (once, right after sending) or a page saying it was answered, and when (text/html)',
+          },
           errors: [404, 410],
         }),
       },
@@ -367,7 +429,12 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         const claimed = new Set<string>()
         const newToken = submissions.newReceiptToken()
         let refused:
-          | { kind: 'invalid'; problems: Problem[]; typed: Record<string, string | string[]>; held: Record<string, HeldFileView> }
+          | {
+              kind: 'invalid'
+              problems: Problem[]
+              typed: Record<string, string | string[]>
+              held: Record<string, HeldFileView>
+            }
           | { kind: 'closed'; form: FormPublicState; sent: SentAnswer[] | undefined }
           | { kind: 'review'; view: ReviewView }
           | { kind: 'lapsed'; typed: Record<string, string | string[]>; held: Record<string, HeldFileView> }
@@ -384,19 +451,32 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
             async (entries) => {
               const { values, typed, holds } = formPostValues(entries, view.fields)
               // A review page's Send: what is recorded is the draft the person checked.
-              const sending = await draftOfPost(submissions, form, entries, { values, typed, holds }, (posted) => formPostValues(posted, view.fields))
+              const sending = await draftOfPost(submissions, form, entries, { values, typed, holds }, (posted) =>
+                formPostValues(posted, view.fields),
+              )
               if (ended) return { kind: 'closed' as const, form, sent: sentAnswers(view.fields, values, sending.files) }
               if (sending.lapsed) return { kind: 'lapsed' as const, typed, held: {} }
               const used = hasFileField ? await submissions.useHolds(form, values, holds) : new Map()
               if (sending.draft && !draftFilesKept(sending.draft, used)) {
                 // A file it named is gone (the form was answered meanwhile, or the file removed in another try): never record it without.
                 const state = await submissions.publicState(form.id)
-                if (state.status !== 'active') return { kind: 'closed' as const, form: state, sent: sentAnswers(view.fields, values, sending.files) }
+                if (state.status !== 'active')
+                  return { kind: 'closed' as const, form: state, sent: sentAnswers(view.fields, values, sending.files) }
                 return { kind: 'lapsed' as const, typed, held: heldViews(used) }
               }
               try {
                 const reading = { locale: t.locale, region: t.region }
-                if (form.page.review === true && !sending.draft) return await reviewPost(submissions, form, entries, { values, typed, holds }, used, submitter, claimed, reading)
+                if (form.page.review === true && !sending.draft)
+                  return await reviewPost(
+                    submissions,
+                    form,
+                    entries,
+                    { values, typed, holds },
+                    used,
+                    submitter,
+                    claimed,
+                    reading,
+                  )
                 await submissions.submit(form, values, submitter, { receiptToken: newToken, ...reading })
                 for (const value of Object.values(values)) if (value instanceof Upload) claimed.add(value.fileId)
                 return undefined
@@ -404,15 +484,24 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
                 if (!(error instanceof HttpError)) throw error
                 if (error.status === 422 && error.problems) {
                   // Each file that passed its own checks is kept for the next try, so the person need not choose it again.
-                  const { held, fileIds, lost } = hasFileField ? await submissions.holdAccepted(form, values, used) : { held: {}, fileIds: [], lost: [] }
+                  const { held, fileIds, lost } = hasFileField
+                    ? await submissions.holdAccepted(form, values, used)
+                    : { held: {}, fileIds: [], lost: [] }
                   for (const fileId of fileIds) claimed.add(fileId)
                   // A file that lost bytes is asked for again, whatever else the post got wrong.
-                  const problems = [...error.problems, ...lost.filter((problem) => !error.problems!.some((known) => known.path === problem.path))]
+                  const problems = [
+                    ...error.problems,
+                    ...lost.filter((problem) => !error.problems!.some((known) => known.path === problem.path)),
+                  ]
                   return { kind: 'invalid' as const, problems, typed, held }
                 }
                 // Answered, cancelled or expired while this person was typing.
                 if (error.status === 409 || error.status === 410) {
-                  return { kind: 'closed' as const, form: await submissions.publicState(form.id), sent: sentAnswers(view.fields, values, sending.files) }
+                  return {
+                    kind: 'closed' as const,
+                    form: await submissions.publicState(form.id),
+                    sent: sentAnswers(view.fields, values, sending.files),
+                  }
                 }
                 throw error
               }
@@ -436,8 +525,15 @@ export function submissionRoutes(submissions: SubmissionService, options: Submis
         if (refused.kind === 'closed') return closedPage(set, refused.form, true, t, refused.sent)
         if (refused.kind === 'review') return htmlPage(set, <ReviewPage t={t} view={refused.view} />)
         const now = options.clock()
-        if (refused.kind === 'lapsed') return htmlPage(set, withTimeLeft(await lapsedDraftPage(view, refused.typed, refused.held, t), now, t))
-        const refusedPage = await renderFormPage({ form: view, t, submitted: refused.typed, problems: refused.problems, held: refused.held })
+        if (refused.kind === 'lapsed')
+          return htmlPage(set, withTimeLeft(await lapsedDraftPage(view, refused.typed, refused.held, t), now, t))
+        const refusedPage = await renderFormPage({
+          form: view,
+          t,
+          submitted: refused.typed,
+          problems: refused.problems,
+          held: refused.held,
+        })
         return htmlPage(set, withTimeLeft(refusedPage, now, t), 422)
       },
       {

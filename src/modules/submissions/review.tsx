@@ -6,18 +6,24 @@
  * was answered meanwhile. The route (index.tsx) calls these; the rules stay in
  * the submission service.
  */
-import { renderFormPage, type FormPageBytes, type FormView } from '../../../views/FormPage.tsx'
+import { type FormPageBytes, type FormView, renderFormPage } from '../../../views/FormPage.tsx'
 import type { ReviewView } from '../../../views/ReviewPage.tsx'
 import type { SentAnswer } from '../../../views/SentAnswers.tsx'
 import { isDatePartName } from '../../fields/date.ts'
 import type { FieldDefinition } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
 import type { Locale, Translator } from '../../i18n/index.ts'
-import type { FormEntry } from '../../lib/form-data.ts'
 import type { Problem } from '../../lib/errors.ts'
+import type { FormEntry } from '../../lib/form-data.ts'
 import type { StoredForm } from '../forms/store/index.ts'
 import type { IncomingFile } from '../responses/files.ts'
-import { fileLostProblem, type HeldFileView, type PostedHolds, type SubmissionService, type Submitter } from './service.ts'
+import {
+  fileLostProblem,
+  type HeldFileView,
+  type PostedHolds,
+  type SubmissionService,
+  type Submitter,
+} from './service.ts'
 import type { Draft, DraftFile, HeldFile } from './store/index.ts'
 
 /** The review page's Send names its draft so (keys starting with "_" belong to the page). */
@@ -35,7 +41,11 @@ export type ReadPost = (entries: Array<FormEntry<IncomingFile>>) => PostValues
 
 /** A post's texts as a draft keeps them: in order, without files and the page's own `_` keys (a memorable date's boxes are the answer: kept). */
 export const textEntries = (entries: Array<FormEntry<IncomingFile>>): Draft['answers'] =>
-  entries.flatMap(([name, value]) => (typeof value === 'string' && (!name.startsWith('_') || isDatePartName(name)) ? [[name, value] as [string, string]] : []))
+  entries.flatMap(([name, value]) =>
+    typeof value === 'string' && (!name.startsWith('_') || isDatePartName(name))
+      ? [[name, value] as [string, string]]
+      : [],
+  )
 
 /**
  * What a post says of a draft. A post naming none is no Send (`draft` and
@@ -69,14 +79,20 @@ export async function draftOfPost(
 }
 
 /** Whether every file the draft names is still kept (`used`: the holds useHolds found). */
-export const draftFilesKept = (draft: Draft, used: Map<string, HeldFile>) => Object.keys(draft.files).every((key) => used.has(key))
+export const draftFilesKept = (draft: Draft, used: Map<string, HeldFile>) =>
+  Object.keys(draft.files).every((key) => used.has(key))
 
 /** What a post that was not recorded sent, field by field: its texts, and its files' names and sizes (a draft's when it sent none). */
-export function sentAnswers(fields: FieldDefinition[], values: Record<string, unknown>, files: Record<string, DraftFile> = {}): SentAnswer[] {
+export function sentAnswers(
+  fields: FieldDefinition[],
+  values: Record<string, unknown>,
+  files: Record<string, DraftFile> = {},
+): SentAnswer[] {
   return fields.map((field) => {
     const value = Object.hasOwn(values, field.key) ? values[field.key] : undefined
     if (field.type === 'file') {
-      if (value instanceof Upload && !(value.name === '' && value.size === 0)) return { field, text: undefined, file: { name: value.name, size: value.size } }
+      if (value instanceof Upload && !(value.name === '' && value.size === 0))
+        return { field, text: undefined, file: { name: value.name, size: value.size } }
       const kept = Object.hasOwn(files, field.key) ? files[field.key] : undefined
       return { field, text: undefined, file: kept && { name: kept.name, size: kept.size } }
     }
@@ -86,7 +102,12 @@ export function sentAnswers(fields: FieldDefinition[], values: Record<string, un
 
 export type ReviewOutcome =
   | { kind: 'review'; view: ReviewView }
-  | { kind: 'invalid'; problems: Problem[]; typed: Record<string, string | string[]>; held: Record<string, HeldFileView> }
+  | {
+      kind: 'invalid'
+      problems: Problem[]
+      typed: Record<string, string | string[]>
+      held: Record<string, HeldFileView>
+    }
 
 /**
  * A valid post to a form with `page.review`: checked as Send will record it
@@ -107,16 +128,30 @@ export async function reviewPost(
 ): Promise<ReviewOutcome> {
   const { checked } = await submissions.submit(form, post.values, submitter, { checkOnly: true, ...reading })
   const hasFileField = form.fields.some((field) => field.type === 'file')
-  const { held, fileIds, lost } = hasFileField ? await submissions.holdAccepted(form, post.values, used) : { held: {}, fileIds: [], lost: [] }
+  const { held, fileIds, lost } = hasFileField
+    ? await submissions.holdAccepted(form, post.values, used)
+    : { held: {}, fileIds: [], lost: [] }
   for (const fileId of fileIds) claimed.add(fileId)
-  const notKept = checked!.uploads.filter(({ key }) => !Object.hasOwn(held, key) && !lost.some((problem) => problem.path === `/${key}`))
+  const notKept = checked!.uploads.filter(
+    ({ key }) => !Object.hasOwn(held, key) && !lost.some((problem) => problem.path === `/${key}`),
+  )
   if (lost.length > 0 || notKept.length > 0) {
-    return { kind: 'invalid', problems: [...lost, ...notKept.map(({ key }) => fileLostProblem(key))], typed: post.typed, held }
+    return {
+      kind: 'invalid',
+      problems: [...lost, ...notKept.map(({ key }) => fileLostProblem(key))],
+      typed: post.typed,
+      held,
+    }
   }
   const files: Record<string, DraftFile> = Object.create(null)
   for (const [key, file] of Object.entries(held)) files[key] = { hold: file.id, name: file.name, size: file.size }
   const texts = textEntries(entries)
-  const draftId = await submissions.saveDraft(form, texts, files, [...used.values()].map((hold) => hold.heldUntil))
+  const draftId = await submissions.saveDraft(
+    form,
+    texts,
+    files,
+    [...used.values()].map((hold) => hold.heldUntil),
+  )
   const answers = form.fields.map((field) => ({
     field,
     value: checked!.data[field.key],
@@ -133,14 +168,25 @@ export async function reviewPost(
  * the draft, its files kept; when the draft has lapsed (or is not this
  * form's), empty, saying so.
  */
-export async function draftFormPage(submissions: SubmissionService, view: FormView, draftId: string, readPost: ReadPost, t: Translator): Promise<FormPageBytes> {
+export async function draftFormPage(
+  submissions: SubmissionService,
+  view: FormView,
+  draftId: string,
+  readPost: ReadPost,
+  t: Translator,
+): Promise<FormPageBytes> {
   const draft = await submissions.draft(view, draftId)
   if (!draft) return renderFormPage({ form: view, t, notice: t.t('review.lapsed') })
   return renderFormPage({ form: view, t, submitted: readPost(draft.answers).typed, held: heldOf(draft.files) })
 }
 
 /** The form again after a Send whose draft lapsed: filled with what the review page sent along, and the files still kept. */
-export function lapsedDraftPage(view: FormView, typed: Record<string, string | string[]>, held: Record<string, HeldFileView>, t: Translator): Promise<FormPageBytes> {
+export function lapsedDraftPage(
+  view: FormView,
+  typed: Record<string, string | string[]>,
+  held: Record<string, HeldFileView>,
+  t: Translator,
+): Promise<FormPageBytes> {
   return renderFormPage({ form: view, t, submitted: typed, held, notice: t.t('review.lapsed_kept') })
 }
 

@@ -1,19 +1,27 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
-import { fieldTypes, type AnswerValue, type FieldDefinition } from '../../fields/index.ts'
-import { Upload, rejected, type ParseContext, type Parsed } from '../../fields/types.ts'
-import { HttpError, ProblemList, conflict, formNotFound, invalid, pointerSegment, type Problem } from '../../lib/errors.ts'
 import type { Store } from '../../db/store.ts'
+import { FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
+import { type AnswerValue, type FieldDefinition, fieldTypes } from '../../fields/index.ts'
+import { type ParseContext, type Parsed, rejected, Upload } from '../../fields/types.ts'
+import type { Locale } from '../../i18n/index.ts'
+import {
+  conflict,
+  formNotFound,
+  HttpError,
+  invalid,
+  type Problem,
+  ProblemList,
+  pointerSegment,
+} from '../../lib/errors.ts'
 import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { timeSlicer } from '../../lib/slices.ts'
-import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Clock } from '../../lib/time.ts'
-import type { Locale } from '../../i18n/index.ts'
+import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
+import { recordEnding } from '../events/endings.ts'
 import type { FormOfAccount, FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { NewFile, StoredResponse } from '../responses/store/index.ts'
+import { completedEventBody, FORM_COMPLETED } from '../webhooks/events.ts'
 import type { Draft, DraftFile, HeldFile } from './store/index.ts'
-import { FORM_COMPLETED, completedEventBody } from '../webhooks/events.ts'
-import { recordEnding } from '../events/endings.ts'
 
 export interface Submitter {
   ip: string | null
@@ -77,7 +85,9 @@ export class RepeatedValue {}
 
 /** No file chosen: nothing sent, a browser's empty nameless part, or (from a client that posts without multipart) empty text. */
 const isNoFile = (value: unknown) =>
-  value === undefined || (typeof value === 'string' && value.trim() === '') || (value instanceof Upload && value.name === '' && value.size === 0)
+  value === undefined ||
+  (typeof value === 'string' && value.trim() === '') ||
+  (value instanceof Upload && value.name === '' && value.size === 0)
 
 /** Why a form takes no answer now, or undefined when it does. The page and the JSON path say the same. */
 export function closedFormError(form: Pick<StoredForm, 'status'>): HttpError | undefined {
@@ -109,7 +119,11 @@ export interface ParsedAnswers {
  * time at a time, and the checks that run off the event loop (patterns of
  * older versions) all at once.
  */
-export async function parseAnswers(fields: FieldDefinition[], values: Record<string, unknown>, context?: ParseContext): Promise<ParsedAnswers> {
+export async function parseAnswers(
+  fields: FieldDefinition[],
+  values: Record<string, unknown>,
+  context?: ParseContext,
+): Promise<ParsedAnswers> {
   const answers: ParsedAnswers = { data: {}, uploads: [], problems: [], moreProblems: false }
   const problems = new ProblemList()
   const slices = timeSlicer()
@@ -118,7 +132,8 @@ export async function parseAnswers(fields: FieldDefinition[], values: Record<str
     // Own properties only: a field named "constructor" must not read Object.prototype.
     const input = Object.hasOwn(values, field.key) ? values[field.key] : undefined
     const invisible = typeof input === 'string' ? controlCharacterProblem(input, '') : undefined
-    if (input instanceof RepeatedValue) outcomes.push(rejected('Expected one value; this field was sent more than once', 'invalid_value'))
+    if (input instanceof RepeatedValue)
+      outcomes.push(rejected('Expected one value; this field was sent more than once', 'invalid_value'))
     else if (invisible) outcomes.push(rejected(invisible.message, invisible.code, invisible.params))
     else outcomes.push(fieldTypes[field.type]!.parse(input, field.config ?? {}, field.required ?? false, context))
     await slices.pause()
@@ -127,14 +142,21 @@ export async function parseAnswers(fields: FieldDefinition[], values: Record<str
   for (const [index, field] of fields.entries()) {
     const outcome = parsed[index]!
     const path = `/${pointerSegment(field.key)}`
-    if (outcome.kind === 'invalid') problems.add({ path, message: outcome.message, code: outcome.code, ...(outcome.params && { params: outcome.params }) })
+    if (outcome.kind === 'invalid')
+      problems.add({
+        path,
+        message: outcome.message,
+        code: outcome.code,
+        ...(outcome.params && { params: outcome.params }),
+      })
     else if (outcome.kind === 'value') answers.data[field.key] = outcome.value
     else if (outcome.kind === 'upload') answers.uploads.push({ key: field.key, upload: outcome.upload })
     else if (field.required) problems.add({ path, message: 'This field is required', code: 'required' })
   }
   const known = new Set(fields.map((field) => field.key))
   for (const key of Object.keys(values)) {
-    if (!known.has(key)) problems.add({ path: `/${pointerSegment(key)}`, message: 'Unknown field', code: 'unknown_field' })
+    if (!known.has(key))
+      problems.add({ path: `/${pointerSegment(key)}`, message: 'Unknown field', code: 'unknown_field' })
     if (problems.overflowed) break
   }
   answers.problems = problems.items
@@ -202,7 +224,8 @@ export function createSubmissionService(
       const [response] = await store.responses.listForForm(form.id)
       const files = new Map<string, { name: string; size: number }>()
       if (response && form.fields.some((field) => field.type === 'file')) {
-        for (const file of await store.responses.files(form.id, response.id)) files.set(file.fieldKey, { name: file.name, size: file.size })
+        for (const file of await store.responses.files(form.id, response.id))
+          files.set(file.fieldKey, { name: file.name, size: file.size })
       }
       return { form, response, files }
     },
@@ -215,7 +238,11 @@ export function createSubmissionService(
      * lapsed ones and malformed ids are ignored (the field is then empty).
      * Returns the holds used, by field key.
      */
-    async useHolds(form: StoredForm, values: Record<string, unknown>, posted: PostedHolds): Promise<Map<string, HeldFile>> {
+    async useHolds(
+      form: StoredForm,
+      values: Record<string, unknown>,
+      posted: PostedHolds,
+    ): Promise<Map<string, HeldFile>> {
       const used = new Map<string, HeldFile>()
       const released: Array<{ key: string; id: string }> = []
       const now = clock()
@@ -296,13 +323,22 @@ export function createSubmissionService(
         }
         const taken: HeldFile[] = []
         for (const file of fresh) {
-          if (!incomplete.has(file.fileId) && (await tx.submissions.hold(file, now, FORM_FILES_MAX_SIZE))) taken.push(file)
+          if (!incomplete.has(file.fileId) && (await tx.submissions.hold(file, now, FORM_FILES_MAX_SIZE)))
+            taken.push(file)
         }
         await tx.responses.claimFiles(taken.map((file) => file.fileId))
-        return { kept: [...accepted, ...taken], taken, lost: [...fresh, ...reused].filter((file) => incomplete.has(file.fileId)) }
+        return {
+          kept: [...accepted, ...taken],
+          taken,
+          lost: [...fresh, ...reused].filter((file) => incomplete.has(file.fileId)),
+        }
       })
       for (const file of kept) held[file.fieldKey] = { id: file.id, name: file.name, size: file.size }
-      return { held, fileIds: taken.map((file) => file.fileId), lost: lost.map((file) => fileLostProblem(file.fieldKey)) }
+      return {
+        held,
+        fileIds: taken.map((file) => file.fileId),
+        lost: lost.map((file) => fileLostProblem(file.fieldKey)),
+      }
     },
 
     /**
@@ -311,7 +347,12 @@ export function createSubmissionService(
      * DRAFT_MS, and no longer than the holds it names (a file that goes would
      * change the answer). Returns the draft's id.
      */
-    async saveDraft(form: StoredForm, answers: Draft['answers'], files: Record<string, DraftFile>, holdsUntil: number[]): Promise<string> {
+    async saveDraft(
+      form: StoredForm,
+      answers: Draft['answers'],
+      files: Record<string, DraftFile>,
+      holdsUntil: number[],
+    ): Promise<string> {
       const now = clock()
       const draft: Draft = {
         id: randomBytes(16).toString('base64url'),
@@ -359,9 +400,14 @@ export function createSubmissionService(
       const expired = form.status === 'active' && form.expiresAt !== null && form.expiresAt <= clock()
       const closed = closedFormError(expired ? { status: 'expired' } : form)
       if (closed) throw closed
-      if (!isPlainObject(values)) throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values', code: 'invalid_type' }])
+      if (!isPlainObject(values))
+        throw invalid([{ path: '', message: 'Expected a JSON object of field keys to values', code: 'invalid_type' }])
       const fields = form.fields
-      const { data, uploads, problems, moreProblems } = await parseAnswers(fields, values, options.locale === undefined ? undefined : { locale: options.locale, region: options.region })
+      const { data, uploads, problems, moreProblems } = await parseAnswers(
+        fields,
+        values,
+        options.locale === undefined ? undefined : { locale: options.locale, region: options.region },
+      )
       if (problems.length > 0) throw invalid(problems, moreProblems)
       // A review page (page.review): the answer checked as its Send will record it, and nothing written.
       if (options.checkOnly) return { id: '', formId: form.id, submittedAt: clock(), checked: { data, uploads } }
@@ -381,7 +427,9 @@ export function createSubmissionService(
       const submittedAt = clock()
       const hasFileField = fields.some((field) => field.type === 'file')
       // Answers in the order of the form's fields, whatever order the files were read in.
-      const ordered = Object.fromEntries(fields.flatMap((f) => (Object.hasOwn(data, f.key) ? [[f.key, data[f.key]!]] : [])))
+      const ordered = Object.fromEntries(
+        fields.flatMap((f) => (Object.hasOwn(data, f.key) ? [[f.key, data[f.key]!]] : [])),
+      )
       const response = {
         id: responseId,
         formId: form.id,
@@ -404,25 +452,45 @@ export function createSubmissionService(
       // The response with its files, the form's move to `completed`, its event and delivery commit together or not at all.
       // Independent of other answers (the conditional complete settles a race by itself): answers sent
       // together are written together.
-      const recorded = await store.transaction(async (tx) => {
-        // Only an active, unexpired form moves: the first submission to commit wins.
-        if (!(await tx.forms.complete(form.id, submittedAt))) return undefined
-        await tx.responses.insert(response, newFiles)
-        // Claimed first (on PostgreSQL that waits for a sweep removing them): then every byte must be there.
-        const incomplete = newFiles.length === 0 ? [] : await tx.responses.incompleteFiles(newFiles)
-        if (incomplete.length > 0) throw new IncompleteFiles(incomplete)
-        const deliveryQueued = await recordEnding(tx, { type: FORM_COMPLETED, form, occurredAt: submittedAt, payload, responseId, now: submittedAt })
-        // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
-        if (hasFileField) await tx.submissions.releaseAll(form.id)
-        if (options.receiptToken !== undefined) {
-          await tx.submissions.rememberReceipt({ tokenHash: sha256(options.receiptToken), formId: form.id, expiresAt: submittedAt + RECEIPT_MS })
-        }
-        return { deliveryQueued }
-      }, { independent: true }).catch((error: unknown) => {
-        if (!(error instanceof IncompleteFiles)) throw error
-        // Rolled back: nothing recorded. The person chooses the file again; everything else they sent is kept.
-        throw invalid(newFiles.filter((file) => error.fileIds.includes(file.fileId)).map((file) => fileLostProblem(file.fieldKey)))
-      })
+      const recorded = await store
+        .transaction(
+          async (tx) => {
+            // Only an active, unexpired form moves: the first submission to commit wins.
+            if (!(await tx.forms.complete(form.id, submittedAt))) return undefined
+            await tx.responses.insert(response, newFiles)
+            // Claimed first (on PostgreSQL that waits for a sweep removing them): then every byte must be there.
+            const incomplete = newFiles.length === 0 ? [] : await tx.responses.incompleteFiles(newFiles)
+            if (incomplete.length > 0) throw new IncompleteFiles(incomplete)
+            const deliveryQueued = await recordEnding(tx, {
+              type: FORM_COMPLETED,
+              form,
+              occurredAt: submittedAt,
+              payload,
+              responseId,
+              now: submittedAt,
+            })
+            // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
+            if (hasFileField) await tx.submissions.releaseAll(form.id)
+            if (options.receiptToken !== undefined) {
+              await tx.submissions.rememberReceipt({
+                tokenHash: sha256(options.receiptToken),
+                formId: form.id,
+                expiresAt: submittedAt + RECEIPT_MS,
+              })
+            }
+            return { deliveryQueued }
+          },
+          { independent: true },
+        )
+        .catch((error: unknown) => {
+          if (!(error instanceof IncompleteFiles)) throw error
+          // Rolled back: nothing recorded. The person chooses the file again; everything else they sent is kept.
+          throw invalid(
+            newFiles
+              .filter((file) => error.fileIds.includes(file.fileId))
+              .map((file) => fileLostProblem(file.fieldKey)),
+          )
+        })
       if (!recorded) {
         // Another submission (or cancellation, or expiry) got there first.
         throw closedFormError(await publicForm(form.id)) ?? conflict('This form has already been submitted')

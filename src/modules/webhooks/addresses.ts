@@ -39,7 +39,7 @@ function v6Groups(address: string): number[] {
   const v4Tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
   if (v4Tail) {
     const n = v4ToNumber(v4Tail[1]!)
-    text = text.slice(0, -v4Tail[1]!.length) + `${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`
+    text = `${text.slice(0, -v4Tail[1]!.length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`
   }
   const [head = '', tail] = text.split('::')
   const headGroups = head ? head.split(':') : []

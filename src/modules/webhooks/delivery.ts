@@ -71,7 +71,9 @@ async function connectionFor(url: URL, options: AttemptOptions, signal: AbortSig
   if (addresses.length === 0) throw new Refused(`${originOf(url.href)} has no address`)
   const blocked = addresses.find(isPrivateAddress)
   if (blocked !== undefined) {
-    throw new Refused(`refused: ${originOf(url.href)} is at ${blocked}, a private address (SERVICE_WEBHOOK_BLOCK_PRIVATE is on)`)
+    throw new Refused(
+      `refused: ${originOf(url.href)} is at ${blocked}, a private address (SERVICE_WEBHOOK_BLOCK_PRIVATE is on)`,
+    )
   }
   const address = addresses[0]!
   const direct = new URL(url)
@@ -107,7 +109,13 @@ async function attempt(request: DeliveryRequest, options: AttemptOptions): Promi
     })
     await readSome(response, REPLY_BYTES_READ)
     const delivered = response.status >= 200 && response.status < 300
-    return { delivered, statusCode: response.status, error: delivered ? null : `HTTP ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}` }
+    return {
+      delivered,
+      statusCode: response.status,
+      error: delivered
+        ? null
+        : `HTTP ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`,
+    }
   } catch (error) {
     if (controller.signal.aborted) return failed(`timed out after ${options.timeoutMs / 1000} s`)
     if (error instanceof Refused) return failed(error.message)

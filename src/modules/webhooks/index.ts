@@ -10,7 +10,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     .get('', ({ params, set }) => webhooks.list(principalOf(set), params.id), {
       detail: apiDoc({
         tag: 'Webhooks',
-        summary: 'List a form\'s webhook deliveries',
+        summary: "List a form's webhook deliveries",
         description:
           'The deliveries of a form with a callback_url, one per ending its callback_events names (form.completed, form.expired, form.cancelled) once it happened: status, attempts and last outcome. Those of form.expired go after 7 days, with the context they carry.',
         params: { id: 'Form id' },

@@ -1,8 +1,8 @@
 import type { Store, Transaction } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
-import { settledWithin, type Clock } from '../../lib/time.ts'
-import { systemResolver, type Resolver } from './addresses.ts'
-import { attemptDelivery, type AttemptOutcome } from './delivery.ts'
+import { type Clock, settledWithin } from '../../lib/time.ts'
+import { type Resolver, systemResolver } from './addresses.ts'
+import { type AttemptOutcome, attemptDelivery } from './delivery.ts'
 import type { AttemptRecord, DueDelivery, DuePosition, LeasedDelivery } from './store/index.ts'
 
 /** Attempts in flight at once, all accounts together; beyond it only an account's reserved few may start. */
@@ -113,14 +113,24 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * form's account and secret (read from the forms module): the caps share
    * attempts per account and per host.
    */
-  async function claimAdmitted(tx: Transaction, due: DueDelivery[], now: number, leaseMs: number, admit: (accountId: string, url: string) => boolean) {
+  async function claimAdmitted(
+    tx: Transaction,
+    due: DueDelivery[],
+    now: number,
+    leaseMs: number,
+    admit: (accountId: string, url: string) => boolean,
+  ) {
     if (due.length === 0) return []
     const targets = await tx.forms.webhookTargets(due.map((delivery) => delivery.formId))
     const admitted = due.filter((delivery) => {
       const target = targets.get(delivery.formId)
       return target !== undefined && admit(target.accountId, delivery.url)
     })
-    const leased = await tx.deliveries.lease(admitted.map((delivery) => delivery.id), leaseMs, now)
+    const leased = await tx.deliveries.lease(
+      admitted.map((delivery) => delivery.id),
+      leaseMs,
+      now,
+    )
     return leased.map((delivery): ClaimedDelivery => ({ ...delivery, ...targets.get(delivery.formId)! }))
   }
 
@@ -156,7 +166,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
           return true
         }
         await tx.deliveries.recordAttempts(finished)
-        const claims = lookAtNewest ? await claimAdmitted(tx, await tx.deliveries.dueNewest(now, DUE_LOOK), now, leaseMs, admit) : []
+        const claims = lookAtNewest
+          ? await claimAdmitted(tx, await tx.deliveries.dueNewest(now, DUE_LOOK), now, leaseMs, admit)
+          : []
         let scannedTo: DuePosition | null | undefined
         if (scanning !== undefined) {
           const due = await tx.deliveries.dueAfter(now, scanning, DUE_LOOK)
@@ -249,7 +261,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       stopped = true
       await Promise.allSettled([...inFlight])
       const finished = outcomes.splice(0)
-      if (finished.length > 0) await settledWithin(store.transaction((tx) => tx.deliveries.recordAttempts(finished)), STOP_WAIT_MS)
+      if (finished.length > 0)
+        await settledWithin(
+          store.transaction((tx) => tx.deliveries.recordAttempts(finished)),
+          STOP_WAIT_MS,
+        )
     },
     /** Attempts in flight now. */
     get inFlight() {

@@ -1,6 +1,6 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import type { ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
-import { KEY_COLUMNS, LIST_KEYS, toApiKeyRecord, toKeyListing, type KeyListingRow, type KeyRow } from './rows.ts'
+import { KEY_COLUMNS, type KeyListingRow, type KeyRow, LIST_KEYS, toApiKeyRecord, toKeyListing } from './rows.ts'
 
 /**
  * A transaction that asks whether any key works, to make one when none does
@@ -34,7 +34,8 @@ export function createPostgresKeyStore(query: Query, scope: Scope, keysVersion: 
       const [row] = await query<{ id: string }>(ACCOUNT_BY_NAME, [name])
       return row!.id
     },
-    insertKey: async (key) => void (await query(INSERT_KEY, [key.id, key.accountId, key.hash, key.hint, key.createdAt])),
+    insertKey: async (key) =>
+      void (await query(INSERT_KEY, [key.id, key.accountId, key.hash, key.hint, key.createdAt])),
     async keyByHash(hash): Promise<ApiKeyRecord | undefined> {
       const [row] = await query<KeyRow>(KEY_BY_HASH, [hash])
       return row ? toApiKeyRecord(row) : undefined

@@ -1,4 +1,4 @@
-import { optionalTimeOf, timeOf, type RowTime } from '../../../db/rows.ts'
+import { optionalTimeOf, type RowTime, timeOf } from '../../../db/rows.ts'
 import type { ApiKeyRecord, KeyListing } from './index.ts'
 
 /** A key as both databases hold it, times as integer milliseconds. */

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
-import { KEY_COLUMNS, LIST_KEYS, toApiKeyRecord, toKeyListing, type KeyListingRow, type KeyRow } from './rows.ts'
+import { KEY_COLUMNS, type KeyListingRow, type KeyRow, LIST_KEYS, toApiKeyRecord, toKeyListing } from './rows.ts'
 
 /**
  * The auth module's store on SQLite. `writer` is the connection the server
@@ -10,12 +10,18 @@ import { KEY_COLUMNS, LIST_KEYS, toApiKeyRecord, toKeyListing, type KeyListingRo
 export function createSqliteKeyStore(db: Database, writer: Database = db): KeyWrites {
   const accountByName = db.query<{ id: string }, [string]>('SELECT id FROM accounts WHERE name = ?')
   const insertAccount = db.query('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)')
-  const insertKey = db.query('INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?)')
+  const insertKey = db.query(
+    'INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?)',
+  )
   const keyByHash = db.query<KeyRow, [string]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`)
-  const usableKeyExists = db.query<{ found: number }, []>('SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS found')
+  const usableKeyExists = db.query<{ found: number }, []>(
+    'SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS found',
+  )
   const listKeys = db.query<KeyListingRow, []>(LIST_KEYS)
   const revoke = db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-  const keyExists = db.query<{ found: number }, [string]>('SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = ?) AS found')
+  const keyExists = db.query<{ found: number }, [string]>(
+    'SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = ?) AS found',
+  )
   const touch = db.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
   const dataVersion = writer.query<{ data_version: number }, []>('PRAGMA data_version')
 

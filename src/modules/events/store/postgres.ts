@@ -47,21 +47,28 @@ const AFTER_LEGACY = `SELECT coalesce(
     (SELECT last FROM event_heads WHERE account_id = $1),
     0) AS number`
 const FORGET_FORM = 'DELETE FROM events WHERE form_id = $1'
-const FORGET_BEFORE = 'DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2)'
+const FORGET_BEFORE =
+  'DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2)'
 
 /** The events module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresEventStore(query: Query, scope: Scope): EventWrites {
   const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
   return {
-    append: (event) => insertRow([event.accountId, event.formId, event.type, event.occurredAt, event.payload, event.createdAt]),
-    after: async (accountId, number, limit) => (await query<SummaryRow>(AFTER, [accountId, number, limit])).map(toSummary),
+    append: (event) =>
+      insertRow([event.accountId, event.formId, event.type, event.occurredAt, event.payload, event.createdAt]),
+    after: async (accountId, number, limit) =>
+      (await query<SummaryRow>(AFTER, [accountId, number, limit])).map(toSummary),
     payloads: async (accountId, first, last) =>
-      (await query<{ number: string; payload: Uint8Array }>(PAYLOADS, [accountId, first, last])).map((row) => ({ number: Number(row.number), payload: row.payload })),
+      (await query<{ number: string; payload: Uint8Array }>(PAYLOADS, [accountId, first, last])).map((row) => ({
+        number: Number(row.number),
+        payload: row.payload,
+      })),
     async head(accountId) {
       const [row] = await query<{ last: string }>(HEAD, [accountId])
       return row ? Number(row.last) : 0
     },
-    afterLegacy: async (accountId, cursor) => Number((await query<{ number: string }>(AFTER_LEGACY, [accountId, cursor.position, cursor.seq]))[0]!.number),
+    afterLegacy: async (accountId, cursor) =>
+      Number((await query<{ number: string }>(AFTER_LEGACY, [accountId, cursor.position, cursor.seq]))[0]!.number),
     forgetForm: async (formId) => void (await query(FORGET_FORM, [formId])),
     forgetBefore: async (before, limit) => (await query(FORGET_BEFORE, [before, limit])).count,
   }

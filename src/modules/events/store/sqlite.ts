@@ -32,7 +32,10 @@ export function createSqliteEventStore(db: Database): EventWrites {
     `SELECT number, form_id, type, occurred_at, payload_bytes FROM events
       WHERE account_id = $account_id AND number > $number ORDER BY number LIMIT $limit`,
   )
-  const payloads = db.query<{ number: number; payload: Uint8Array }, { account_id: string; first: number; last: number }>(
+  const payloads = db.query<
+    { number: number; payload: Uint8Array },
+    { account_id: string; first: number; last: number }
+  >(
     `SELECT number, CAST(payload AS BLOB) AS payload FROM events
       WHERE account_id = $account_id AND number BETWEEN $first AND $last ORDER BY number`,
   )
@@ -64,7 +67,8 @@ export function createSqliteEventStore(db: Database): EventWrites {
     after: async (accountId, number, limit) => after.all({ account_id: accountId, number, limit }).map(toSummary),
     payloads: async (accountId, first, last) => payloads.all({ account_id: accountId, first, last }),
     head: async (accountId) => head.get(accountId)?.last ?? 0,
-    afterLegacy: async (accountId, cursor) => afterLegacy.get({ account_id: accountId, position: cursor.position, seq: cursor.seq })!.number,
+    afterLegacy: async (accountId, cursor) =>
+      afterLegacy.get({ account_id: accountId, position: cursor.position, seq: cursor.seq })!.number,
     forgetForm: async (formId) => void forgetForm.run(formId),
     forgetBefore: async (before, limit) => forgetBefore.run({ before, limit }).changes,
   }

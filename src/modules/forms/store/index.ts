@@ -46,7 +46,10 @@ export type FormState = Pick<StoredForm, 'id' | 'status' | 'expiresAt' | 'contex
 export type FormPublicState = Pick<StoredForm, 'id' | 'title' | 'status' | 'page'>
 
 /** A form in a list: not its fields, which may be a megabyte. */
-export type FormSummaryRecord = Pick<StoredForm, 'id' | 'title' | 'description' | 'fieldsCount' | 'status' | 'expiresAt' | 'createdAt'>
+export type FormSummaryRecord = Pick<
+  StoredForm,
+  'id' | 'title' | 'description' | 'fieldsCount' | 'status' | 'expiresAt' | 'createdAt'
+>
 
 export type NewForm = Omit<StoredForm, 'status'>
 
@@ -54,7 +57,10 @@ export type NewForm = Omit<StoredForm, 'status'>
 export type FormOfAccount = Pick<StoredForm, 'id' | 'accountId'>
 
 /** What a form's ending tells, and to whom: its account, and its webhook when it has one. */
-export type EndingForm = Pick<StoredForm, 'id' | 'accountId' | 'callbackUrl' | 'callbackEvents' | 'callbackMetadata' | 'context'>
+export type EndingForm = Pick<
+  StoredForm,
+  'id' | 'accountId' | 'callbackUrl' | 'callbackEvents' | 'callbackMetadata' | 'context'
+>
 
 /** A form the sweep expired, as it was before: its context goes into the event (CONTRACT 12). */
 export interface ExpiredForm extends EndingForm {

@@ -1,15 +1,28 @@
-import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { coalesced, columnsOf, insertedTogether, writtenTogether } from '../../../db/postgres/coalesce.ts'
+import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
-import { EXPIRED_COLUMNS, toExpiredForm, toPublicState, toStoredForm, toSummary, type ExpiredRow, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
+import {
+  EXPIRED_COLUMNS,
+  type ExpiredRow,
+  type FormRow,
+  type PublicStateRow,
+  type SummaryRow,
+  toExpiredForm,
+  toPublicState,
+  toStoredForm,
+  toSummary,
+} from './rows.ts'
 
 // Every read computes expiry with the time it is given (`now`, the parameter named here).
 const pastExpiry = (now: string) => `(status = 'active' AND expires_at <= ${now})`
 const effectiveStatus = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN 'expired' ELSE status END AS status`
 const liveContext = (now: string) => `CASE WHEN ${pastExpiry(now)} THEN NULL ELSE context END AS context`
-const summaryColumns = (now: string) => `id, title, description, fields_count, ${effectiveStatus(now)}, expires_at, created_at`
-const fullColumns = (now: string) => `id, account_id, title, description, fields, fields_count, callback_url, callback_events, callback_metadata,
+const summaryColumns = (now: string) =>
+  `id, title, description, fields_count, ${effectiveStatus(now)}, expires_at, created_at`
+const fullColumns = (
+  now: string,
+) => `id, account_id, title, description, fields, fields_count, callback_url, callback_events, callback_metadata,
   webhook_secret, ${liveContext(now)}, settings, page, ${effectiveStatus(now)}, expires_at, created_at`
 
 /** Sorts after every ULID: the cursor of a first page. */
@@ -84,7 +97,8 @@ const COMPLETE_MANY = `UPDATE forms SET status = 'completed', updated_at = asked
   RETURNING id`
 const DELETE = 'DELETE FROM forms WHERE id = $1 AND account_id = $2'
 const LOCK_IDEMPOTENCY_KEY = `SELECT pg_advisory_xact_lock(${IDEMPOTENCY_LOCKS}, hashtext($1 || ' ' || $2))`
-const IDEMPOTENCY_KEY = 'SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $1 AND key = $2'
+const IDEMPOTENCY_KEY =
+  'SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $1 AND key = $2'
 // Replaces a record past its window, which the service found and passed over.
 const REMEMBER_KEY = `INSERT INTO idempotency_keys (account_id, key, request_hash, form_id, created_at) VALUES ($1, $2, $3, $4, $5)
   ON CONFLICT (account_id, key) DO UPDATE
@@ -101,7 +115,8 @@ const EXPIRE_DUE = `WITH due AS (
   )
   SELECT due.* FROM due JOIN expired USING (id) ORDER BY due.expires_at, due.id`
 const NEXT_EXPIRY = `SELECT min(expires_at) AS at FROM forms WHERE status = 'active' AND expires_at IS NOT NULL`
-const WEBHOOK_TARGETS = 'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
+const WEBHOOK_TARGETS =
+  'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
 
 /** The forms module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresFormStore(query: Query, scope: Scope): FormWrites {
@@ -119,7 +134,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
   type StateRow = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
   const toState = (row: StateRow | undefined): FormState | undefined =>
     row && { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context }
-    /**
+  /**
    * A lookup of one row by its parameters. On the pool, the lookups of one
    * turn share `many` (its parameters each an array of the calls' values, in
    * the same order as `one`'s; its rows carry `n`, counted from 1); in a
@@ -169,7 +184,10 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     async idempotencyKey(accountId, key): Promise<IdempotencyRecord | undefined> {
       // In a transaction, the lookup that precedes a create: duplicates in flight wait for the first.
       if (scope === 'transaction') await query(LOCK_IDEMPOTENCY_KEY, [accountId, key])
-      const [row] = await query<{ request_hash: string; form_id: string; created_at: string }>(IDEMPOTENCY_KEY, [accountId, key])
+      const [row] = await query<{ request_hash: string; form_id: string; created_at: string }>(IDEMPOTENCY_KEY, [
+        accountId,
+        key,
+      ])
       return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: Number(row.created_at) } : undefined
     },
     async nextExpiryAt() {
@@ -179,7 +197,9 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()
       if (formIds.length === 0) return targets
-      const rows = await query<{ id: string; account_id: string; webhook_secret: string }>(WEBHOOK_TARGETS, [[...new Set(formIds)]])
+      const rows = await query<{ id: string; account_id: string; webhook_secret: string }>(WEBHOOK_TARGETS, [
+        [...new Set(formIds)],
+      ])
       for (const row of rows) targets.set(row.id, { accountId: row.account_id, secret: row.webhook_secret })
       return targets
     },

@@ -25,7 +25,10 @@ export interface FormRow {
   expires_at: RowTime | null
   created_at: RowTime
 }
-export type SummaryRow = Pick<FormRow, 'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'>
+export type SummaryRow = Pick<
+  FormRow,
+  'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'
+>
 
 export const toStoredForm = (row: FormRow): StoredForm => ({
   id: row.id,
@@ -63,7 +66,10 @@ export const toPublicState = (row: PublicStateRow | null | undefined): FormPubli
   row ? { id: row.id, title: row.title, status: row.status, page: JSON.parse(row.page) as PageSettings } : undefined
 
 /** A form the sweep expired, as both databases return it: before its context was removed. */
-export type ExpiredRow = Pick<FormRow, 'id' | 'account_id' | 'callback_url' | 'callback_events' | 'callback_metadata' | 'context'> & {
+export type ExpiredRow = Pick<
+  FormRow,
+  'id' | 'account_id' | 'callback_url' | 'callback_events' | 'callback_metadata' | 'context'
+> & {
   expires_at: RowTime
 }
 

@@ -1,7 +1,17 @@
 import type { Database } from 'bun:sqlite'
 import type { FormStatus } from '../model.ts'
-import { EXPIRED_COLUMNS, toExpiredForm, toPublicState, toStoredForm, toSummary, type ExpiredRow, type FormRow, type PublicStateRow, type SummaryRow } from './rows.ts'
 import type { FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
+import {
+  EXPIRED_COLUMNS,
+  type ExpiredRow,
+  type FormRow,
+  type PublicStateRow,
+  type SummaryRow,
+  toExpiredForm,
+  toPublicState,
+  toStoredForm,
+  toSummary,
+} from './rows.ts'
 
 const PAST_EXPIRY = `(status = 'active' AND expires_at <= $now)`
 const EFFECTIVE_STATUS = `CASE WHEN ${PAST_EXPIRY} THEN 'expired' ELSE status END AS status`
@@ -12,7 +22,6 @@ const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, 
 
 /** Sorts after every ULID: the cursor of a first page. */
 const BEFORE_EVERY_FORM = '8'
-
 
 /** The forms module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteFormStore(db: Database): FormWrites {
@@ -26,8 +35,13 @@ export function createSqliteFormStore(db: Database): FormWrites {
     `SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id AND account_id = $account_id`,
   )
   const byId = db.query<FormRow, { id: string; now: number }>(`SELECT ${FULL_COLUMNS} FROM forms WHERE id = $id`)
-  const publicStateById = db.query<PublicStateRow, { id: string; now: number }>(`SELECT id, title, ${EFFECTIVE_STATUS}, page FROM forms WHERE id = $id`)
-  const stateForAccount = db.query<{ id: string; status: FormStatus; expires_at: number | null; context: string | null }, { id: string; account_id: string; now: number }>(
+  const publicStateById = db.query<PublicStateRow, { id: string; now: number }>(
+    `SELECT id, title, ${EFFECTIVE_STATUS}, page FROM forms WHERE id = $id`,
+  )
+  const stateForAccount = db.query<
+    { id: string; status: FormStatus; expires_at: number | null; context: string | null },
+    { id: string; account_id: string; now: number }
+  >(
     `SELECT id, ${EFFECTIVE_STATUS}, expires_at, CASE WHEN ${PAST_EXPIRY} THEN NULL ELSE context END AS context
        FROM forms WHERE id = $id AND account_id = $account_id`,
   )
@@ -63,21 +77,26 @@ export function createSqliteFormStore(db: Database): FormWrites {
       WHERE id = $id AND status = 'active' AND (expires_at IS NULL OR expires_at > $now)`,
   )
   const remove = db.query('DELETE FROM forms WHERE id = $id AND account_id = $account_id')
-  const idempotencyKey = db.query<{ request_hash: string; form_id: string; created_at: number }, { account_id: string; key: string }>(
-    'SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $account_id AND key = $key',
-  )
+  const idempotencyKey = db.query<
+    { request_hash: string; form_id: string; created_at: number },
+    { account_id: string; key: string }
+  >('SELECT request_hash, form_id, created_at FROM idempotency_keys WHERE account_id = $account_id AND key = $key')
   const rememberKey = db.query(
     `INSERT OR REPLACE INTO idempotency_keys (account_id, key, request_hash, form_id, created_at)
      VALUES ($account_id, $key, $request_hash, $form_id, $created_at)`,
   )
-  const forgetKeysBefore = db.query<never, { before: number }>('DELETE FROM idempotency_keys WHERE created_at < $before')
+  const forgetKeysBefore = db.query<never, { before: number }>(
+    'DELETE FROM idempotency_keys WHERE created_at < $before',
+  )
   // The sweep writes what reads already compute: status expired, context gone. The forms are
   // read first, as they were: the one writer holds them until the update.
   const dueForExpiry = db.query<ExpiredRow, { now: number; limit: number }>(
     `SELECT ${EXPIRED_COLUMNS} FROM forms INDEXED BY forms_active_expiry
       WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now ORDER BY expires_at LIMIT $limit`,
   )
-  const expire = db.query<never, { id: string; now: number }>(`UPDATE forms SET status = 'expired', context = NULL, updated_at = $now WHERE id = $id`)
+  const expire = db.query<never, { id: string; now: number }>(
+    `UPDATE forms SET status = 'expired', context = NULL, updated_at = $now WHERE id = $id`,
+  )
   const nextExpiry = db.query<{ at: number | null }, []>(
     `SELECT min(expires_at) AS at FROM forms INDEXED BY forms_active_expiry WHERE status = 'active' AND expires_at IS NOT NULL`,
   )

@@ -1,7 +1,7 @@
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
-import { RESPONSE_COLUMNS, toStoredResponse, type ResponseRow } from './rows.ts'
+import { RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
 const FOR_FORM = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 ORDER BY submitted_at DESC, id DESC`
 const BY_ID = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 AND id = $2`
@@ -54,12 +54,30 @@ export function createPostgresResponseStore(query: Query, scope: Scope): Respons
       return row ? toStoredResponse(row) : undefined
     },
     async file(formId, responseId, fieldKey): Promise<StoredFile | undefined> {
-      const [row] = await query<{ name: string; content_type: string; size: string; file_id: string }>(FILE, [formId, responseId, fieldKey])
-      return row ? { name: row.name, contentType: row.content_type, size: Number(row.size), fileId: row.file_id } : undefined
+      const [row] = await query<{ name: string; content_type: string; size: string; file_id: string }>(FILE, [
+        formId,
+        responseId,
+        fieldKey,
+      ])
+      return row
+        ? { name: row.name, contentType: row.content_type, size: Number(row.size), fileId: row.file_id }
+        : undefined
     },
     async files(formId, responseId) {
-      const rows = await query<{ field_key: string; name: string; content_type: string; size: string; file_id: string }>(FILES, [formId, responseId])
-      return rows.map((row) => ({ fieldKey: row.field_key, name: row.name, contentType: row.content_type, size: Number(row.size), fileId: row.file_id }))
+      const rows = await query<{
+        field_key: string
+        name: string
+        content_type: string
+        size: string
+        file_id: string
+      }>(FILES, [formId, responseId])
+      return rows.map((row) => ({
+        fieldKey: row.field_key,
+        name: row.name,
+        contentType: row.content_type,
+        size: Number(row.size),
+        fileId: row.file_id,
+      }))
     },
     // bytea arrives as a Buffer, which is a Uint8Array.
     chunk: async (fileId, seq) => (await query<{ bytes: Uint8Array }>(CHUNK, [fileId, seq]))[0]?.bytes,

@@ -1,4 +1,4 @@
-import { timeOf, type RowTime } from '../../../db/rows.ts'
+import { type RowTime, timeOf } from '../../../db/rows.ts'
 import type { StoredResponse } from './index.ts'
 
 /** A response as both databases hold it: data as JSON text, submitted_at as integer milliseconds. */

@@ -1,16 +1,26 @@
 import type { Database } from 'bun:sqlite'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
-import { RESPONSE_COLUMNS, toStoredResponse, type ResponseRow } from './rows.ts'
+import { RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
 /** The responses module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteResponseStore(db: Database): ResponseWrites {
-  const forForm = db.query<ResponseRow, [string]>(`SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? ORDER BY submitted_at DESC, id DESC`)
-  const byId = db.query<ResponseRow, [string, string]>(`SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? AND id = ?`)
-  const file = db.query<{ name: string; content_type: string; size: number; file_id: string }, [string, string, string]>(
+  const forForm = db.query<ResponseRow, [string]>(
+    `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? ORDER BY submitted_at DESC, id DESC`,
+  )
+  const byId = db.query<ResponseRow, [string, string]>(
+    `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? AND id = ?`,
+  )
+  const file = db.query<
+    { name: string; content_type: string; size: number; file_id: string },
+    [string, string, string]
+  >(
     `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
       WHERE r.form_id = ? AND r.id = ? AND f.field_key = ?`,
   )
-  const files = db.query<{ field_key: string; name: string; content_type: string; size: number; file_id: string }, [string, string]>(
+  const files = db.query<
+    { field_key: string; name: string; content_type: string; size: number; file_id: string },
+    [string, string]
+  >(
     `SELECT f.field_key, f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
       WHERE r.form_id = ? AND r.id = ?`,
   )
@@ -21,21 +31,31 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
     `INSERT INTO response_files (response_id, field_key, name, content_type, size, file_id, content)
      VALUES ($response_id, $field_key, $name, $content_type, $size, $file_id, X'')`,
   )
-  const markUnclaimed = db.query<never, [string, number]>('INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (?, ?)')
+  const markUnclaimed = db.query<never, [string, number]>(
+    'INSERT OR REPLACE INTO unclaimed_files (file_id, since) VALUES (?, ?)',
+  )
   // A file unclaimed at once (since 0: its post was refused) stays so whatever chunk still lands.
   const stampChunked = db.query<never, [string, number]>(
     `INSERT INTO unclaimed_files (file_id, since) VALUES (?, ?)
      ON CONFLICT (file_id) DO UPDATE SET since = excluded.since WHERE unclaimed_files.since > 0`,
   )
-  const stamp = db.query<never, [number, string]>('UPDATE unclaimed_files SET since = ? WHERE file_id = ? AND since > 0')
-  const insertChunk = db.query<never, [string, number, Uint8Array]>('INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)')
+  const stamp = db.query<never, [number, string]>(
+    'UPDATE unclaimed_files SET since = ? WHERE file_id = ? AND since > 0',
+  )
+  const insertChunk = db.query<never, [string, number, Uint8Array]>(
+    'INSERT INTO file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)',
+  )
   const claim = db.query<never, [string]>('DELETE FROM unclaimed_files WHERE file_id = ?')
-  const chunk = db.query<{ bytes: Uint8Array }, [string, number]>('SELECT bytes FROM file_chunks WHERE file_id = ? AND seq = ?')
+  const chunk = db.query<{ bytes: Uint8Array }, [string, number]>(
+    'SELECT bytes FROM file_chunks WHERE file_id = ? AND seq = ?',
+  )
   // length() of a blob reads its size, not its bytes.
   const chunkSpan = db.query<{ n: number; bytes: number; last: number }, [string]>(
     'SELECT count(*) AS n, coalesce(sum(length(bytes)), 0) AS bytes, coalesce(max(seq), -1) AS last FROM file_chunks WHERE file_id = ?',
   )
-  const idleFile = db.query<{ file_id: string }, [number]>('SELECT file_id FROM unclaimed_files WHERE since <= ? ORDER BY since LIMIT 1')
+  const idleFile = db.query<{ file_id: string }, [number]>(
+    'SELECT file_id FROM unclaimed_files WHERE since <= ? ORDER BY since LIMIT 1',
+  )
   const removeChunks = db.query<never, [string, string, number]>(
     'DELETE FROM file_chunks WHERE file_id = ? AND seq IN (SELECT seq FROM file_chunks WHERE file_id = ? ORDER BY seq LIMIT ?)',
   )
@@ -51,7 +71,13 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
       return row ? { name: row.name, contentType: row.content_type, size: row.size, fileId: row.file_id } : undefined
     },
     files: async (formId, responseId) =>
-      files.all(formId, responseId).map((row) => ({ fieldKey: row.field_key, name: row.name, contentType: row.content_type, size: row.size, fileId: row.file_id })),
+      files.all(formId, responseId).map((row) => ({
+        fieldKey: row.field_key,
+        name: row.name,
+        contentType: row.content_type,
+        size: row.size,
+        fileId: row.file_id,
+      })),
     chunk: async (fileId, seq) => chunk.get(fileId, seq)?.bytes,
     async incompleteFiles(files) {
       return files
@@ -72,7 +98,14 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
         submitted_at: response.submittedAt,
       })
       for (const f of files) {
-        insertFile.run({ response_id: response.id, field_key: f.fieldKey, name: f.name, content_type: f.contentType, size: f.size, file_id: f.fileId })
+        insertFile.run({
+          response_id: response.id,
+          field_key: f.fieldKey,
+          name: f.name,
+          content_type: f.contentType,
+          size: f.size,
+          file_id: f.fileId,
+        })
         claim.run(f.fileId)
       }
     },

@@ -1,12 +1,13 @@
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import type { SubmissionWrites } from './index.ts'
-import { DRAFT_COLUMNS, HELD_FILE_COLUMNS, toDraft, toHeldFile, type DraftRow, type HeldFileRow } from './rows.ts'
+import { DRAFT_COLUMNS, type DraftRow, HELD_FILE_COLUMNS, type HeldFileRow, toDraft, toHeldFile } from './rows.ts'
 
 const HELD_FILE = `SELECT ${HELD_FILE_COLUMNS} FROM held_files WHERE id = $1 AND form_id = $2 AND field_key = $3 AND held_until > $4`
 const ANY_LAPSED = `SELECT EXISTS (SELECT 1 FROM held_files WHERE held_until <= $1) OR EXISTS (SELECT 1 FROM receipts WHERE expires_at <= $1)
     OR EXISTS (SELECT 1 FROM drafts WHERE held_until <= $1) AS lapsed`
 const DRAFT = `SELECT ${DRAFT_COLUMNS} FROM drafts WHERE id = $1 AND form_id = $2 AND held_until > $3`
-const SAVE_DRAFT = 'INSERT INTO drafts (id, form_id, answers, files, created_at, held_until) VALUES ($1, $2, $3, $4, $5, $6)'
+const SAVE_DRAFT =
+  'INSERT INTO drafts (id, form_id, answers, files, created_at, held_until) VALUES ($1, $2, $3, $4, $5, $6)'
 const PRUNE_DRAFTS = `DELETE FROM drafts WHERE form_id = $1
    AND id NOT IN (SELECT id FROM drafts WHERE form_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2)`
 // Holds of one form are made one at a time (its row locked), so that two refused posts at once
@@ -38,20 +39,41 @@ export function createPostgresSubmissionStore(query: Query, _scope: Scope): Subm
       return row ? toDraft(row) : undefined
     },
     async saveDraft(draft, kept) {
-      await query(SAVE_DRAFT, [draft.id, draft.formId, JSON.stringify(draft.answers), JSON.stringify(draft.files), draft.createdAt, draft.heldUntil])
+      await query(SAVE_DRAFT, [
+        draft.id,
+        draft.formId,
+        JSON.stringify(draft.answers),
+        JSON.stringify(draft.files),
+        draft.createdAt,
+        draft.heldUntil,
+      ])
       await query(PRUNE_DRAFTS, [draft.formId, kept])
     },
     async hold(file, now, maxBytes) {
       const [form] = await query<{ status: string }>(LOCK_FORM, [file.formId])
       if (form?.status !== 'active') return false
-      const held = await query(HOLD, [file.id, file.formId, file.fieldKey, file.name, file.contentType, file.size, file.fileId, file.heldUntil, now, maxBytes])
+      const held = await query(HOLD, [
+        file.id,
+        file.formId,
+        file.fieldKey,
+        file.name,
+        file.contentType,
+        file.size,
+        file.fileId,
+        file.heldUntil,
+        now,
+        maxBytes,
+      ])
       return held.count === 1
     },
     release: async (formId, fieldKey, id) => void (await query(RELEASE, [id, formId, fieldKey])),
     releaseAll: async (formId) => void (await query(RELEASE_ALL, [formId])),
-    rememberReceipt: async (receipt) => void (await query(REMEMBER_RECEIPT, [receipt.tokenHash, receipt.formId, receipt.expiresAt])),
+    rememberReceipt: async (receipt) =>
+      void (await query(REMEMBER_RECEIPT, [receipt.tokenHash, receipt.formId, receipt.expiresAt])),
     spendReceipt: async (formId, tokenHash, now) => (await query(SPEND_RECEIPT, [tokenHash, formId, now])).count === 1,
     forgetLapsed: async (now) =>
-      (await query(FORGET_HOLDS, [now])).count + (await query(FORGET_RECEIPTS, [now])).count + (await query(FORGET_DRAFTS, [now])).count,
+      (await query(FORGET_HOLDS, [now])).count +
+      (await query(FORGET_RECEIPTS, [now])).count +
+      (await query(FORGET_DRAFTS, [now])).count,
   }
 }

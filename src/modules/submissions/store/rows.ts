@@ -1,4 +1,4 @@
-import { timeOf, type RowTime } from '../../../db/rows.ts'
+import { type RowTime, timeOf } from '../../../db/rows.ts'
 import type { Draft, HeldFile } from './index.ts'
 
 /** A held file as both databases hold it (PostgreSQL's bigint comes back as text). */

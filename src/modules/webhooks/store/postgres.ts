@@ -1,9 +1,15 @@
-import type { FormEvent } from '../../forms/model.ts'
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/store.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
-import { retryDelayMs, type DeliveryRecord, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
-import { DELIVERY_COLUMNS, toDeliveryRecord, type DeliveryRow } from './rows.ts'
+import type { FormEvent } from '../../forms/model.ts'
+import {
+  type DeliveryRecord,
+  type DeliveryWrites,
+  type DueDelivery,
+  type LeasedDelivery,
+  retryDelayMs,
+} from './index.ts'
+import { DELIVERY_COLUMNS, type DeliveryRow, toDeliveryRecord } from './rows.ts'
 
 /** Times are int8, which Bun's client returns as strings (Number() them here). */
 interface DueRow {
@@ -17,7 +23,12 @@ interface DueRow {
 const bounded = (ms: number) => Math.min(Number.MAX_SAFE_INTEGER, Math.max(Number.MIN_SAFE_INTEGER, ms))
 
 // On PostgreSQL a position in the due order is (next_attempt_at, id): the id is the tie-break.
-const toDue = (row: DueRow): DueDelivery => ({ id: row.id, formId: row.form_id, url: row.url, position: { dueAt: Number(row.due_at), after: row.id } })
+const toDue = (row: DueRow): DueDelivery => ({
+  id: row.id,
+  formId: row.form_id,
+  url: row.url,
+  position: { dueAt: Number(row.due_at), after: row.id },
+})
 
 const INSERT = `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
   VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)`
@@ -69,19 +80,34 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
   const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
   return {
     enqueue: (delivery) =>
-      insertRow([delivery.id, delivery.formId, delivery.responseId, delivery.event, delivery.url, delivery.payload, delivery.createdAt]),
+      insertRow([
+        delivery.id,
+        delivery.formId,
+        delivery.responseId,
+        delivery.event,
+        delivery.url,
+        delivery.payload,
+        delivery.createdAt,
+      ]),
     dueNewest: async (now, look) => (await query<DueRow>(DUE_NEWEST, [now, look])).map(toDue),
     async dueAfter(now, from, look) {
-      const rows = from === null ? await query<DueRow>(DUE_FROM_START, [now, look]) : await query<DueRow>(DUE_AFTER, [now, look, bounded(from.dueAt), String(from.after)])
+      const rows =
+        from === null
+          ? await query<DueRow>(DUE_FROM_START, [now, look])
+          : await query<DueRow>(DUE_AFTER, [now, look, bounded(from.dueAt), String(from.after)])
       return rows.map(toDue)
     },
     async lease(ids, leaseMs, now) {
       if (ids.length === 0) return []
-      const rows = await query<{ id: string; form_id: string; event: FormEvent; url: string; payload: string; round_attempts: number; lease_until: string }>(LEASE, [
-        [...new Set(ids)],
-        leaseMs,
-        now,
-      ])
+      const rows = await query<{
+        id: string
+        form_id: string
+        event: FormEvent
+        url: string
+        payload: string
+        round_attempts: number
+        lease_until: string
+      }>(LEASE, [[...new Set(ids)], leaseMs, now])
       // In the order asked for, as one statement returns rows in no order of its own.
       const byId = new Map(rows.map((row) => [row.id, row]))
       const leased: LeasedDelivery[] = []
@@ -89,7 +115,15 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
         const row = byId.get(id)
         if (!row) continue
         byId.delete(id)
-        leased.push({ id: row.id, formId: row.form_id, event: row.event, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: Number(row.lease_until) })
+        leased.push({
+          id: row.id,
+          formId: row.form_id,
+          event: row.event,
+          url: row.url,
+          payload: row.payload,
+          roundAttempts: row.round_attempts,
+          leaseUntil: Number(row.lease_until),
+        })
       }
       return leased
     },
@@ -107,7 +141,8 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
         attempts.map((a) => retryDelayMs(a.roundAttempt)),
       ])
     },
-    earliestDueAfter: async (after) => optionalTimeOf((await query<{ at: string | null }>(EARLIEST_DUE, [bounded(after)]))[0]!.at),
+    earliestDueAfter: async (after) =>
+      optionalTimeOf((await query<{ at: string | null }>(EARLIEST_DUE, [bounded(after)]))[0]!.at),
     listForForm: async (formId): Promise<DeliveryRecord[]> =>
       (await query<DeliveryRow>(FOR_FORM, [formId])).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => (await query(REDELIVER, [id, formId, now])).count === 1,

@@ -1,4 +1,4 @@
-import { optionalTimeOf, timeOf, type RowTime } from '../../../db/rows.ts'
+import { optionalTimeOf, type RowTime, timeOf } from '../../../db/rows.ts'
 import type { FormEvent } from '../../forms/model.ts'
 import type { DeliveryRecord, DeliveryStatus } from './index.ts'
 
@@ -17,7 +17,8 @@ export interface DeliveryRow {
   created_at: RowTime
 }
 
-export const DELIVERY_COLUMNS = 'id, form_id, url, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at'
+export const DELIVERY_COLUMNS =
+  'id, form_id, url, event, status, attempts, last_status_code, last_error, next_attempt_at, delivered_at, created_at'
 
 export const toDeliveryRecord = (row: DeliveryRow): DeliveryRecord => ({
   id: row.id,

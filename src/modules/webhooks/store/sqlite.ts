@@ -1,7 +1,13 @@
 import type { Database } from 'bun:sqlite'
 import type { FormEvent } from '../../forms/model.ts'
-import { retryDelayMs, type DeliveryRecord, type DeliveryWrites, type DueDelivery, type LeasedDelivery } from './index.ts'
-import { DELIVERY_COLUMNS, toDeliveryRecord, type DeliveryRow } from './rows.ts'
+import {
+  type DeliveryRecord,
+  type DeliveryWrites,
+  type DueDelivery,
+  type LeasedDelivery,
+  retryDelayMs,
+} from './index.ts'
+import { DELIVERY_COLUMNS, type DeliveryRow, toDeliveryRecord } from './rows.ts'
 
 interface DueRow {
   rowid: number
@@ -11,7 +17,12 @@ interface DueRow {
   url: string
 }
 
-const toDue = (row: DueRow): DueDelivery => ({ id: row.id, formId: row.form_id, url: row.url, position: { dueAt: row.due_at, after: row.rowid } })
+const toDue = (row: DueRow): DueDelivery => ({
+  id: row.id,
+  formId: row.form_id,
+  url: row.url,
+  position: { dueAt: row.due_at, after: row.rowid },
+})
 
 /** The webhooks module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
@@ -21,11 +32,24 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   )
   const DUE = `SELECT rowid, next_attempt_at AS due_at, id, form_id, url FROM deliveries
       WHERE status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)`
-  const newestDue = db.query<DueRow, { now: number; look: number }>(`${DUE} ORDER BY next_attempt_at DESC, rowid DESC LIMIT $look`)
+  const newestDue = db.query<DueRow, { now: number; look: number }>(
+    `${DUE} ORDER BY next_attempt_at DESC, rowid DESC LIMIT $look`,
+  )
   const dueAfter = db.query<DueRow, { now: number; look: number; due_at: number; rowid: number }>(
     `${DUE} AND (next_attempt_at, rowid) > ($due_at, $rowid) ORDER BY next_attempt_at, rowid LIMIT $look`,
   )
-  const lease = db.query<{ id: string; form_id: string; event: FormEvent; url: string; payload: string; round_attempts: number; lease_until: number }, { id: string; lease_until: number; now: number }>(
+  const lease = db.query<
+    {
+      id: string
+      form_id: string
+      event: FormEvent
+      url: string
+      payload: string
+      round_attempts: number
+      lease_until: number
+    },
+    { id: string; lease_until: number; now: number }
+  >(
     `UPDATE deliveries SET lease_until = $lease_until, attempts = attempts + 1, round_attempts = round_attempts + 1
       WHERE id = $id AND status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
      RETURNING id, form_id, event, url, payload, round_attempts, lease_until`,
@@ -43,7 +67,9 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   const earliestDue = db.query<{ at: number | null }, { after: number }>(
     `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $after`,
   )
-  const forForm = db.query<DeliveryRow, [string]>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = ? ORDER BY id`)
+  const forForm = db.query<DeliveryRow, [string]>(
+    `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = ? ORDER BY id`,
+  )
   const redeliver = db.query(
     `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $now, delivered_at = NULL, lease_until = NULL
       WHERE id = $id AND form_id = $form_id AND status IN ('delivered', 'failed')`,
@@ -66,7 +92,9 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
       }),
     dueNewest: async (now, look) => newestDue.all({ now, look }).map(toDue),
     dueAfter: async (now, from, look) =>
-      dueAfter.all({ now, look, due_at: from?.dueAt ?? -Infinity, rowid: (from?.after as number | undefined) ?? -Infinity }).map(toDue),
+      dueAfter
+        .all({ now, look, due_at: from?.dueAt ?? -Infinity, rowid: (from?.after as number | undefined) ?? -Infinity })
+        .map(toDue),
     async lease(ids, leaseMs, now) {
       // SQLite's clock is this machine's: the one `now` is read from.
       const leaseUntil = now + leaseMs
@@ -74,7 +102,15 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
       for (const id of ids) {
         const row = lease.get({ id, lease_until: leaseUntil, now })
         if (row) {
-          leased.push({ id: row.id, formId: row.form_id, event: row.event, url: row.url, payload: row.payload, roundAttempts: row.round_attempts, leaseUntil: row.lease_until })
+          leased.push({
+            id: row.id,
+            formId: row.form_id,
+            event: row.event,
+            url: row.url,
+            payload: row.payload,
+            roundAttempts: row.round_attempts,
+            leaseUntil: row.lease_until,
+          })
         }
       }
       return leased
@@ -95,8 +131,7 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
       }
     },
     earliestDueAfter: async (after) => earliestDue.get({ after })!.at,
-    listForForm: async (formId): Promise<DeliveryRecord[]> =>
-      forForm.all(formId).map(toDeliveryRecord),
+    listForForm: async (formId): Promise<DeliveryRecord[]> => forForm.all(formId).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => redeliver.run({ id, form_id: formId, now }).changes === 1,
     forgetSettledBefore: async (event, before, limit) => forgetSettled.run({ event, before, limit }).changes,
   }
