@@ -35,7 +35,7 @@ export interface ConfigFlags {
 }
 
 /** The largest form post a form can allow (its files together are at most 100 MiB): the budget must hold one. */
-export const MIN_UPLOAD_BUDGET_BYTES = 104_857_600
+const MIN_UPLOAD_BUDGET_BYTES = 104_857_600
 
 export const API_KEY_PATTERN = /^svc_live_[0-9a-f]{48}$/
 

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
-export const OPERATING_GUIDE = join(resolve(import.meta.dir, '..'), 'docs', 'operating.md')
+const OPERATING_GUIDE = join(resolve(import.meta.dir, '..'), 'docs', 'operating.md')
 
 /** The block marked `<!-- tested: NAME … -->` in `file` (the guide unless given). Throws when there is not exactly one. */
 export function operatingBlock(name: string, file = OPERATING_GUIDE): string {

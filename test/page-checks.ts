@@ -6,7 +6,7 @@ import { expect } from 'bun:test'
 import { type Page, parsePage } from './html.ts'
 import type { TestResponse } from './utils.ts'
 
-export const CSP =
+const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /** An HTML page with the given status and the CONTRACT 6 headers; returns it parsed. */

@@ -58,7 +58,7 @@ export function testClock(start = Date.now()) {
     },
   })
 }
-export type TestClock = ReturnType<typeof testClock>
+type TestClock = ReturnType<typeof testClock>
 
 export interface TestContext {
   /** Requests go in through `handle`, as the server sends them (access log included); `routes` for the OpenAPI check. */

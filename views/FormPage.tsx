@@ -47,7 +47,7 @@ const FIELDS_GO_HERE = `<!--fields-${crypto.randomUUID()}-->`
 const TIME_LEFT_GOES_HERE = `<!--time-left-${crypto.randomUUID()}-->`
 
 /** Under this much time left, the page says how long is left (CONTRACT 14). */
-export const TIME_LEFT_SHOWN_MS = 48 * 3_600_000
+const TIME_LEFT_SHOWN_MS = 48 * 3_600_000
 
 /** A form page's bytes, and where under its deadline (a byte offset in its first piece) how long is left goes. */
 export type FormPageBytes = PageBytes & { timeLeft?: { at: number; expiresAt: number } }
@@ -136,7 +136,7 @@ const keyOf = (path: string) => path.slice(1).replaceAll('~1', '/').replaceAll('
  * `config.error_message` when the API client gave one, else the built-in
  * message for the problem's code, worded for the field's type.
  */
-export function pageMessage(problem: Problem, field: FieldDefinition, t: Translator): string {
+function pageMessage(problem: Problem, field: FieldDefinition, t: Translator): string {
   const custom = field.config?.error_message
   if (typeof custom === 'string' && custom !== '') return custom
   const params = problem.params ?? {}

@@ -90,7 +90,7 @@ const ROWS_PER_BATCH = 1000
 /** Chunks per batch: each is up to 512 KiB. */
 const CHUNKS_PER_BATCH = 8
 
-export interface CopyProgress {
+interface CopyProgress {
   /** `copy` while rows are written, `check` while TO's files are read back and compared. */
   phase: 'copy' | 'check'
   /** Rows written so far, of every table. */
@@ -125,12 +125,10 @@ export class CopyFailed extends Error {}
 type Kind = 'sqlite' | 'postgres'
 
 /** One side of a copy: a SQLite file or a PostgreSQL database. */
-export type Endpoint =
-  | { kind: 'sqlite'; path: string; location: string }
-  | { kind: 'postgres'; url: string; location: string }
+type Endpoint = { kind: 'sqlite'; path: string; location: string } | { kind: 'postgres'; url: string; location: string }
 
 /** FROM or TO as given on the command line: a postgres:// or postgresql:// URL, or else a SQLite file path. */
-export function parseEndpoint(text: string): Endpoint {
+function parseEndpoint(text: string): Endpoint {
   if (/^postgres(ql)?:\/\//i.test(text)) {
     const url = URL.parse(text)
     // Never echoed: it may hold a password.

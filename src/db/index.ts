@@ -4,7 +4,6 @@ import type { Store, Upgrade } from './store.ts'
 
 export {
   DatabaseOpenError,
-  DatabaseUnavailable,
   DatabaseUnreachable,
   describeUpgrade,
   type Store,

@@ -75,7 +75,7 @@ const CHOICE_GROUP = [
 ]
 
 /** The tokens each field type's control takes, its most useful first (an error message names the first few). */
-export const AUTOCOMPLETE_TOKENS = {
+const AUTOCOMPLETE_TOKENS = {
   text: [TEXT_GROUP[0]!, TEL_GROUP[0]!, ...TEXT_GROUP.slice(1), ...TEL_GROUP.slice(1)],
   // The Multiline group: only a textarea can hold a whole street address.
   textarea: ['street-address', ...TEXT_GROUP],

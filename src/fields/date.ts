@@ -18,7 +18,7 @@ const CalendarDate = Type.String({
 })
 
 /** The control a date field shows: the given `input`, else three boxes for a date of birth (GOV.UK's advice), else the calendar. */
-export function dateInput(config: DateConfig): 'calendar' | 'memorable' {
+function dateInput(config: DateConfig): 'calendar' | 'memorable' {
   return config.input ?? (isBirthday(config.autocomplete) ? 'memorable' : 'calendar')
 }
 

@@ -10,7 +10,7 @@ const LOCAL = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+"
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
 const EMAIL = new RegExp(`^${LOCAL}@${LABEL}(?:\\.${LABEL})+$`)
 
-export const EMAIL_MAX_LENGTH = 254
+const EMAIL_MAX_LENGTH = 254
 
 interface EmailConfig {
   placeholder?: string

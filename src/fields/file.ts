@@ -3,15 +3,15 @@ import type { Message } from '../i18n/index.ts'
 import type { Problem } from '../lib/errors.ts'
 import { EMPTY, type FieldType, isBlank, rejected, Upload } from './types.ts'
 
-export const FILE_DEFAULT_MAX_SIZE = 10 * 1024 * 1024
-export const FILE_LIMIT_MAX_SIZE = 25 * 1024 * 1024
+const FILE_DEFAULT_MAX_SIZE = 10 * 1024 * 1024
+const FILE_LIMIT_MAX_SIZE = 25 * 1024 * 1024
 /**
  * How far past its field's max_size a file is still read (and its excess
  * dropped) to be refused on the page next to its field, everything else kept
  * (CONTRACT 14): a phone's photo for a field of a few megabytes. A post larger
  * than that gets the "too large" page.
  */
-export const FILE_OVERSIZE_READ = 25 * 1024 * 1024
+const FILE_OVERSIZE_READ = 25 * 1024 * 1024
 /** All of one form's files together: what one submission may make the server hold in memory. */
 export const FORM_FILES_MAX_SIZE = 100 * 1024 * 1024
 
@@ -26,7 +26,7 @@ export const fileMaxSize = (config: FileConfig | undefined) => config?.max_size 
 // One token of the HTML accept attribute: ".pdf", "image/*" or "application/pdf".
 const ACCEPT_TOKEN = /^(?:\.[A-Za-z0-9][A-Za-z0-9._+-]*|[A-Za-z0-9!#$&^_.+-]+\/(?:\*|[A-Za-z0-9!#$&^_.+-]+))$/
 
-export const acceptTokens = (accept: string) =>
+const acceptTokens = (accept: string) =>
   accept
     .split(',')
     .map((token) => token.trim())

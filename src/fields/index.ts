@@ -11,20 +11,20 @@ import { text } from './text.ts'
 import { textarea } from './textarea.ts'
 import type { FieldDefinition, FieldType } from './types.ts'
 
-export type { AnswerValue, FieldDefinition, FieldType, Parsed } from './types.ts'
+export type { AnswerValue, FieldDefinition, FieldType } from './types.ts'
 
 /** Every field type, by name. Adding a type is one file and one entry here. */
 export const fieldTypes: Record<string, FieldType> = Object.fromEntries(
   [text, textarea, email, number, select, checkbox, date, file].map((type) => [type.name, type]),
 )
 
-export const FIELD_KEY_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,63}$'
+const FIELD_KEY_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,63}$'
 
 /**
  * Every type's config also takes `error_message`: the page shows it instead of
  * the built-in message for any invalid or missing value (CONTRACT 11).
  */
-export const ERROR_MESSAGE_MAX_LENGTH = 300
+const ERROR_MESSAGE_MAX_LENGTH = 300
 const ErrorMessage = Type.String({
   minLength: 1,
   maxLength: ERROR_MESSAGE_MAX_LENGTH,

@@ -20,9 +20,9 @@ interface SelectConfig {
 
 const OptionText = Type.String({ minLength: 1, maxLength: 255 })
 /** CONTRACT 13a. A list past it is refused before any option is looked at (forms/service.ts). */
-export const MAX_OPTIONS = 1000
+const MAX_OPTIONS = 1000
 /** With `display: auto`, more options than this are a drop-down: a longer list of radios is hard to scan. */
-export const RADIOS_UP_TO = 7
+const RADIOS_UP_TO = 7
 
 export const optionValue = (option: SelectOption) => (typeof option === 'string' ? option : option.value)
 export const optionLabel = (option: SelectOption) => (typeof option === 'string' ? option : option.label)

@@ -6,7 +6,7 @@ import { matchPattern, type PatternVerdict, patternProblem } from './pattern.ts'
 import { Placeholder } from './shared.ts'
 import { answer, EMPTY, type FieldType, isBlank, type Parsed, rejected } from './types.ts'
 
-export const TEXT_MAX_LENGTH = 10_000
+const TEXT_MAX_LENGTH = 10_000
 
 interface TextConfig {
   placeholder?: string

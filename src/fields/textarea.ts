@@ -5,7 +5,7 @@ import { Placeholder } from './shared.ts'
 import { checkLength, encodedTextBytes, lengthNote } from './text.ts'
 import { answer, EMPTY, type FieldType, isBlank, rejected } from './types.ts'
 
-export const TEXTAREA_MAX_LENGTH = 100_000
+const TEXTAREA_MAX_LENGTH = 100_000
 
 interface TextareaConfig {
   placeholder?: string

@@ -54,7 +54,7 @@ export interface FieldDefinition {
 /** Attributes of a native control; undefined and false ones are left out. */
 export type ControlAttributes = Record<string, string | number | boolean | undefined>
 
-export interface ControlOption {
+interface ControlOption {
   value: string
   label: string
 }

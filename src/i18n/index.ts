@@ -5,19 +5,16 @@ import { DEFAULT_LOCALE, directionOf, intlTag, type Locale, negotiateLanguage } 
 
 export type { MessageKey } from './catalogs/en.ts'
 export {
-  DEFAULT_LOCALE,
-  directionOf,
   type Locale,
   languageOfTag,
   matchLocale,
   negotiateLanguage,
   negotiateLocale,
-  type PageLanguage,
   SUPPORTED_LOCALES,
 } from './locales.ts'
 
 /** A message's text, or its plural forms by CLDR plural category, chosen by the `count` parameter. */
-export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>>
+type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>>
 export type Catalog = Record<MessageKey, string | PluralForms>
 
 /**
@@ -25,7 +22,7 @@ export type Catalog = Record<MessageKey, string | PluralForms>
  * digits and separators, a calendar date (`YYYY-MM-DD`) as its dates read, a
  * size in its units, a file field's `accept` list as the kinds of file it names.
  */
-export type MessageParam = string | number | { date: string } | { bytes: number } | { fileTypes: string }
+type MessageParam = string | number | { date: string } | { bytes: number } | { fileTypes: string }
 export type MessageParams = Record<string, MessageParam>
 
 /** Words the page will write, not yet in any language: what fields and services hand the page. */
@@ -94,9 +91,6 @@ const dateTimeFormats = createLruCache<Intl.DateTimeFormat>({
   maxEntryBytes: DATE_TIME_FORMAT_BYTES,
   sizeOf: () => DATE_TIME_FORMAT_BYTES,
 })
-
-/** What the date-time format cache holds now (for tests and benches). */
-export const dateTimeFormatsKept = () => dateTimeFormats.size()
 
 /**
  * The page's words and formats in `locale` (made once per language), its

@@ -91,7 +91,7 @@ export interface PageLanguage {
 }
 
 /** The region a BCP 47 tag names (`de-AT`: AT, `es-419`: 419), or undefined. */
-export function regionOf(tag: string): string | undefined {
+function regionOf(tag: string): string | undefined {
   try {
     return new Intl.Locale(tag.trim()).region
   } catch {

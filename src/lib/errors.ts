@@ -56,7 +56,7 @@ export const publicProblem = ({ path, message, code }: Problem) => ({ path, mess
  * The most problems one 422 lists. Finding more costs time and bytes a client
  * cannot use: it fixes these and sends again.
  */
-export const PROBLEMS_LISTED = 100
+const PROBLEMS_LISTED = 100
 
 /**
  * Problems as they are found, up to PROBLEMS_LISTED; `full` tells a walk that

@@ -2,7 +2,7 @@ import { invalid, type Problem, pointerSegment } from './errors.ts'
 import { type TimeSlicer, timeSlicer, yieldToLoop } from './slices.ts'
 
 /** Deeper JSON than this is refused: nothing legitimate needs it, and serialising it could exhaust the stack. */
-export const MAX_JSON_DEPTH = 100
+const MAX_JSON_DEPTH = 100
 
 /**
  * Text nested deeper than this is refused before it is parsed: far beyond any
@@ -344,7 +344,7 @@ export function walkJson(
  * The first reason a free-form JSON value cannot be stored and returned
  * exactly as given, with its JSON Pointer; undefined when it can.
  */
-export function freeFormProblem(value: unknown, path: string): Problem | undefined {
+function freeFormProblem(value: unknown, path: string): Problem | undefined {
   let problem: Problem | undefined
   walkJson(value, (node, place, key) => {
     if (typeof node === 'number') {

@@ -5,8 +5,8 @@ import { fstatSync, statSync, writeSync } from 'node:fs'
  * keep: never a key, a webhook secret, a form's context or submitted data.
  */
 
-export type LogFields = Record<string, string | number | boolean | null | undefined>
-export type LogLevel = 'info' | 'warn' | 'error'
+type LogFields = Record<string, string | number | boolean | null | undefined>
+type LogLevel = 'info' | 'warn' | 'error'
 /** Where log lines go: stdout (the default), or a test's list. */
 export type LogSink = (line: string, level: LogLevel) => void
 

@@ -16,7 +16,7 @@ export interface LruLimits<V> {
 }
 
 /** Entries a cache keeps when its limits name no number: each costs some memory of its own beyond its bytes. */
-export const DEFAULT_MAX_ENTRIES = 10_000
+const DEFAULT_MAX_ENTRIES = 10_000
 
 export function createLruCache<V>(limits: LruLimits<V>) {
   const maxEntries = limits.maxEntries ?? DEFAULT_MAX_ENTRIES

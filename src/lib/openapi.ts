@@ -56,7 +56,7 @@ const internalKeys = new Set(['errorMessage'])
 export const publish = (schema: TSchema) =>
   JSON.parse(JSON.stringify(schema, (key, value) => (internalKeys.has(key) ? undefined : value)))
 
-export function documentedRoutes(routes: RouteLike[]): Array<{ method: string; path: string; doc: ApiDoc }> {
+function documentedRoutes(routes: RouteLike[]): Array<{ method: string; path: string; doc: ApiDoc }> {
   return routes.flatMap((route) => {
     const doc = route.hooks?.detail?.[DOC_KEY] as ApiDoc | undefined
     return doc ? [{ method: route.method.toLowerCase(), path: route.path, doc }] : []

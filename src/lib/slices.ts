@@ -7,7 +7,7 @@
  */
 
 /** How long one stretch of work may run before it gives the event loop a turn. */
-export const SLICE_BUDGET_MS = 8
+const SLICE_BUDGET_MS = 8
 
 /** One turn of the event loop: timers, I/O and other requests run before this resolves. */
 export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))

@@ -14,7 +14,7 @@ import type { Subprocess } from 'bun'
 
 /** The project root (/work/main), found from this file rather than from the test's cwd. */
 export const PROJECT_ROOT = resolve(import.meta.dir, '..', '..')
-export const BINARY_PATH = join(PROJECT_ROOT, 'dist', 'intake')
+const BINARY_PATH = join(PROJECT_ROOT, 'dist', 'intake')
 
 /** `intake <version> listening on http://127.0.0.1:<port>`, and on later starts ` (data: <path>)` after it */
 export const LISTENING_LINE = /^intake (\S+) listening on (http:\/\/127\.0\.0\.1:(\d+))(?: \(.*\))?\s*$/m
@@ -25,7 +25,7 @@ export const keysIn = (text: string): string[] => text.match(/svc_live_[0-9a-f]{
 let building: Promise<string> | undefined
 
 /** Building the executable takes a few seconds; allow for a slow machine. */
-export const BUILD_TIMEOUT = 60_000
+const BUILD_TIMEOUT = 60_000
 
 /**
  * For a test file that runs the executable: builds it before the file's tests,
@@ -59,7 +59,7 @@ export function useBuiltBinary(tempPrefix: string) {
  * Runs `bun run build` once per test process and returns the absolute path of
  * dist/intake. A failed build fails loudly, with everything the build printed.
  */
-export function builtBinary(): Promise<string> {
+function builtBinary(): Promise<string> {
   building ??= (async () => {
     const proc = Bun.spawn([process.execPath, 'run', 'build'], {
       cwd: PROJECT_ROOT,

@@ -21,11 +21,11 @@ declare function getComputedStyle(element: unknown): any
 declare function matchMedia(query: string): { matches: boolean }
 
 export const STEP_TIMEOUT = 30_000
-export const LAUNCH_TIMEOUT = 60_000
-export const CHROMIUM = '/usr/bin/chromium'
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
-export const AXE_SOURCE = readFileSync(join(PROJECT_ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
-export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
+const LAUNCH_TIMEOUT = 60_000
+const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
+const AXE_SOURCE = readFileSync(join(PROJECT_ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']
 export const SCHEMES = ['light', 'dark'] as const
 export type Scheme = (typeof SCHEMES)[number]
 
@@ -39,7 +39,7 @@ export const browserMissing = () =>
     requiredBy: 'INTAKE_REQUIRE_BROWSER',
   })
 
-export interface ResponseObject {
+interface ResponseObject {
   id: string
   form_id: string
   data: Record<string, unknown>
@@ -48,7 +48,7 @@ export interface ResponseObject {
   context: unknown
 }
 
-export interface ContextOptions {
+interface ContextOptions {
   colorScheme?: Scheme
   /** Only for the axe audit: lets the injected axe script run despite the page's CSP. */
   bypassCSP?: boolean
@@ -274,7 +274,7 @@ interface AxeRule {
   nodes: { target: unknown; html: string; failureSummary?: string }[]
 }
 
-export interface AxeViolation {
+interface AxeViolation {
   id: string
   impact: string | null
   help: string

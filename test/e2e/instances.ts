@@ -168,7 +168,7 @@ export class RoundRobin {
 }
 
 /** The load's form: one text field, a callback to the receiver. */
-export const LOAD_FORM = { title: 'Rolling restart', fields: [{ key: 'name', type: 'text', label: 'Name' }] }
+const LOAD_FORM = { title: 'Rolling restart', fields: [{ key: 'name', type: 'text', label: 'Name' }] }
 
 /** Every operation the load had acknowledged, and what else came back. */
 export interface Ledger {
@@ -359,7 +359,7 @@ export async function awaitDeliveries(
   }
 }
 
-export interface Restart {
+interface Restart {
   instance: number
   /** SIGTERM to exit. */
   stopMs: number

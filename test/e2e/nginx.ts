@@ -298,7 +298,7 @@ export interface ProxiedLedger {
   answers: Array<{ formId: string; responseId: string }>
 }
 
-export const PROXIED_FORM = { title: 'Behind nginx', fields: [{ key: 'name', type: 'text', label: 'Name' }] }
+const PROXIED_FORM = { title: 'Behind nginx', fields: [{ key: 'name', type: 'text', label: 'Name' }] }
 
 /**
  * Sends one request through nginx, trusting only its test certificate. A
@@ -306,7 +306,7 @@ export const PROXIED_FORM = { title: 'Behind nginx', fields: [{ key: 'name', typ
  * a client's own idle keep-alive connection that nginx closes at a reload is
  * the client's race (docs/operating.md, section 12, says what it means).
  */
-export async function throughNginx(
+async function throughNginx(
   url: string,
   ca: string,
   path: string,

@@ -36,7 +36,7 @@ import { settledWithin } from '../../lib/time.ts'
 /** The channel every intake process on a database listens on. */
 export const CHANGES_CHANNEL = 'intake_changes'
 /** What the trigger on api_keys sends. */
-export const KEYS_CHANGED = 'keys'
+const KEYS_CHANGED = 'keys'
 /** What the triggers on forms send before the ids, space-separated. */
 const FORMS_CHANGED = 'forms '
 /** What the trigger on events sends before the account ids, space-separated. */
@@ -59,7 +59,7 @@ const UNLISTEN_WAIT_MS = 1000
 const FORMS_POLL_MS = 5000
 
 /** Hears of forms changed (or accounts' feeds grown): their ids, or `undefined` when any may have changed unheard. */
-export type ChangeWatcher = (ids: readonly string[] | undefined) => void
+type ChangeWatcher = (ids: readonly string[] | undefined) => void
 
 export interface ChangeListener {
   /**

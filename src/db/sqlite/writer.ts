@@ -235,7 +235,7 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
 }
 
 /** The write-ahead log could not be synced: the batch's writes are committed but may not be on disk, and no write is made after. */
-export class LogNotSynced extends DatabaseUnavailable {
+class LogNotSynced extends DatabaseUnavailable {
   constructor(cause: unknown) {
     super(
       `the database's write-ahead log could not be synced to disk: ${cause instanceof Error ? cause.message : String(cause)}`,

@@ -18,17 +18,17 @@ export interface Principal {
   keysVersion: unknown
 }
 
-export const DEFAULT_ACCOUNT = 'default'
-export const ACCOUNT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+const DEFAULT_ACCOUNT = 'default'
+const ACCOUNT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 // Writing last_used_at on every request would turn reads into writes; once a minute is plenty.
 const LAST_USED_RESOLUTION_MS = 60_000
 
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
+const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
 
 /** Keys (and their rows) remembered between requests; past this many the memory starts over. */
 const KEYS_REMEMBERED = 1000
-export const generateKey = () => `svc_live_${randomBytes(24).toString('hex')}`
+const generateKey = () => `svc_live_${randomBytes(24).toString('hex')}`
 
 const notAuthenticated = () => new HttpError(403, 'Not authenticated')
 /** The refusal of a key unknown or revoked: also what a wait ends with when its key is revoked meanwhile. */

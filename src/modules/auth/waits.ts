@@ -103,5 +103,3 @@ export function createKeyWatch(store: Pick<Store, 'keys'>, logger?: Logger) {
     },
   }
 }
-
-export type KeyWatch = ReturnType<typeof createKeyWatch>

@@ -3,7 +3,7 @@ import { ApiTime, Ulid } from '../../lib/schemas.ts'
 import { EVENT_TYPES } from './store/index.ts'
 
 export const EVENTS_LIMIT = { default: 20, max: 100 } as const
-export const EVENTS_WAIT_MAX_S = 60
+const EVENTS_WAIT_MAX_S = 60
 
 export const ListEventsQuery = Type.Object(
   {
@@ -29,7 +29,7 @@ export const ListEventsQuery = Type.Object(
 )
 export type ListEventsQuery = Static<typeof ListEventsQuery>
 
-export const EventObject = Type.Object(
+const EventObject = Type.Object(
   {
     id: Type.String({ description: 'Opaque; as a cursor, it stands for this event' }),
     type: Type.Union(EVENT_TYPES.map((type) => Type.Literal(type))),

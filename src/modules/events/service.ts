@@ -12,14 +12,14 @@ import type { EventSummary, EventType } from './store/index.ts'
 const LATEST = 'latest'
 
 /** A page's JSON holds at most this many bytes, unless it is one event larger than that alone (CONTRACT 12a). */
-export const PAGE_MAX_BYTES = 1024 * 1024
+const PAGE_MAX_BYTES = 1024 * 1024
 /**
  * Payload bytes read from the database at once (the events of a page, a few
  * at a time; a larger event alone), and the most handed to the connection at
  * once: a page is built and sent a piece at a time, each taken only once the
  * client has taken the one before.
  */
-export const PIECE_BYTES = 256 * 1024
+const PIECE_BYTES = 256 * 1024
 /**
  * What a read of the feed counts against the memory budget (the request
  * bodies' budget, lib/request-body.ts) while it is answered, as a multiple of

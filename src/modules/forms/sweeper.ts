@@ -15,7 +15,7 @@ const STOP_WAIT_MS = 2000
 /** How often Idempotency-Keys past their 24 hours, and events past their 7 days, are cleared away. */
 const KEY_SWEEP_INTERVAL_MS = 60_000
 /** How long the account's feed keeps an event, and a form.expired delivery the context it carries (CONTRACT 12). */
-export const EVENT_RETENTION_MS = 7 * 86_400_000
+const EVENT_RETENTION_MS = 7 * 86_400_000
 /** Events (and expiry deliveries) removed per pass: a backlog goes a bounded step a minute, never in one long transaction. */
 const RETENTION_BATCH = 5000
 

@@ -16,7 +16,7 @@ export const intakeMcpServer = () =>
   new Server({ name: 'intake', version: VERSION }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS })
 
 /** A new MCP server speaking for one caller. */
-export function mcpServer(backend: ToolBackend): Server {
+function mcpServer(backend: ToolBackend): Server {
   const server = intakeMcpServer()
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }))
   serveToolCalls(server, (params, signal) => callTool(backend, params.name, params.arguments, signal))

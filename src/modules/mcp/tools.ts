@@ -20,7 +20,7 @@ import { ResponseObject } from '../responses/model.ts'
  * The longest a tool waits: under the 60 s request timeout of common MCP
  * clients (CONTRACT 12), so the answer arrives before the client gives up.
  */
-export const MCP_WAIT_MAX_S = 50
+const MCP_WAIT_MAX_S = 50
 
 /** What an agent reads first: how the tools fit together. */
 export const MCP_INSTRUCTIONS =
@@ -97,7 +97,7 @@ const WaitForEventsInput = Type.Object(
   { additionalProperties: false },
 )
 
-export const TOOLS: Tool[] = [
+const TOOLS: Tool[] = [
   {
     name: 'create_form',
     title: 'Ask a human: create a form',

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 
-export const SubmitterMetadata = Type.Object(
+const SubmitterMetadata = Type.Object(
   {
     ip: Type.Union([Type.String(), Type.Null()], {
       description: 'Address of the submitter (from X-Forwarded-For when SERVICE_TRUST_PROXY is on)',

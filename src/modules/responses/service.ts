@@ -12,7 +12,7 @@ import { ListResponsesQuery, type ResponseObject } from './model.ts'
 import type { StoredFile, StoredResponse } from './store/index.ts'
 
 /** A response as the API shows it, with its form's context (a form with a response is completed: its context stays). */
-export const toResponseObject = (response: StoredResponse, context: FreeFormJson | null): ResponseObject => ({
+const toResponseObject = (response: StoredResponse, context: FreeFormJson | null): ResponseObject => ({
   id: response.id,
   form_id: response.formId,
   data: response.data,

@@ -80,7 +80,7 @@ const formView = (form: StoredForm): FormView => ({
  * when its author set one, else the best match for the browser's
  * Accept-Language, else English (CONTRACT 11).
  */
-export function pageLanguage(page: PageSettings | undefined, request: Request): Translator {
+function pageLanguage(page: PageSettings | undefined, request: Request): Translator {
   // Dates take the region of the tag that chose the language (de-AT, or the Accept-Language range that matched).
   const chosen =
     (page?.locale === undefined ? undefined : languageOfTag(page.locale)) ??

@@ -27,7 +27,7 @@ import {
 import type { Draft, DraftFile, HeldFile } from './store/index.ts'
 
 /** The review page's Send names its draft so (keys starting with "_" belong to the page). */
-export const DRAFT_FIELD = '_draft'
+const DRAFT_FIELD = '_draft'
 
 /** What a form post sends, as index.tsx's formPostValues reads it. */
 export interface PostValues {
@@ -40,7 +40,7 @@ export interface PostValues {
 export type ReadPost = (entries: Array<FormEntry<IncomingFile>>) => PostValues
 
 /** A post's texts as a draft keeps them: in order, without files and the page's own `_` keys (a memorable date's boxes are the answer: kept). */
-export const textEntries = (entries: Array<FormEntry<IncomingFile>>): Draft['answers'] =>
+const textEntries = (entries: Array<FormEntry<IncomingFile>>): Draft['answers'] =>
   entries.flatMap(([name, value]) =>
     typeof value === 'string' && (!name.startsWith('_') || isDatePartName(name))
       ? [[name, value] as [string, string]]

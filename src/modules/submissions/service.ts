@@ -37,12 +37,12 @@ export interface RecordedSubmission {
 }
 
 /** How long a file accepted in a post refused with 422 is kept for the next post (CONTRACT 11). */
-export const HOLD_MS = 3_600_000
+const HOLD_MS = 3_600_000
 /** How long after sending the receipt can be seen (its cookie's Max-Age too). */
 export const RECEIPT_MS = 600_000
 
 /** How long a valid post waits on its review page for Send (CONTRACT 14): as long as a kept file. */
-export const DRAFT_MS = HOLD_MS
+const DRAFT_MS = HOLD_MS
 /** Drafts a form keeps at once, its newest: a second tab may review too, and what a link can store stays bounded. */
 const DRAFTS_KEPT = 5
 
@@ -90,7 +90,7 @@ const isNoFile = (value: unknown) =>
   (value instanceof Upload && value.name === '' && value.size === 0)
 
 /** Why a form takes no answer now, or undefined when it does. The page and the JSON path say the same. */
-export function closedFormError(form: Pick<StoredForm, 'status'>): HttpError | undefined {
+function closedFormError(form: Pick<StoredForm, 'status'>): HttpError | undefined {
   switch (form.status) {
     case 'active':
       return undefined
@@ -165,7 +165,7 @@ export async function parseAnswers(
 }
 
 /** Where the owner downloads a response's file (with their key). */
-export const fileUrl = (baseUrl: string, formId: string, responseId: string, key: string) =>
+const fileUrl = (baseUrl: string, formId: string, responseId: string, key: string) =>
   `${baseUrl}/api/v1/forms/${formId}/responses/${responseId}/files/${encodeURIComponent(key)}`
 
 /**

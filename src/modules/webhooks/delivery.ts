@@ -38,7 +38,7 @@ const REPLY_BYTES_READ = 64 * 1024
  * HMAC of the body, keyed with the secret's text) and the Standard Webhooks set
  * (base64 HMAC of "id.timestamp.body", keyed with the 32 bytes the hex encodes).
  */
-export function signedHeaders(request: DeliveryRequest, nowSeconds: number): Record<string, string> {
+function signedHeaders(request: DeliveryRequest, nowSeconds: number): Record<string, string> {
   const timestamp = String(nowSeconds)
   const signature = createHmac('sha256', request.secret).update(request.payload).digest('hex')
   const standard = createHmac('sha256', Buffer.from(request.secret, 'hex'))

@@ -313,8 +313,6 @@ function bump(counts: Map<string, number>, key: string, change: number) {
   else counts.delete(key)
 }
 
-export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>
-
 /** The host (and port) a delivery goes to, for sharing attempts fairly between receivers. */
 function hostOf(url: string): string {
   try {

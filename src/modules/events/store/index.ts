@@ -25,7 +25,7 @@ import type { LegacyPosition } from '../position.ts'
 export const EVENT_TYPES = ['form.completed', 'form.expired', 'form.cancelled', 'form.deleted'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
-export interface NewEvent {
+interface NewEvent {
   accountId: string
   formId: string
   type: EventType
@@ -45,7 +45,7 @@ export interface EventSummary {
   payloadBytes: number
 }
 
-export interface EventPayload {
+interface EventPayload {
   number: number
   /** The payload's JSON, as stored, in UTF-8. */
   payload: Uint8Array

@@ -1,8 +1,6 @@
 import type { FieldDefinition } from '../../../fields/index.ts'
 import type { FormEvent, FormStatus, PageSettings } from '../model.ts'
 
-export type { PageSettings }
-
 /**
  * What the forms module keeps, and the one interface every database gives it
  * (sqlite.ts, postgres.ts beside this file). The forms module owns the tables

@@ -24,7 +24,7 @@ export interface HeldFile {
   heldUntil: number
 }
 
-export interface NewReceipt {
+interface NewReceipt {
   /** SHA-256 hex of the token the cookie holds. */
   tokenHash: string
   formId: string

@@ -6,7 +6,7 @@ import type { FormEvent } from '../../forms/model.ts'
  * gives it (sqlite.ts, postgres.ts beside this file).
  */
 
-export interface NewDelivery {
+interface NewDelivery {
   /** Stable across retries: X-Service-Delivery and webhook-id. */
   id: string
   formId: string
