@@ -7,7 +7,7 @@
  * back: every spelling kept a format for every language).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import * as i18n from '../src/i18n/index.ts'
+import { DATE_TIME_FORMATS_KEPT, dateTimeFormatsKept } from '../src/i18n/index.ts'
 import { createTestContext, openPage, send, type TestContext, validForm } from './utils.ts'
 
 let t: TestContext
@@ -18,12 +18,7 @@ afterAll(() => t.close())
 
 const create = (page: Record<string, unknown>) => t.api.post('/forms', validForm({ page }))
 
-/** What the date-time format cache holds now, as i18n tells it. */
-function formatsKept(): { entries: number; bytes: number } {
-  const kept = (i18n as { dateTimeFormatsKept?: () => { entries: number; bytes: number } }).dateTimeFormatsKept
-  expect(kept).toBeFunction()
-  return kept!()
-}
+const formatsKept = dateTimeFormatsKept
 
 /** `zone` with each letter's case chosen by the bits of `n`. */
 const spelling = (zone: string, n: number) =>
@@ -93,7 +88,7 @@ describe('the date-time formats pages use are kept within a bound', () => {
   test('every zone Intl knows, its pages in two languages each: the cache stays at or under its bound in entries and bytes', async () => {
     const zones = Intl.supportedValuesOf('timeZone')
     const languages = ['en', 'de', 'ja', 'ar', 'pt-BR']
-    const { maxEntries, maxBytes } = i18n.DATE_TIME_FORMATS_KEPT
+    const { maxEntries, maxBytes } = DATE_TIME_FORMATS_KEPT
     expect(zones.length * 2).toBeGreaterThan(maxEntries)
     let largest = 0
     for (const [i, zone] of zones.entries()) {

@@ -92,6 +92,9 @@ const dateTimeFormats = createLruCache<Intl.DateTimeFormat>({
   sizeOf: () => DATE_TIME_FORMAT_BYTES,
 })
 
+/** What the date-time format cache holds now (for tests and benches). */
+export const dateTimeFormatsKept = () => dateTimeFormats.size()
+
 /**
  * The page's words and formats in `locale` (made once per language), its
  * dates written with `region` (`GB`, `AT`, `419`) when Intl knows that region
