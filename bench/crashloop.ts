@@ -44,7 +44,7 @@
  *
  * Not a violation, printed as a note: a round whose last attempt is cut off by
  * a kill starts one attempt more than 1 + SERVICE_WEBHOOK_MAX_RETRIES, since
- * the cut-off one counts and is made again (README, Webhooks: Durable and
+ * the cut-off one counts and is made again (docs/webhooks.md: Durable and
  * Delivery log).
  *
  * Why 3 retries and not 10: retries come 1, 5, 25, 125, 625... s after a
@@ -1107,7 +1107,7 @@ class Crashloop {
             [d.id, d.form_id],
           )
         }
-        // Not a violation: a round's last attempt cut off by the kill counts and is made again (README: Durable, Delivery log).
+        // Not a violation: a round's last attempt cut off by the kill counts and is made again (docs/webhooks.md: Durable, Delivery log).
         if (d.round_attempts > this.config.webhookMaxRetries + 1) this.overBudget.add(d.id)
       }
 

@@ -18,7 +18,7 @@ import {
 
 /** CONTRACT 13's bound. */
 const STALL_BOUND_MS = 50
-/** A 422 lists at most this many problems (README "Errors"). */
+/** A 422 lists at most this many problems (docs/agents.md "Errors"). */
 const PROBLEMS_LISTED = 100
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
 

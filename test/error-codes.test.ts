@@ -219,9 +219,9 @@ describe('submission 422s', () => {
   })
 })
 
-test('the README lists every code, and no other', async () => {
-  const readme = await Bun.file(new URL('../README.md', import.meta.url)).text()
-  const table = readme.slice(readme.indexOf('| `code` | meaning |'), readme.indexOf('| case | status |'))
+test('docs/agents.md lists every code, and no other', async () => {
+  const guide = await Bun.file(new URL('../docs/agents.md', import.meta.url)).text()
+  const table = guide.slice(guide.indexOf('| `code` | meaning |'), guide.indexOf('| case | status |'))
   const listed = [...table.matchAll(/^\| ([^|]+) \|/gm)]
     .flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]))
     .filter((c) => c !== 'code')

@@ -1,5 +1,5 @@
 /**
- * The README's worked example of an agent waiting on the event feed
+ * docs/agents.md's worked example of an agent waiting on the event feed
  * (examples/ten-forms.ts), run as written against a real server on
  * 127.0.0.1: ten forms created, then answered, cancelled, deleted or left to
  * expire by the test, each ending reported once, and the script exits.
@@ -18,9 +18,9 @@ afterEach(async () => {
   await t?.close()
 })
 
-test('the README quotes examples/ten-forms.ts exactly', () => {
-  const readme = readFileSync(join(import.meta.dir, '..', 'README.md'), 'utf8')
-  expect(readme).toContain(readFileSync(EXAMPLE, 'utf8').trim())
+test('docs/agents.md quotes examples/ten-forms.ts exactly', () => {
+  const guide = readFileSync(join(import.meta.dir, '..', 'docs', 'agents.md'), 'utf8')
+  expect(guide).toContain(readFileSync(EXAMPLE, 'utf8').trim())
 })
 
 test('examples/ten-forms.ts hears how each of its ten forms ended, once, and stops', async () => {

@@ -2674,7 +2674,7 @@ describe(named('GET /api/v1/forms/<id>[/schema|/responses|/deliveries] with any 
 // ---------------------------------------------------------------- POST /f/<id> with JSON
 
 const NOT_JSON = Symbol('not JSON')
-/** Text nested deeper than this is refused before it is parsed (README "Errors"). */
+/** Text nested deeper than this is refused before it is parsed (docs/agents.md "Errors"). */
 const TEXT_DEPTH_LIMIT = 1000
 /**
  * The body as a JSON reader sees it: UTF-8 (a BOM dropped), then JSON;
@@ -3192,7 +3192,7 @@ function schemaProblems(schema: any, data: unknown, count: 'characters' | 'utf16
       problems.push(`${key}: ${show(value)} is not the const ${show(rule.const)}`)
     if (rule.enum && !rule.enum.includes(value)) problems.push(`${key}: ${show(value)} is not in the enum`)
     if (typeof value === 'string') {
-      // JSON Schema counts characters (code points); README "Field types" says intake counts UTF-16 units.
+      // JSON Schema counts characters (code points); docs/page.md "Field types" says intake counts UTF-16 units.
       const length = count === 'characters' ? [...value].length : value.length
       if (rule.maxLength !== undefined && length > rule.maxLength)
         problems.push(`${key}: ${length} characters > maxLength ${rule.maxLength}`)
@@ -3375,7 +3375,7 @@ describe(named('generated forms take generated answers'), () => {
         const list = await call(w, { method: 'GET', path: `/api/v1/forms/${id}/responses`, as: 'owner' })
         const schema = await call(w, { method: 'GET', path: `/api/v1/forms/${id}/schema`, as: 'owner' })
         const data = list.body[0].data
-        // Lengths as README "Field types" counts them (UTF-16 units); the next property holds the schema to JSON Schema's own count.
+        // Lengths as docs/page.md "Field types" counts them (UTF-16 units); the next property holds the schema to JSON Schema's own count.
         const problems = schemaProblems(schema.body, data, 'utf16')
         must(
           problems.length === 0,

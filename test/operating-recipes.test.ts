@@ -1,6 +1,6 @@
 /**
- * Recipes of docs/operating.md run as written (test/doc-blocks.ts extracts
- * them): the nightly backup script of section 6.
+ * Recipes of docs/backups.md run as written (test/doc-blocks.ts extracts
+ * them): the nightly backup script.
  *
  * The script runs in a temp folder beside everything the guide tells an
  * operator to keep in the backup folder, with the real `intake backup` (from
@@ -109,7 +109,7 @@ function expectOthersUntouched(dir: string) {
   for (const [file, contents] of Object.entries(OTHERS)) expect(readFileSync(join(dir, file), 'utf8')).toBe(contents)
 }
 
-describe('the nightly backup script of docs/operating.md section 6', () => {
+describe('the nightly backup script of docs/backups.md', () => {
   for (const shell of [undefined, 'bash']) {
     test(`keeps the newest KEEP copies it made and touches nothing else (${shell ?? 'run by its #! line'})`, () => {
       const dir = folderWithOthers(`backups-${shell ?? 'sh'}`)

@@ -66,7 +66,7 @@ const TOOLS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
 const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-/** The headers every response carries (CONTRACT 6, README), and no CORS header at all. */
+/** The headers every response carries (CONTRACT 6, docs/page.md), and no CORS header at all. */
 function expectSecurityHeaders(
   res: { status: number; headers: Headers },
   what: string,
@@ -295,7 +295,7 @@ function typicalRequest(route: Route): { body?: unknown; headers: Record<string,
 // ================================================================= 1. security headers
 
 describe('security headers on every route', () => {
-  test('the route list read from the app holds every route the README documents', () => {
+  test('the route list read from the app holds every route the docs name', () => {
     const listed = ROUTES.map((route) => `${route.method} ${route.path}`)
     for (const expected of [
       'GET /healthz',

@@ -2,7 +2,7 @@ import type { MessageParams } from '../i18n/index.ts'
 
 /**
  * What kind of problem an `errors[]` item reports, so a client can react
- * without reading the message: CONTRACT 11's list, in its order (the README
+ * without reading the message: CONTRACT 11's list, in its order (docs/agents.md
  * lists the same, and the OpenAPI document names them).
  */
 export const ERROR_CODES = [

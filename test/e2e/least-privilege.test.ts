@@ -1,5 +1,5 @@
 /**
- * The least-privilege setup of docs/operating.md ("The role and the
+ * The least-privilege setup of docs/postgresql.md ("The role and the
  * database", the blocks marked `least-privilege-role` and
  * `least-privilege-grants`), run as written on the test cluster (CONTRACT
  * 13a): the role block as a superuser, the grants as the owner, with roles
@@ -39,7 +39,8 @@ function urlAs(user: string, name: string): string {
 /** A guide's block with the test's roles for `intake` (the owner) and `intake_app`, and a password for '…'. */
 function recipe(block: string, roles: { owner: string; app: string }): string {
   const sql = operatingBlock(block)
-  if (!sql.includes('intake_app')) throw new Error(`the block ${block} of docs/operating.md no longer names intake_app`)
+  if (!sql.includes('intake_app'))
+    throw new Error(`the block ${block} of docs/postgresql.md no longer names intake_app`)
   return sql
     .replace(/\bintake_app\b/g, roles.app)
     .replace(/\bintake\b/g, roles.owner)
@@ -70,7 +71,7 @@ function receiver() {
   return { url: `http://127.0.0.1:${server.port}/hook`, received }
 }
 
-describe.skipIf(skipPostgres)('the least-privilege setup of docs/operating.md, as written', () => {
+describe.skipIf(skipPostgres)('the least-privilege setup of docs/postgresql.md, as written', () => {
   test('the owner migrates; the restricted role serves every route, makes and revokes keys, backs up: no 500 anywhere, and it cannot create a table', async () => {
     const suffix = randomBytes(4).toString('hex')
     const roles = { owner: `lp_owner_${suffix}`, app: `lp_app_${suffix}` }

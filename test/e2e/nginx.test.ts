@@ -1,11 +1,11 @@
 /**
  * Two intake instances (from source) on one PostgreSQL database behind
- * Debian's nginx, configured from docs/operating.md as written (section 5's
- * site with section 12's upstream for several instances; test/e2e/nginx.ts
+ * Debian's nginx, configured from docs/running.md as written (its
+ * site with docs/instances.md's upstream for several instances; test/e2e/nginx.ts
  * changes only the ports and paths the test owns), under a steady load of
  * creates, API reads, page reads and answers through nginx:
  *
- * - restarted one at a time the way section 12 says (each taken out of
+ * - restarted one at a time the way docs/instances.md says (each taken out of
  *   nginx, restarted, answering /healthz, then the next): every request is
  *   answered below 500 and nothing acknowledged is lost;
  * - restarted one right after the other without being taken out (issue 25:
@@ -38,10 +38,10 @@ import {
 
 const skip = skipWithout(POSTGRES) || skipWithout(NGINX)
 
-/** docs/operating.md, section 12: after each reload of nginx, wait 2 s. */
+/** docs/instances.md: after each reload of nginx, wait 2 s. */
 const AFTER_RELOAD_MS = 2_000
 
-describe.skipIf(skip)('two instances behind nginx, configured as docs/operating.md says', () => {
+describe.skipIf(skip)('two instances behind nginx, configured as docs/running.md and docs/instances.md say', () => {
   let dir = ''
   let database: { url: string; drop(): Promise<void> } | undefined
   let ports: number[] = []
@@ -91,7 +91,7 @@ describe.skipIf(skip)('two instances behind nginx, configured as docs/operating.
     return startProxiedLoad({ url: nginx!.url, ca, key, workers: 4 })
   }
 
-  test('restarted one at a time as section 12 says: every request answered below 500, nothing acknowledged lost', async () => {
+  test('restarted one at a time as docs/instances.md says: every request answered below 500, nothing acknowledged lost', async () => {
     const running = load()
     try {
       await until(() => running.ledger.answers.length >= 10, 20_000, 'the load to get going')

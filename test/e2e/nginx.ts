@@ -1,9 +1,9 @@
 /**
  * Debian's nginx in front of intake instances, configured from
- * docs/operating.md as written: what test/e2e/nginx.test.ts needs.
+ * docs/running.md and docs/instances.md as written: what test/e2e/nginx.test.ts needs.
  *
- * - `guideSite`: the site of section 5 (`nginx-site`), its upstream replaced
- *   by the one for several instances of section 12 (`nginx-upstreams`), as
+ * - `guideSite`: the site of docs/running.md (`nginx-site`), its upstream replaced
+ *   by the one for several instances of docs/instances.md (`nginx-upstreams`), as
  *   the guide tells an operator to do. Only what the test owns is changed:
  *   the instances' ports, the listening addresses (127.0.0.1 and ports of
  *   its own; the IPv6 wildcard listens are left out), the certificate (a
@@ -37,7 +37,7 @@ function replaceIn(
   const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`)
   const found = text.match(global)?.length ?? 0
   if (found === 0 || (times !== undefined && found !== times)) {
-    throw new Error(`the nginx config of docs/operating.md: expected ${times ?? 'some'} ${what}, found ${found}`)
+    throw new Error(`the nginx config of docs/running.md: expected ${times ?? 'some'} ${what}, found ${found}`)
   }
   return text.replace(global, replacement as (match: string, ...groups: string[]) => string)
 }
@@ -51,11 +51,11 @@ export interface SiteOptions {
   certificate: string
   certificateKey: string
   accessLog: string
-  /** Instances taken out of the rotation, as section 12 says: `down` added to their `server` line. */
+  /** Instances taken out of the rotation, as docs/instances.md says: `down` added to their `server` line. */
   down?: number[]
 }
 
-/** The site of section 5 with the upstream of section 12, changed only where the test owns a port or a path. */
+/** The site of docs/running.md with the upstream of docs/instances.md, changed only where the test owns a port or a path. */
 export function guideSite(options: SiteOptions): string {
   let site = replaceIn(
     operatingBlock('nginx-site'),
@@ -304,7 +304,7 @@ const PROXIED_FORM = { title: 'Behind nginx', fields: [{ key: 'name', type: 'tex
  * Sends one request through nginx, trusting only its test certificate. A
  * new connection each time: what is tested is what nginx and intake do, and
  * a client's own idle keep-alive connection that nginx closes at a reload is
- * the client's race (docs/operating.md, section 12, says what it means).
+ * the client's race (docs/instances.md, "Restarting them one at a time", says what it means).
  */
 async function throughNginx(
   url: string,

@@ -1,6 +1,6 @@
 /**
  * dist/intake through Debian's PgBouncer (CONTRACT 13a), with the
- * pgbouncer.ini of docs/operating.md ("PgBouncer", the block marked
+ * pgbouncer.ini of docs/postgresql.md ("PgBouncer", the block marked
  * `pgbouncer-ini`), only its ports, paths, database and pool mode changed:
  * in transaction and statement mode (with or without `prepare=false`)
  * intake refuses to start with one line and exit code 2, the database
@@ -48,7 +48,7 @@ function freePort(): number {
 function replaceLine(ini: string, pattern: RegExp, line: string): string {
   const found = ini.split('\n').filter((l) => pattern.test(l)).length
   if (found !== 1)
-    throw new Error(`the pgbouncer.ini of docs/operating.md: expected one line matching ${pattern}, found ${found}`)
+    throw new Error(`the pgbouncer.ini of docs/postgresql.md: expected one line matching ${pattern}, found ${found}`)
   return ini
     .split('\n')
     .map((l) => (pattern.test(l) ? line : l))
@@ -122,7 +122,7 @@ async function freshDatabase(): Promise<string> {
 const REFUSAL =
   'is reached through a connection pooler that shares server sessions between connections (PgBouncer in transaction or statement mode): ' +
   'intake needs a session of its own on each connection, for its prepared statements and LISTEN. ' +
-  'Use pool_mode = session, or connect to PostgreSQL directly (docs/operating.md, "PgBouncer").'
+  'Use pool_mode = session, or connect to PostgreSQL directly (docs/postgresql.md, "PgBouncer").'
 
 describe.skipIf(skip)('intake through PgBouncer', () => {
   for (const mode of ['transaction', 'statement'] as const) {

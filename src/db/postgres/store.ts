@@ -425,7 +425,7 @@ async function refuseSharedSessions(sql: SQL, location: string): Promise<void> {
     throw new DatabaseOpenError(
       `The PostgreSQL database at ${location} is reached through a connection pooler that shares server sessions between connections ` +
         `(PgBouncer in transaction or statement mode${refusal ? `: ${refusal}` : ''}): intake needs a session of its own on each connection, ` +
-        'for its prepared statements and LISTEN. Use pool_mode = session, or connect to PostgreSQL directly (docs/operating.md, "PgBouncer").',
+        'for its prepared statements and LISTEN. Use pool_mode = session, or connect to PostgreSQL directly (docs/postgresql.md, "PgBouncer").',
     )
   } catch (error) {
     throw translate(error)

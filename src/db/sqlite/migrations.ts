@@ -190,7 +190,7 @@ export const migrations: readonly string[] = [
    * of, deliveries that answer no response (expiry, cancellation), and the
    * account's event feed. Additive for the binaries that may still run on it:
    * an intake of schema 3 to 5 writes forms that tell of completion alone,
-   * and writes no events (see operating.md on upgrades).
+   * and writes no events.
    */ `
   ALTER TABLE forms ADD COLUMN callback_events TEXT NOT NULL DEFAULT '["form.completed"]';  -- JSON array, as given
 
