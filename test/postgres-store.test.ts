@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store through the seam (src/db/store.ts): what SQLite's
+ * The PostgreSQL store through the seam (src/stores.ts): what SQLite's
  * store answers, the races PostgreSQL decides with row locks (one response,
  * one form per Idempotency-Key, one account per name, claims that skip each
  * other), and the plans of the list queries. Each group of tests has a
@@ -9,13 +9,14 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { SQL } from 'bun'
+import { describeDatabaseUrl, type Query, SESSION_SETTINGS } from '../src/db/postgres/driver.ts'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
-import { describeDatabaseUrl, type PostgresStore, type Query, SESSION_SETTINGS } from '../src/db/postgres/store.ts'
 import { newId } from '../src/lib/ids.ts'
 import type { NewForm } from '../src/modules/forms/store/index.ts'
 import { createPostgresFormStore } from '../src/modules/forms/store/postgres.ts'
 import { FILE_CHUNK_BYTES } from '../src/modules/responses/store/index.ts'
 import type { DuePosition } from '../src/modules/webhooks/store/index.ts'
+import type { PostgresStore } from '../src/stores.ts'
 import { formRecord, postgresFixtures, settle, T0, within } from './postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
 

@@ -1,6 +1,5 @@
 import { createHash, createHmac } from 'node:crypto'
 import type { Static, TSchema } from '@sinclair/typebox'
-import type { Store } from '../../db/store.ts'
 import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
 import { answersSchema, checkFieldConfig, type FieldDefinition, FieldInput, fieldTypes } from '../../fields/index.ts'
 import { canonicalTimeZone, matchLocale, SUPPORTED_LOCALES } from '../../i18n/index.ts'
@@ -25,6 +24,7 @@ import {
   prepareValidation,
   validate,
 } from '../../lib/validation.ts'
+import type { Store } from '../../stores.ts'
 import type { Principal } from '../auth/service.ts'
 import { recordEnding } from '../events/endings.ts'
 import { deletedEventBody, endedEventBody, FORM_CANCELLED, FORM_DELETED } from '../webhooks/events.ts'

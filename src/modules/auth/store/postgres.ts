@@ -1,4 +1,4 @@
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import type { ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
 import { KEY_COLUMNS, type KeyListingRow, type KeyRow, LIST_KEYS, toApiKeyRecord, toKeyListing } from './rows.ts'
 

@@ -1,5 +1,5 @@
 import { coalesced, columnsOf, insertedTogether, writtenTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 import {

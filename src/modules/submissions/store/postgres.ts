@@ -1,4 +1,4 @@
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import type { SubmissionWrites } from './index.ts'
 import { DRAFT_COLUMNS, type DraftRow, HELD_FILE_COLUMNS, type HeldFileRow, toDraft, toHeldFile } from './rows.ts'
 
