@@ -23,12 +23,13 @@ import { createSqliteDeliveryStore } from './modules/webhooks/store/sqlite.ts'
  * beside it (sqlite.ts, postgres.ts). A third database would be a third file
  * in each module's store/ folder, a driver folder and a function here.
  *
- * Reads may run anywhere; writes run only inside `transaction`, which hands
- * the unit of work its transaction: nothing depends on which connection is
- * current. What a transaction reads holds until it commits (SQLite runs one
- * unit at a time; PostgreSQL locks the rows it reads, FOR UPDATE), so a
- * decision made on a read stands. Work inside a transaction awaits only the
- * transaction's own methods (anything slower holds the database's writer).
+ * Reads may run anywhere and never lock; writes run only inside
+ * `transaction`, which hands the unit of work its transaction: nothing depends
+ * on which connection is current. A read that a decision stands on is one of
+ * the transaction's `...ForUpdate` reads: on PostgreSQL it locks what it
+ * reads until the commit, and SQLite runs one unit at a time. Work inside a
+ * transaction awaits only the transaction's own methods (anything slower holds
+ * the database's writer).
  */
 export interface Reads {
   forms: FormReads
@@ -113,8 +114,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     forms: forms.createPostgresFormStore(query, scope),
     responses: responses.createPostgresResponseStore(query, scope),
     deliveries: webhooks.createPostgresDeliveryStore(query, scope),
-    keys: auth.createPostgresKeyStore(query, scope, keysVersion),
-    submissions: submissions.createPostgresSubmissionStore(query, scope),
+    keys: auth.createPostgresKeyStore(query, keysVersion),
+    submissions: submissions.createPostgresSubmissionStore(query),
     events: events.createPostgresEventStore(query, scope),
   }))
 }

@@ -217,7 +217,7 @@ export function createFormService(
       const { created, replayed } = await store.transaction(
         async (tx) => {
           if (idempotencyKey !== undefined) {
-            const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
+            const earlier = await tx.forms.idempotencyKeyForUpdate(principal.accountId, idempotencyKey)
             if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
               if (earlier.requestHash !== requestHash) {
                 throw invalidAt(
@@ -321,7 +321,7 @@ export function createFormService(
       if (!id) throw formNotFound()
       const { updated, deliveryQueued } = await store.transaction(async (tx) => {
         const now = clock()
-        const form = await tx.forms.findForAccount(principal.accountId, id, now)
+        const form = await tx.forms.findForAccountForUpdate(principal.accountId, id, now)
         if (!form) throw formNotFound()
         if (body.status === 'cancelled' && form.status !== 'active' && form.status !== 'cancelled') {
           throw conflict(`A ${form.status} form cannot be cancelled`)
