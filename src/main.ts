@@ -4,14 +4,7 @@ import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { API_KEY_PATTERN, type Config, ConfigError, type ConfigFlags, loadConfig } from './config.ts'
-import {
-  DatabaseOpenError,
-  DatabaseUnreachable,
-  describeUpgrade,
-  openStore,
-  type Store,
-  type Upgrade,
-} from './db/index.ts'
+import { DatabaseOpenError, DatabaseUnreachable, describeUpgrade, type Upgrade } from './db/driver.ts'
 import { copyDatabase, openDatabase, SCHEMA_VERSION, schemaVersion } from './db/sqlite/open.ts'
 import { HttpError } from './lib/errors.ts'
 import { printError } from './lib/log.ts'
@@ -19,6 +12,7 @@ import { formatApiTime, formatOptionalApiTime, systemClock } from './lib/time.ts
 import { type AuthService, createAuthService } from './modules/auth/service.ts'
 import { MCP_PATH } from './modules/mcp/paths.ts'
 import { FirstKeyNotShown, ListenError, startServer } from './server.ts'
+import { openStore, type Store } from './stores.ts'
 import { VERSION } from './version.ts'
 
 const SETTINGS = `Settings (environment; flags override):
@@ -414,7 +408,7 @@ async function migrate(flags: ConfigFlags): Promise<void> {
   const config = loadConfig(process.env, flags)
   if (config.databaseUrl !== undefined) {
     const [{ describeDatabaseUrl, migratePostgres }, { POSTGRES_SCHEMA_VERSION }] = await Promise.all([
-      import('./db/postgres/store.ts'),
+      import('./db/postgres/driver.ts'),
       import('./db/postgres/migrations.ts'),
     ])
     const { from, to } = await migratePostgres(config.databaseUrl, { log: (line) => console.error(line) })

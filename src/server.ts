@@ -1,9 +1,10 @@
 import { createIntake } from './app.tsx'
 import { type Config, resolveBaseUrl } from './config.ts'
-import { describeUpgrade, openStore } from './db/index.ts'
+import { describeUpgrade } from './db/driver.ts'
 import { createLogger, type Logger, StdoutUnwritable, type StdoutWriter, stdoutWriter } from './lib/log.ts'
 import { systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
+import { openStore } from './stores.ts'
 import { VERSION } from './version.ts'
 
 /** Long-polls hold a request up to 60 s; Bun would cut an idle connection after 10. */

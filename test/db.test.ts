@@ -8,10 +8,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { DatabaseOpenError, DatabaseUnavailable, type Upgrade } from '../src/db/driver.ts'
 import { type Database, openDatabase, SCHEMA_VERSION } from '../src/db/sqlite/open.ts'
 import { createReadSnapshots, readingInSnapshot } from '../src/db/sqlite/snapshots.ts'
 import { createWriter } from '../src/db/sqlite/writer.ts'
-import { DatabaseOpenError, DatabaseUnavailable, type Upgrade } from '../src/db/store.ts'
 import { createSqliteFormStore } from '../src/modules/forms/store/sqlite.ts'
 import { apiClient, createTestContext, filesAsFirstStored, TEST_STORE, type TestContext } from './utils.ts'
 

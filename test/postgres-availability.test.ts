@@ -10,10 +10,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { SQL } from 'bun'
+import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Upgrade } from '../src/db/driver.ts'
+import { DatabaseUnanswered, describeDatabaseUrl } from '../src/db/postgres/driver.ts'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
-import { createPostgresStore, DatabaseUnanswered, describeDatabaseUrl } from '../src/db/postgres/store.ts'
-import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Upgrade } from '../src/db/store.ts'
 import { newId } from '../src/lib/ids.ts'
+import { openPostgresStore } from '../src/stores.ts'
 import { type FreezingProxy, startFreezingProxy } from './freezing-proxy.ts'
 import { formRecord, postgresFixtures, settle, startThrowawayCluster, T0, within } from './postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
@@ -302,7 +303,7 @@ describe.skipIf(skipPostgres)('migrations', () => {
         (r: { table_name: string }) => r.table_name,
       )
     const before = await tables()
-    const refused = await settle(createPostgresStore(database.url, { connectTimeoutMs: 2000 }))
+    const refused = await settle(openPostgresStore(database.url, { connectTimeoutMs: 2000 }))
     expect(refused.ok).toBe(false)
     const error = (refused as { error: Error }).error
     expect(error).toBeInstanceOf(DatabaseOpenError)
@@ -333,7 +334,7 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
     // How long it waits is the setting's (the message says so), not measured here: a busy machine only makes it longer.
     const outcome = await within(
       10_000,
-      settle(createPostgresStore(url, { connectTimeoutMs: 2500, log: (line) => lines.push(line) })),
+      settle(openPostgresStore(url, { connectTimeoutMs: 2500, log: (line) => lines.push(line) })),
     )
     expect(outcome.ok).toBe(false)
     const error = (outcome as { error: Error }).error
@@ -406,9 +407,9 @@ describe.skipIf(skipPostgres)('a database that cannot be reached', () => {
       const url = `postgres://alice@127.0.0.1:${port}/alices`
       // In a process of its own: Bun reads the PG* variables when a client is made.
       const script = `
-        const { createPostgresStore } = await import(${JSON.stringify(new URL('../src/db/postgres/store.ts', import.meta.url).pathname)})
+        const { openPostgresStore } = await import(${JSON.stringify(new URL('../src/stores.ts', import.meta.url).pathname)})
         try {
-          const store = await createPostgresStore(process.argv[1], { connectTimeoutMs: 1500, log: (line) => console.log('log:', line) })
+          const store = await openPostgresStore(process.argv[1], { connectTimeoutMs: 1500, log: (line) => console.log('log:', line) })
           await store.ping()
           console.log('opened', store.location)
           await store.close()

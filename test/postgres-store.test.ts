@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store through the seam (src/db/store.ts): what SQLite's
+ * The PostgreSQL store through the seam (src/stores.ts): what SQLite's
  * store answers, the races PostgreSQL decides with row locks (one response,
  * one form per Idempotency-Key, one account per name, claims that skip each
  * other), and the plans of the list queries. Each group of tests has a
@@ -9,13 +9,14 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { SQL } from 'bun'
+import { describeDatabaseUrl, type Query, SESSION_SETTINGS } from '../src/db/postgres/driver.ts'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
-import { describeDatabaseUrl, type PostgresStore, type Query, SESSION_SETTINGS } from '../src/db/postgres/store.ts'
 import { newId } from '../src/lib/ids.ts'
 import type { NewForm } from '../src/modules/forms/store/index.ts'
 import { createPostgresFormStore } from '../src/modules/forms/store/postgres.ts'
 import { FILE_CHUNK_BYTES } from '../src/modules/responses/store/index.ts'
 import type { DuePosition } from '../src/modules/webhooks/store/index.ts'
+import type { PostgresStore } from '../src/stores.ts'
 import { formRecord, postgresFixtures, settle, T0, within } from './postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
 
@@ -399,7 +400,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
       let runs = 0
       const done = store.transaction(async (tx) => {
         runs++
-        await tx.forms.findForAccount(account, first.id, T0)
+        await tx.forms.findForAccountForUpdate(account, first.id, T0)
         mine.resolve()
         await theirs.promise
         await tx.forms.setStatus(second.id, 'cancelled', T0 + runs)
@@ -414,6 +415,26 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     expect(outcomes.map((o) => o.ok)).toEqual([true, true])
     // One of them ran twice: the victim, run again once the other had committed.
     expect([a.runs(), b.runs()].sort()).toEqual([1, 2])
+  })
+
+  test('a plain read in a transaction locks nothing: only a ...ForUpdate read holds the row', async () => {
+    const f = formRecord(account)
+    await store.transaction((tx) => tx.forms.insert(f))
+    const read = Promise.withResolvers<void>()
+    const changed = Promise.withResolvers<void>()
+    const reading = store.transaction(async (tx) => {
+      await tx.forms.findForAccount(account, f.id, T0)
+      read.resolve()
+      await changed.promise
+    })
+    await read.promise
+    // Were the row locked, this would wait for the unit above, which waits for this.
+    await within(
+      10_000,
+      store.transaction((tx) => tx.forms.setExpiry(f.id, T0 + 1000, T0)),
+    )
+    changed.resolve()
+    await reading
   })
 
   test('reads made together are answered together, each for its own form, account and time', async () => {
@@ -462,7 +483,7 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     const key = `key-${randomBytes(4).toString('hex')}`
     const create = (i: number) =>
       store.transaction(async (tx) => {
-        const earlier = await tx.forms.idempotencyKey(account, key)
+        const earlier = await tx.forms.idempotencyKeyForUpdate(account, key)
         if (earlier) return earlier.formId
         const f = formRecord(account, { title: `attempt ${i}` })
         await tx.forms.insert(f)

@@ -23,16 +23,11 @@ import { afterAll, afterEach, beforeAll } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { type ReservedSQL, SQL } from 'bun'
+import { migratePostgres, type PostgresStoreOptions } from '../src/db/postgres/driver.ts'
 import { migrations } from '../src/db/postgres/migrations.ts'
-import {
-  createPostgresStore,
-  migratePostgres,
-  type PostgresStore,
-  type PostgresStoreOptions,
-} from '../src/db/postgres/store.ts'
-import type { Store } from '../src/db/store.ts'
 import { newId } from '../src/lib/ids.ts'
 import type { NewForm } from '../src/modules/forms/store/index.ts'
+import { openPostgresStore, type PostgresStore, type Store } from '../src/stores.ts'
 
 export interface FreshDatabase {
   /** The base URL with the database's name. */
@@ -432,7 +427,7 @@ export function postgresFixtures(baseUrl: string) {
     freshDatabase,
     /** A store for this test only. */
     async openStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-      const store = await createPostgresStore(url, { connectTimeoutMs: 5000, ...options })
+      const store = await openPostgresStore(url, { connectTimeoutMs: 5000, ...options })
       testStores.push(store)
       return store
     },
@@ -443,7 +438,7 @@ export function postgresFixtures(baseUrl: string) {
       beforeAll(async () => {
         if (!/^postgres(ql)?:\/\//.test(baseUrl)) return
         url = (await freshDatabase()).url
-        store = await createPostgresStore(url, { connectTimeoutMs: 5000 })
+        store = await openPostgresStore(url, { connectTimeoutMs: 5000 })
       }, 30_000)
       afterAll(async () => {
         await store?.close()

@@ -2,12 +2,12 @@ import { Database, type SQLQueryBindings } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-// Types only: `Bun.SQL` is read when a PostgreSQL end is opened (see db/postgres/store.ts).
+// Types only: `Bun.SQL` is read when a PostgreSQL end is opened (see db/postgres/driver.ts).
 import type { SQL, TransactionSQL } from 'bun'
+import { DatabaseOpenError, DatabaseUnreachable } from './driver.ts'
+import { describeDatabaseUrl, describeFailure, isConnectionFailure, redact, secretsOf } from './postgres/driver.ts'
 import { applyMigrations, POSTGRES_SCHEMA_VERSION } from './postgres/migrations.ts'
-import { describeDatabaseUrl, describeFailure, isConnectionFailure, redact, secretsOf } from './postgres/store.ts'
 import { openDatabase, SCHEMA_VERSION } from './sqlite/open.ts'
-import { DatabaseOpenError, DatabaseUnreachable } from './store.ts'
 
 /**
  * `intake copy FROM TO` (and `intake backup` on PostgreSQL): every row of one

@@ -1,4 +1,4 @@
-import type { Query, Scope } from './store.ts'
+import type { Query, Scope } from './driver.ts'
 
 /**
  * Calls made together, answered by one statement. On the pool: lookups asked

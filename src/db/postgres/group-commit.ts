@@ -1,4 +1,4 @@
-import type { TransactionOptions } from '../store.ts'
+import type { TransactionOptions } from '../driver.ts'
 
 /**
  * Group commit on PostgreSQL. Units of work that arrive while the store's

@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { DatabaseOpenError } from '../store.ts'
+import { DatabaseOpenError } from '../driver.ts'
 
 /**
  * The PostgreSQL schema, one migration per release step. Migration N takes a

@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite'
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { DatabaseOpenError, type Upgrade } from '../store.ts'
+import { DatabaseOpenError, type Upgrade } from '../driver.ts'
 import { migrations } from './migrations.ts'
 
 export type { Database } from 'bun:sqlite'

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { DatabaseUnavailable } from '../store.ts'
+import { DatabaseUnavailable } from '../driver.ts'
 import type { ReadSnapshots } from './snapshots.ts'
 
 /** Runs units of work that write, on the one connection that writes. */

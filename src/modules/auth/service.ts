@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { API_KEY_PATTERN } from '../../config.ts'
-import type { Store } from '../../db/store.ts'
 import { HttpError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import type { Logger } from '../../lib/log.ts'
 import type { Clock } from '../../lib/time.ts'
+import type { Store } from '../../stores.ts'
 import type { ApiKeyRecord, KeyListing } from './store/index.ts'
 import { createKeyWatch, type KeyHold } from './waits.ts'
 

@@ -1,5 +1,5 @@
-import type { Store } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
+import type { Store } from '../../stores.ts'
 
 /**
  * Waits held by keys that may be revoked meanwhile (CONTRACT 12a): a

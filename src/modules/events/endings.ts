@@ -1,5 +1,5 @@
-import type { Transaction } from '../../db/store.ts'
 import { newId } from '../../lib/ids.ts'
+import type { Transaction } from '../../stores.ts'
 import type { FormEvent } from '../forms/model.ts'
 import type { EndingForm } from '../forms/store/index.ts'
 

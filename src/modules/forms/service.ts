@@ -1,6 +1,5 @@
 import { createHash, createHmac } from 'node:crypto'
 import type { Static, TSchema } from '@sinclair/typebox'
-import type { Store } from '../../db/store.ts'
 import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
 import { answersSchema, checkFieldConfig, type FieldDefinition, FieldInput, fieldTypes } from '../../fields/index.ts'
 import { canonicalTimeZone, matchLocale, SUPPORTED_LOCALES } from '../../i18n/index.ts'
@@ -25,6 +24,7 @@ import {
   prepareValidation,
   validate,
 } from '../../lib/validation.ts'
+import type { Store } from '../../stores.ts'
 import type { Principal } from '../auth/service.ts'
 import { recordEnding } from '../events/endings.ts'
 import { deletedEventBody, endedEventBody, FORM_CANCELLED, FORM_DELETED } from '../webhooks/events.ts'
@@ -217,7 +217,7 @@ export function createFormService(
       const { created, replayed } = await store.transaction(
         async (tx) => {
           if (idempotencyKey !== undefined) {
-            const earlier = await tx.forms.idempotencyKey(principal.accountId, idempotencyKey)
+            const earlier = await tx.forms.idempotencyKeyForUpdate(principal.accountId, idempotencyKey)
             if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
               if (earlier.requestHash !== requestHash) {
                 throw invalidAt(
@@ -321,7 +321,7 @@ export function createFormService(
       if (!id) throw formNotFound()
       const { updated, deliveryQueued } = await store.transaction(async (tx) => {
         const now = clock()
-        const form = await tx.forms.findForAccount(principal.accountId, id, now)
+        const form = await tx.forms.findForAccountForUpdate(principal.accountId, id, now)
         if (!form) throw formNotFound()
         if (body.status === 'cancelled' && form.status !== 'active' && form.status !== 'cancelled') {
           throw conflict(`A ${form.status} form cannot be cancelled`)

@@ -1,6 +1,6 @@
-import type { Store } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
 import { type Clock, settledWithin } from '../../lib/time.ts'
+import type { Store } from '../../stores.ts'
 import { recordEnding } from '../events/endings.ts'
 import { endedEventBody, FORM_EXPIRED } from '../webhooks/events.ts'
 import { IDEMPOTENCY_WINDOW_MS } from './service.ts'

@@ -1,8 +1,8 @@
-import type { Store, Transaction } from '../../db/store.ts'
 import type { FileSink } from '../../lib/form-data.ts'
 import { newId } from '../../lib/ids.ts'
 import type { Logger } from '../../lib/log.ts'
 import type { Clock } from '../../lib/time.ts'
+import type { Store, Transaction } from '../../stores.ts'
 import { FILE_CHUNK_BYTES } from './store/index.ts'
 
 /**

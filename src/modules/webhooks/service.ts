@@ -1,7 +1,7 @@
-import type { Store } from '../../db/store.ts'
 import { conflict, HttpError } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
 import { type Clock, formatApiTime, formatOptionalApiTime } from '../../lib/time.ts'
+import type { Store } from '../../stores.ts'
 import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { DeliveryObject } from './model.ts'

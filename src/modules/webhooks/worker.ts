@@ -1,6 +1,6 @@
-import type { Store, Transaction } from '../../db/store.ts'
 import type { Logger } from '../../lib/log.ts'
 import { type Clock, settledWithin } from '../../lib/time.ts'
+import type { Store, Transaction } from '../../stores.ts'
 import { type Resolver, systemResolver } from './addresses.ts'
 import { type AttemptOutcome, attemptDelivery } from './delivery.ts'
 import type { AttemptRecord, DueDelivery, DuePosition, LeasedDelivery } from './store/index.ts'

@@ -1,14 +1,6 @@
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query } from '../../../db/postgres/driver.ts'
 import type { ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
 import { KEY_COLUMNS, type KeyListingRow, type KeyRow, LIST_KEYS, toApiKeyRecord, toKeyListing } from './rows.ts'
-
-/**
- * A transaction that asks whether any key works, to make one when none does
- * (the first start), holds this lock until it commits: instances starting
- * together on an empty database then make one key between them. A two-int4
- * advisory lock: "key" in ASCII, and 0.
- */
-const FIRST_KEY_LOCK = `SELECT pg_advisory_xact_lock(${0x6b6579}, 0)`
 
 const ACCOUNT_BY_NAME = 'SELECT id FROM accounts WHERE name = $1'
 const INSERT_ACCOUNT = 'INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING'
@@ -24,7 +16,7 @@ const TOUCH = 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2'
  * transaction. `keysVersion` is the store's notification channel's (see
  * db/postgres/changes.ts); without one, nothing may be remembered.
  */
-export function createPostgresKeyStore(query: Query, scope: Scope, keysVersion: () => unknown = () => ({})): KeyWrites {
+export function createPostgresKeyStore(query: Query, keysVersion: () => unknown = () => ({})): KeyWrites {
   return {
     async ensureAccount(newId, name, now) {
       // Race-safe: a concurrent insert of the same name makes this one wait for
@@ -40,10 +32,7 @@ export function createPostgresKeyStore(query: Query, scope: Scope, keysVersion: 
       const [row] = await query<KeyRow>(KEY_BY_HASH, [hash])
       return row ? toApiKeyRecord(row) : undefined
     },
-    async usableKeyExists() {
-      if (scope === 'transaction') await query(FIRST_KEY_LOCK)
-      return (await query<{ found: boolean }>(USABLE_KEY_EXISTS))[0]!.found
-    },
+    usableKeyExists: async () => (await query<{ found: boolean }>(USABLE_KEY_EXISTS))[0]!.found,
     listKeys: async (): Promise<KeyListing[]> => (await query<KeyListingRow>(LIST_KEYS)).map(toKeyListing),
     revoke: async (id, now) => (await query(REVOKE, [now, id])).count === 1,
     keyExists: async (id) => (await query<{ found: boolean }>(KEY_EXISTS, [id]))[0]!.found,

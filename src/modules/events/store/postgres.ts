@@ -1,5 +1,5 @@
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import type { EventSummary, EventType, EventWrites } from './index.ts'
 
 /** bigint columns come back as strings. */

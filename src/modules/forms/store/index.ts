@@ -104,6 +104,18 @@ export interface FormReads {
 }
 
 export interface FormWrites extends FormReads {
+  /**
+   * findForAccount, the form held until the transaction commits: a decision
+   * made on its state (cancel an active form) cannot be overtaken by another
+   * transaction's change (an answer completing it).
+   */
+  findForAccountForUpdate(accountId: string, id: string, now: number): Promise<StoredForm | undefined>
+  /**
+   * idempotencyKey, the key held until the transaction commits: of
+   * duplicates in flight, the first creates the form and the others wait for
+   * it, then find it.
+   */
+  idempotencyKeyForUpdate(accountId: string, key: string): Promise<IdempotencyRecord | undefined>
   insert(form: NewForm): Promise<void>
   setStatus(id: string, status: FormStatus, now: number): Promise<void>
   setExpiry(id: string, expiresAt: number | null, now: number): Promise<void>

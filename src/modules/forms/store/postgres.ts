@@ -1,5 +1,5 @@
 import { coalesced, columnsOf, insertedTogether, writtenTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 import {
@@ -51,6 +51,8 @@ const INSERT_MANY = `INSERT INTO forms (id, account_id, title, description, fiel
        webhook_secret, context, settings, expires_at, created_at, page, callback_events)`
 const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
 const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
+// The row locked until the commit, as SQLite's single writer holds what a unit reads.
+const BY_ID_FOR_ACCOUNT_FOR_UPDATE = `${BY_ID_FOR_ACCOUNT} FOR UPDATE`
 const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')}, page FROM forms WHERE id = $1`
 const STATE_FOR_ACCOUNT = `SELECT id, ${effectiveStatus('$3')}, expires_at, ${liveContext('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 // The same lookups for many requests at once (see coalesce.ts): `n` is the
@@ -120,17 +122,6 @@ const WEBHOOK_TARGETS =
 
 /** The forms module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresFormStore(query: Query, scope: Scope): FormWrites {
-  /**
-   * Inside a transaction a form is read with its row locked until the commit:
-   * a decision made on its state (cancel an active form) cannot be overtaken by
-   * another transaction's change (an answer completing it), as SQLite's single
-   * writer guarantees by running one unit at a time.
-   */
-  const locked = (sql: string) => (scope === 'transaction' ? `${sql} FOR UPDATE` : sql)
-  const byId = locked(BY_ID)
-  const byIdForAccount = locked(BY_ID_FOR_ACCOUNT)
-  const publicState = locked(PUBLIC_STATE)
-  const stateForAccount = locked(STATE_FOR_ACCOUNT)
   type StateRow = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
   const toState = (row: StateRow | undefined): FormState | undefined =>
     row && { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context }
@@ -138,7 +129,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
    * A lookup of one row by its parameters. On the pool, the lookups of one
    * turn share `many` (its parameters each an array of the calls' values, in
    * the same order as `one`'s; its rows carry `n`, counted from 1); in a
-   * transaction each runs `one` alone, locking its row.
+   * transaction each runs `one` alone.
    */
   const lookup = <Row>(one: string, many: string): ((args: unknown[]) => Promise<Row | undefined>) =>
     scope === 'pool'
@@ -149,16 +140,16 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
           return inCallOrder
         })
       : async (args) => (await query<Row>(one, args))[0]
-  const formOf = lookup<FormRow>(byId, BY_IDS)
-  const publicStateOf = lookup<PublicStateRow>(publicState, PUBLIC_STATES)
-  const stateOf = lookup<StateRow>(stateForAccount, STATES_FOR_ACCOUNTS)
+  const formOf = lookup<FormRow>(BY_ID, BY_IDS)
+  const publicStateOf = lookup<PublicStateRow>(PUBLIC_STATE, PUBLIC_STATES)
+  const stateOf = lookup<StateRow>(STATE_FOR_ACCOUNT, STATES_FOR_ACCOUNTS)
   const reads: FormReads = {
     async find(id, now) {
       const row = await formOf([id, now])
       return row ? toStoredForm(row) : undefined
     },
     async findForAccount(accountId, id, now) {
-      const [row] = await query<FormRow>(byIdForAccount, [id, accountId, now])
+      const [row] = await query<FormRow>(BY_ID_FOR_ACCOUNT, [id, accountId, now])
       return row ? toStoredForm(row) : undefined
     },
     findPublicState: async (id, now) => toPublicState(await publicStateOf([id, now])),
@@ -182,8 +173,6 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
       return rows.map(toSummary)
     },
     async idempotencyKey(accountId, key): Promise<IdempotencyRecord | undefined> {
-      // In a transaction, the lookup that precedes a create: duplicates in flight wait for the first.
-      if (scope === 'transaction') await query(LOCK_IDEMPOTENCY_KEY, [accountId, key])
       const [row] = await query<{ request_hash: string; form_id: string; created_at: string }>(IDEMPOTENCY_KEY, [
         accountId,
         key,
@@ -221,6 +210,14 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
 
   return {
     ...reads,
+    async findForAccountForUpdate(accountId, id, now) {
+      const [row] = await query<FormRow>(BY_ID_FOR_ACCOUNT_FOR_UPDATE, [id, accountId, now])
+      return row ? toStoredForm(row) : undefined
+    },
+    async idempotencyKeyForUpdate(accountId, key) {
+      await query(LOCK_IDEMPOTENCY_KEY, [accountId, key])
+      return reads.idempotencyKey(accountId, key)
+    },
     async insert(form: NewForm) {
       await insertRow([
         form.id,

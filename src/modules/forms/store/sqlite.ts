@@ -104,6 +104,15 @@ export function createSqliteFormStore(db: Database): FormWrites {
     'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
   )
 
+  async function findForAccount(accountId: string, id: string, now: number) {
+    const row = byIdForAccount.get({ id, account_id: accountId, now })
+    return row ? toStoredForm(row) : undefined
+  }
+  async function idempotencyRecord(accountId: string, key: string): Promise<IdempotencyRecord | undefined> {
+    const row = idempotencyKey.get({ account_id: accountId, key })
+    return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: row.created_at } : undefined
+  }
+
   return {
     async insert(form: NewForm) {
       insert.run({
@@ -124,10 +133,9 @@ export function createSqliteFormStore(db: Database): FormWrites {
         page: JSON.stringify(form.page),
       })
     },
-    async findForAccount(accountId, id, now) {
-      const row = byIdForAccount.get({ id, account_id: accountId, now })
-      return row ? toStoredForm(row) : undefined
-    },
+    findForAccount,
+    // SQLite's writer runs one unit of work at a time: what a unit reads holds until it commits.
+    findForAccountForUpdate: findForAccount,
     async find(id, now) {
       const row = byId.get({ id, now })
       return row ? toStoredForm(row) : undefined
@@ -159,10 +167,8 @@ export function createSqliteFormStore(db: Database): FormWrites {
     setExpiry: async (id, expiresAt, now) => void setExpiry.run({ id, expires_at: expiresAt, now }),
     complete: async (id, now) => complete.run({ id, now }).changes === 1,
     delete: async (accountId, id) => remove.run({ id, account_id: accountId }).changes === 1,
-    async idempotencyKey(accountId, key): Promise<IdempotencyRecord | undefined> {
-      const row = idempotencyKey.get({ account_id: accountId, key })
-      return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: row.created_at } : undefined
-    },
+    idempotencyKey: idempotencyRecord,
+    idempotencyKeyForUpdate: idempotencyRecord,
     rememberIdempotencyKey: async (entry) =>
       void rememberKey.run({
         account_id: entry.accountId,

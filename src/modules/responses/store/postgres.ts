@@ -1,5 +1,5 @@
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
 import { RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 

@@ -1,4 +1,4 @@
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query } from '../../../db/postgres/driver.ts'
 import type { SubmissionWrites } from './index.ts'
 import { DRAFT_COLUMNS, type DraftRow, HELD_FILE_COLUMNS, type HeldFileRow, toDraft, toHeldFile } from './rows.ts'
 
@@ -27,7 +27,7 @@ const FORGET_RECEIPTS = 'DELETE FROM receipts WHERE expires_at <= $1'
 const FORGET_DRAFTS = 'DELETE FROM drafts WHERE held_until <= $1'
 
 /** The submissions module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresSubmissionStore(query: Query, _scope: Scope): SubmissionWrites {
+export function createPostgresSubmissionStore(query: Query): SubmissionWrites {
   return {
     async heldFile(formId, fieldKey, id, now) {
       const [row] = await query<HeldFileRow>(HELD_FILE, [id, formId, fieldKey, now])

@@ -1,5 +1,5 @@
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/store.ts'
+import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormEvent } from '../../forms/model.ts'
 import {

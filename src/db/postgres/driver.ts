@@ -1,21 +1,7 @@
 // Types only: `Bun.SQL` is read where a pool is made, since reading it loads Bun's SQL
 // client (about 4 MiB of resident memory), which a server on SQLite never needs.
 import type { ReservedSQL, SQL } from 'bun'
-import { createPostgresKeyStore } from '../../modules/auth/store/postgres.ts'
-import { createPostgresEventStore } from '../../modules/events/store/postgres.ts'
-import { createPostgresFormStore } from '../../modules/forms/store/postgres.ts'
-import { createPostgresResponseStore } from '../../modules/responses/store/postgres.ts'
-import { createPostgresSubmissionStore } from '../../modules/submissions/store/postgres.ts'
-import { createPostgresDeliveryStore } from '../../modules/webhooks/store/postgres.ts'
-import {
-  DatabaseOpenError,
-  DatabaseUnavailable,
-  DatabaseUnreachable,
-  type Reads,
-  type Store,
-  type Transaction,
-  type Upgrade,
-} from '../store.ts'
+import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Driver, type Upgrade } from '../driver.ts'
 import { CHANGES_CHANNEL, type ChangeListener, listenForChanges } from './changes.ts'
 import { createGroupCommit } from './group-commit.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
@@ -66,10 +52,17 @@ export const SESSION_SETTINGS = {
   idle_in_transaction_session_timeout: 60_000,
 }
 
-/** A store on PostgreSQL, with the schema its database held once opened. */
-export interface PostgresStore extends Store {
+/** A driver on PostgreSQL, with the schema its database held once opened. */
+export interface PostgresDriver<Tx> extends Driver<Tx> {
   readonly schemaVersion: number
 }
+
+/**
+ * Makes the module stores on a query runner: the pool's (reads), or one
+ * transaction's. `keysVersion` is the notification channel's (see
+ * changes.ts), given to the pool's stores only.
+ */
+type StoresOn<Tx> = (query: Query, scope: Scope, keysVersion?: () => unknown) => Tx
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 const DEFAULT_POOL_SIZE = 10
@@ -86,9 +79,9 @@ const RETRY_EVERY_MS = 1000
  * PostgreSQL's `statement_timeout` cannot help, since a server that does not
  * run does not time anything out.
  */
-export const STATEMENT_DEADLINE_MS = 4000
+const STATEMENT_DEADLINE_MS = 4000
 /** /healthz's statement: a 503 within the 2 s of CONTRACT 13a. */
-export const PING_DEADLINE_MS = 1500
+const PING_DEADLINE_MS = 1500
 /** The wait for the lock `alone` takes: the instance holding it may be writing the first key's banner to a slow stdout. */
 const ALONE_LOCK_DEADLINE_MS = 30_000
 /** A pool let go of is closed this long after: its statements in flight have had their deadline by then. */
@@ -353,17 +346,6 @@ function poolRunner(pools: Pools, attempts: number, deadlineMs = STATEMENT_DEADL
   }
 }
 
-function storesOn(query: Query, scope: Scope, keysVersion?: () => unknown): Transaction {
-  return {
-    forms: createPostgresFormStore(query, scope),
-    responses: createPostgresResponseStore(query, scope),
-    deliveries: createPostgresDeliveryStore(query, scope),
-    keys: createPostgresKeyStore(query, scope, keysVersion),
-    submissions: createPostgresSubmissionStore(query, scope),
-    events: createPostgresEventStore(query, scope),
-  }
-}
-
 /** Connections in the store's pool: at least two, for the check of sessions (refuseSharedSessions). */
 const poolSizeOf = (options: PostgresStoreOptions) => Math.max(2, options.poolSize ?? DEFAULT_POOL_SIZE)
 
@@ -521,11 +503,15 @@ async function prepareSchema(
 }
 
 /**
- * Opens intake's store on the PostgreSQL database at `url`: connects (see
- * `connect`), applies the migrations this build has and the database lacks
- * (unless `migrate: false`), and returns the store.
+ * Opens the PostgreSQL database at `url`: connects (see `connect`), applies
+ * the migrations this build has and the database lacks (unless `migrate:
+ * false`), and returns the driver with the stores `storesOn` makes.
  */
-export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+export async function openPostgres<Tx extends object>(
+  url: string,
+  options: PostgresStoreOptions,
+  storesOn: StoresOn<Tx>,
+): Promise<Tx & PostgresDriver<Tx>> {
   const { sql, location, open } = await connect(url, options)
   await refuseSharedSessions(sql, location).catch(async (error) => {
     await sql.close({ timeout: 0 }).catch(() => {})
@@ -546,7 +532,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
       notify: (payload) => poolQuery('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, payload]),
       listenDeadlineMs: STATEMENT_DEADLINE_MS,
     }))
-  const reads: Reads = storesOn(poolQuery, 'pool', () => listener().keysVersion())
+  const reads = storesOn(poolQuery, 'pool', () => listener().keysVersion())
 
   /**
    * One transaction on a connection of the pool. When BEGIN itself meets a
@@ -555,7 +541,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
    * deadlock's victim is run again, a few times. One that went unanswered
    * is not: it would wait as long again.
    */
-  async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined): Promise<T> {
+  async function inTransaction<T>(work: (tx: Tx) => Promise<T>, settings: string | undefined): Promise<T> {
     for (let attempt = 1, victim = 1; ; attempt++) {
       let begun = false
       try {
@@ -580,7 +566,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
    * they send again meets what is there (an answered form is a 409).
    */
   async function transactOnce<T>(
-    work: (tx: Transaction) => Promise<T>,
+    work: (tx: Tx) => Promise<T>,
     settings: string | undefined,
     onBegun: () => void,
   ): Promise<T> {
@@ -620,7 +606,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     }
   }
 
-  const groupCommit = createGroupCommit<Transaction>({
+  const groupCommit = createGroupCommit<Tx>({
     transact: (work, batched) => inTransaction(work, batched ? BATCH_SETTINGS : undefined),
     isConnectionFailure,
     isUnanswered: (error) => error instanceof DatabaseUnanswered,

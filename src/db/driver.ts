@@ -1,42 +1,9 @@
-import type { KeyReads, KeyWrites } from '../modules/auth/store/index.ts'
-import type { EventReads, EventWrites } from '../modules/events/store/index.ts'
-import type { FormReads, FormWrites } from '../modules/forms/store/index.ts'
-import type { ResponseReads, ResponseWrites } from '../modules/responses/store/index.ts'
-import type { SubmissionReads, SubmissionWrites } from '../modules/submissions/store/index.ts'
-import type { DeliveryReads, DeliveryWrites } from '../modules/webhooks/store/index.ts'
-
 /**
- * The one seam between intake and its database. Each module declares its own
- * store interface (src/modules/<module>/store/index.ts) with one
- * implementation per database beside it (sqlite.ts, postgres.ts); a database
- * is the set of them (src/db/sqlite/, src/db/postgres/). A third database
- * would be a third file in each module's store/ folder and a folder here.
- *
- * Reads may run anywhere; writes run only inside `transaction`, which hands
- * the unit of work its transaction: nothing depends on which connection is
- * current. What a transaction reads holds until it commits (SQLite runs one
- * unit at a time; PostgreSQL locks the rows it reads, FOR UPDATE), so a
- * decision made on a read stands. Work inside a transaction awaits only the
- * transaction's own methods (anything slower holds the database's writer).
+ * What every database driver gives the composition root (src/stores.ts):
+ * transactions, change watches and health, over the module stores the root
+ * hands it (`Tx`). A driver (src/db/sqlite/, src/db/postgres/) knows
+ * connections, transactions and migrations, never a module.
  */
-export interface Reads {
-  forms: FormReads
-  responses: ResponseReads
-  deliveries: DeliveryReads
-  keys: KeyReads
-  submissions: SubmissionReads
-  events: EventReads
-}
-
-export interface Transaction {
-  forms: FormWrites
-  responses: ResponseWrites
-  deliveries: DeliveryWrites
-  keys: KeyWrites
-  submissions: SubmissionWrites
-  events: EventWrites
-}
-
 export type StoreKind = 'sqlite' | 'postgres'
 
 export interface TransactionOptions {
@@ -50,7 +17,7 @@ export interface TransactionOptions {
   independent?: boolean
 }
 
-export interface Store extends Reads {
+export interface Driver<Tx> {
   readonly kind: StoreKind
   /** Where the data is, for people: a file path, or `postgres://user@host:port/db` (never a password). */
   readonly location: string
@@ -64,13 +31,13 @@ export interface Store extends Reads {
    * On PostgreSQL a statement that fails fails the unit, even when `work`
    * catches it: the transaction cannot go on past it.
    */
-  transaction<T>(work: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>
+  transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>
   /**
    * A transaction committed without waiting for the disk: durable with the
    * next `transaction`. For bytes that matter only once a later transaction
    * refers to them (a file's chunks, before the answer that holds them).
    */
-  stagedTransaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
+  stagedTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>
   /**
    * Tells `watcher` of forms that other processes answered, cancelled, expired
    * or deleted (the ids), or that any form may have changed unheard

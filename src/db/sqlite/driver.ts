@@ -1,25 +1,42 @@
 import { Database } from 'bun:sqlite'
 import { closeSync, fdatasync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { createSqliteKeyStore } from '../../modules/auth/store/sqlite.ts'
-import { createSqliteEventStore } from '../../modules/events/store/sqlite.ts'
-import { createSqliteFormStore } from '../../modules/forms/store/sqlite.ts'
-import { createSqliteResponseStore } from '../../modules/responses/store/sqlite.ts'
-import { createSqliteSubmissionStore } from '../../modules/submissions/store/sqlite.ts'
-import { createSqliteDeliveryStore } from '../../modules/webhooks/store/sqlite.ts'
-import type { Reads, Store, Transaction } from '../store.ts'
+import type { Driver } from '../driver.ts'
 import { type OpenOptions, openDatabase } from './open.ts'
 import { createReadSnapshots, readingInSnapshot } from './snapshots.ts'
 import { createWriter } from './writer.ts'
+
+/** The connections a module's SQLite store is made on (see openSqlite). */
+interface SqliteConnections {
+  /** The one connection that writes: every unit of work runs on it. */
+  writer: Database
+  /** Reads only; a store made on it sees what `inSnapshot` lets it (committed and synced). */
+  reader: Database
+  /** Reads only, outside any snapshot: the latest commit, other processes' included. */
+  latestReader: Database
+  /** `store` (made on `reader`) reading in the snapshot of the current turn of the event loop. */
+  inSnapshot<S extends object>(store: S): S
+}
+
+/** The stores a composition root makes on the connections: those that read, and those a transaction gets. */
+interface SqliteStores<Reads, Tx> {
+  reads: Reads
+  transaction: Tx
+}
 
 /**
  * intake on one SQLite file. Three connections: one that writes (every unit of
  * work through the group-commit writer), one that reads forms, answers and
  * deliveries, a snapshot per turn of the event loop, which sees only what is
  * committed and synced, so no request reads what a batch has not made
- * durable; and one that reads keys, outside any snapshot.
+ * durable; and one that reads outside any snapshot (keys, which other
+ * processes write). `storesOn` makes the module stores on them.
  */
-export function createSqliteStore(path: string, options: OpenOptions = {}): Store {
+export function openSqlite<Reads extends object, Tx>(
+  path: string,
+  options: OpenOptions,
+  storesOn: (connections: SqliteConnections) => SqliteStores<Reads, Tx>,
+): Reads & Driver<Tx> {
   const db = openDatabase(path, options)
   let reader: Database
   try {
@@ -35,33 +52,21 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     db.close()
     throw error
   }
-  let keyReader: Database
+  let latestReader: Database
   try {
-    keyReader = openReader(path)
+    latestReader = openReader(path)
   } catch (error) {
     reader.close()
     db.close()
     throw error
   }
-  const tx: Transaction = {
-    forms: createSqliteFormStore(db),
-    responses: createSqliteResponseStore(db),
-    deliveries: createSqliteDeliveryStore(db),
-    keys: createSqliteKeyStore(db),
-    submissions: createSqliteSubmissionStore(db),
-    events: createSqliteEventStore(db),
-  }
   const snapshots = createReadSnapshots(reader)
-  const reads: Reads = {
-    forms: readingInSnapshot(createSqliteFormStore(reader), snapshots),
-    responses: readingInSnapshot(createSqliteResponseStore(reader), snapshots),
-    deliveries: readingInSnapshot(createSqliteDeliveryStore(reader), snapshots),
-    submissions: readingInSnapshot(createSqliteSubmissionStore(reader), snapshots),
-    events: readingInSnapshot(createSqliteEventStore(reader), snapshots),
-    // Keys are read on a connection of their own, never in a snapshot: other processes (the
-    // command line) write them, and a revocation must hold for every request sent after it.
-    keys: createSqliteKeyStore(keyReader, db),
-  }
+  const { reads, transaction: tx } = storesOn({
+    writer: db,
+    reader,
+    latestReader,
+    inSnapshot: (store) => readingInSnapshot(store, snapshots),
+  })
   const log = createLogSync(`${path}-wal`)
   const writer = createWriter(db, tx, { syncLog: log.sync, snapshots, log: options.log })
   const health = reader.query('SELECT 1')
@@ -82,7 +87,7 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
       await writer.idle()
       snapshots.end()
       log.close()
-      keyReader.close()
+      latestReader.close()
       reader.close()
       db.close()
     },
