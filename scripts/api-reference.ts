@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createIntake } from '../src/app.tsx'
 import { loadConfig } from '../src/config.ts'
-import { openStore } from '../src/db/index.ts'
 import { createLogger } from '../src/lib/log.ts'
+import { openStore } from '../src/stores.ts'
 
 export const API_REFERENCE = join(import.meta.dir, '..', 'docs', 'api.md')
 
