@@ -3,7 +3,15 @@ import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { API_KEY_PATTERN, type Config, ConfigError, type ConfigFlags, loadConfig } from './config.ts'
+import {
+  API_KEY_PATTERN,
+  type Config,
+  ConfigError,
+  type ConfigFlags,
+  loadConfig,
+  SETTINGS,
+  settingName,
+} from './config.ts'
 import {
   DatabaseOpenError,
   DatabaseUnreachable,
@@ -21,21 +29,16 @@ import { MCP_PATH } from './modules/mcp/paths.ts'
 import { FirstKeyNotShown, ListenError, startServer } from './server.ts'
 import { VERSION } from './version.ts'
 
-const SETTINGS = `Settings (environment; flags override):
-  SERVICE_HOST (--host)              address to bind                [127.0.0.1]
-  SERVICE_PORT (--port)              port to bind, 0 = any free one [8080]
-  SERVICE_BASE_URL (--base-url)      origin used in form URLs       [http://localhost:<port>]
-  SERVICE_DB_PATH (--db)             SQLite file                    [./data/intake.db]
-  SERVICE_DATABASE_URL (--database-url)  postgres://user@host:port/db: use PostgreSQL
-                                     instead (password from PGPASSWORD)
-  SERVICE_WEBHOOK_TIMEOUT            seconds per webhook attempt    [10]
-  SERVICE_WEBHOOK_MAX_RETRIES        retries after the first        [3]
-  SERVICE_API_KEY                    register this svc_live_ key at start
-  SERVICE_TRUST_PROXY                client IP from X-Forwarded-For [false]
-  SERVICE_RATE_LIMIT                 API requests/minute/key, 0 = off [600]
-  SERVICE_PUBLIC_RATE_LIMIT          form posts/minute/IP, 0 = off  [60]
-  SERVICE_WEBHOOK_BLOCK_PRIVATE      refuse private webhook targets [false]
-  SERVICE_UPLOAD_BUDGET              body bytes held at once        [268435456]`
+const SETTINGS_HELP = settingsHelp()
+
+/** The settings part of the help, from config.ts's table: `SERVICE_PORT (--port)  port to bind  [8080]`. */
+function settingsHelp(): string {
+  const lines = Object.values(SETTINGS).map(
+    (setting) =>
+      `  ${settingName(setting).padEnd(36)} ${setting.help}${'shown' in setting ? ` [${setting.shown}]` : ''}`,
+  )
+  return `Settings (environment; flags override):\n${lines.join('\n')}`
+}
 
 const HELP = `intake ${VERSION}: put a typed form in front of a human and get the single answer back.
 
@@ -59,7 +62,7 @@ Usage:
   intake COMMAND --help     what a command does, its options, examples
   intake --version
 
-${SETTINGS}
+${SETTINGS_HELP}
 
 Examples:
   intake                                   # serve on http://127.0.0.1:8080, data in ./data
@@ -82,7 +85,7 @@ Later starts print one line. The server stops cleanly on SIGTERM or SIGINT.
 A database from an older intake is copied to <file>.bak-<version> and then
 upgraded; one from a newer intake is refused untouched.
 
-${SETTINGS}
+${SETTINGS_HELP}
 
 Examples:
   intake serve
@@ -231,9 +234,9 @@ async function run(argv: string[]): Promise<void> {
   const flags: ConfigFlags = {
     host: values.host,
     port: values.port,
-    baseUrl: values['base-url'],
+    'base-url': values['base-url'],
     db: values.db,
-    databaseUrl: values['database-url'],
+    'database-url': values['database-url'],
   }
   const [command = 'serve', ...rest] = positionals
 
@@ -252,7 +255,7 @@ async function run(argv: string[]): Promise<void> {
     case 'copy': {
       expectArguments(rest, 2, 'copy FROM TO')
       // Both databases are named as arguments: a setting that names a third would be ignored.
-      if (flags.db !== undefined || flags.databaseUrl !== undefined)
+      if (flags.db !== undefined || flags['database-url'] !== undefined)
         throw new UsageError(
           'intake copy takes FROM and TO as arguments, not --db or --database-url (see intake copy --help)',
         )
