@@ -367,7 +367,7 @@ async function copy(from: string, to: string): Promise<void> {
  */
 async function copyWithProgress(from: string, to: string) {
   // Run only for these commands: the bundle carries the copy's code, but a server never evaluates it.
-  const { copyData, CopyFailed } = await import('./db/copy.ts')
+  const { copyData, CopyFailed } = await import('./db/copy/index.ts')
   const progress = process.stderr.isTTY ? progressLine() : undefined
   try {
     return await copyData(from, to, { progress: progress?.update })
