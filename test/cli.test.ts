@@ -419,6 +419,36 @@ describe('from a source checkout: bun run intake', () => {
     },
     STEP_TIMEOUT,
   )
+
+  test(
+    'source and binary read the same settings: a .env in the working directory is read by neither',
+    async () => {
+      // Were it read, migrate would create ./from-dotenv.db instead of ./data/intake.db.
+      const dotenv = 'SERVICE_DB_PATH=./from-dotenv.db\n'
+      const source = sourceCheckout()
+      const binary = tempDir()
+      for (const dir of [source, binary]) writeFileSync(join(dir, '.env'), dotenv)
+      const created = (dir: string) => `Created the database at ${join(dir, 'data', 'intake.db')}`
+      const viaScript = await runFromSource(source, ['migrate'])
+      expect({ code: viaScript.code, stdout: viaScript.stdout }).toEqual({
+        code: 0,
+        stdout: expect.stringContaining(created(source)),
+      })
+      // `bun src/main.ts` in the checkout reads the same bunfig.toml.
+      const viaEntry = await runIntake(process.execPath, ['src/main.ts', 'migrate'], { cwd: source })
+      expect({ code: viaEntry.code, stdout: viaEntry.stdout }).toEqual({
+        code: 0,
+        stdout: expect.stringContaining(join(source, 'data', 'intake.db')),
+      })
+      const viaBinary = await runIntake(intake.path, ['migrate'], { cwd: binary })
+      expect({ code: viaBinary.code, stdout: viaBinary.stdout }).toEqual({
+        code: 0,
+        stdout: viaScript.stdout.replace(created(source), created(binary)),
+      })
+      for (const dir of [source, binary]) expect(existsSync(join(dir, 'from-dotenv.db'))).toBe(false)
+    },
+    STEP_TIMEOUT,
+  )
 })
 
 describe('SERVICE_API_KEY', () => {
