@@ -1,4 +1,5 @@
 import { createIntake } from './app.tsx'
+import { INTAKE_COMMAND } from './cli/invocation.ts'
 import { type Config, resolveBaseUrl } from './config.ts'
 import { describeUpgrade } from './db/driver.ts'
 import { createLogger, type Logger, StdoutUnwritable, type StdoutWriter, stdoutWriter } from './lib/log.ts'
@@ -102,7 +103,7 @@ export async function startServer(
     await store.close()
     throw new FirstKeyNotShown(
       `the first start shows its new API key on stdout, and ${firstKey.message}: no key was made. ` +
-        'Start again with stdout read, or first create a key with: intake keys create',
+        `Start again with stdout read, or first create a key with: ${INTAKE_COMMAND} keys create`,
     )
   }
   if (firstKey === 'none') stdout.print(`intake ${VERSION} listening on ${listeningUrl} (data: ${store.location})`)
@@ -141,7 +142,8 @@ export class FirstKeyNotShown extends Error {}
 
 /**
  * What the very first start says, once: where things are, the key, and the
- * next command to try. Later starts say one line.
+ * next command to try. Later starts say one line. Commands are named as this
+ * process was started (INTAKE_COMMAND), so they run as shown.
  */
 function firstStartBanner(at: {
   listeningUrl: string
@@ -157,8 +159,8 @@ function firstStartBanner(at: {
     '',
     'intake is ready. This is shown once, on the first start.',
     at.postgres
-      ? `  Data   ${at.dataPath}  (PostgreSQL; back it up with pg_dump, or: intake backup FILE)`
-      : `  Data   ${at.dataPath}  (one file; copy it safely with: intake backup FILE)`,
+      ? `  Data   ${at.dataPath}  (PostgreSQL; back it up with pg_dump, or: ${INTAKE_COMMAND} backup FILE)`
+      : `  Data   ${at.dataPath}  (one file; copy it safely with: ${INTAKE_COMMAND} backup FILE)`,
     `  API    ${at.baseUrl}/api/v1  (OpenAPI at /api/v1/openapi.json, MCP at /mcp)`,
     `  Forms  ${at.baseUrl}/f/<id>  (the link you send to a person)`,
     '',

@@ -6,12 +6,22 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import {
   type CommandResult,
   keysIn,
   killAllChildren,
+  PROJECT_ROOT,
   type RunningIntake,
   request,
   runIntake,
@@ -366,6 +376,76 @@ describe('settings come from the environment and flags only', () => {
       } finally {
         expect(await server.stop()).toBe(0)
       }
+    },
+    STEP_TIMEOUT,
+  )
+})
+
+/**
+ * A source checkout as the README's quick start uses it: a directory holding
+ * this project's package.json, bunfig.toml and code, where `bun run intake ...`
+ * runs (linked, so the test writes nothing into the real checkout).
+ */
+function sourceCheckout(): string {
+  const dir = tempDir()
+  for (const entry of ['package.json', 'bunfig.toml', 'tsconfig.json', 'src', 'views', 'node_modules'])
+    symlinkSync(join(PROJECT_ROOT, entry), join(dir, entry))
+  return dir
+}
+
+/** `bun run intake ARGS` in `cwd`, as a person types it in a source checkout. */
+const runFromSource = (cwd: string, args: string[]) => runIntake(process.execPath, ['run', 'intake', ...args], { cwd })
+
+describe('from a source checkout: bun run intake', () => {
+  test(
+    'the first start names `bun run intake`, and the commands it shows run as shown',
+    async () => {
+      const cwd = sourceCheckout()
+      const server = await startIntake(process.execPath, { cwd, args: ['run', 'intake', 'serve', '--port', '0'] })
+      try {
+        const shown = /copy it safely with: (.+) FILE\)/.exec(server.stdout())?.[1]
+        expect(shown).toBe('bun run intake backup')
+        const backup = await runFromSource(cwd, ['backup', './backup.db'])
+        expect({ code: backup.code, stdout: backup.stdout }).toEqual({
+          code: 0,
+          stdout: `Backed up ${join(cwd, 'data', 'intake.db')} to ${join(cwd, 'backup.db')}.\n`,
+        })
+        const created = await runFromSource(cwd, ['keys', 'create', '--account', 'research'])
+        expect(created.code).toBe(0)
+        expect(keysIn(created.stdout)).toHaveLength(1)
+      } finally {
+        expect(await server.stop()).toBe(0)
+      }
+    },
+    STEP_TIMEOUT,
+  )
+
+  test(
+    'source and binary read the same settings: a .env in the working directory is read by neither',
+    async () => {
+      // Were it read, migrate would create ./from-dotenv.db instead of ./data/intake.db.
+      const dotenv = 'SERVICE_DB_PATH=./from-dotenv.db\n'
+      const source = sourceCheckout()
+      const binary = tempDir()
+      for (const dir of [source, binary]) writeFileSync(join(dir, '.env'), dotenv)
+      const created = (dir: string) => `Created the database at ${join(dir, 'data', 'intake.db')}`
+      const viaScript = await runFromSource(source, ['migrate'])
+      expect({ code: viaScript.code, stdout: viaScript.stdout }).toEqual({
+        code: 0,
+        stdout: expect.stringContaining(created(source)),
+      })
+      // `bun src/main.ts` in the checkout reads the same bunfig.toml.
+      const viaEntry = await runIntake(process.execPath, ['src/main.ts', 'migrate'], { cwd: source })
+      expect({ code: viaEntry.code, stdout: viaEntry.stdout }).toEqual({
+        code: 0,
+        stdout: expect.stringContaining(join(source, 'data', 'intake.db')),
+      })
+      const viaBinary = await runIntake(intake.path, ['migrate'], { cwd: binary })
+      expect({ code: viaBinary.code, stdout: viaBinary.stdout }).toEqual({
+        code: 0,
+        stdout: viaScript.stdout.replace(created(source), created(binary)),
+      })
+      for (const dir of [source, binary]) expect(existsSync(join(dir, 'from-dotenv.db'))).toBe(false)
     },
     STEP_TIMEOUT,
   )

@@ -1310,7 +1310,7 @@ describe('timing-safe comparisons (by design)', () => {
       'the SHA-256 of a create body, to tell an Idempotency-Key replay from a reuse with another body: a fingerprint of what this same account sent, not a credential',
     'db/postgres/changes.ts: payload === KEYS_CHANGED':
       'the payload of a notification on the channel intake_changes, a fixed word saying that some key changed: no credential',
-    'db/copy.ts: a.value.digest !== b.value.digest':
+    'db/copy/verify.ts: a.value.digest !== b.value.digest':
       "the SHA-256 of an uploaded file's bytes on both sides of intake copy, to check the copy: a fingerprint of data the operator holds on both sides, not a credential",
   }
 

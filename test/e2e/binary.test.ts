@@ -11,7 +11,15 @@ import { join } from 'node:path'
 import packageJson from '../../package.json' with { type: 'json' }
 import { SUPPORTED_LOCALES, translator } from '../../src/i18n/index.ts'
 import { decodeEntities } from '../html.ts'
-import { killAllChildren, type RunningIntake, request, runIntake, startIntake, useBuiltBinary } from './binary.ts'
+import {
+  childEnv,
+  killAllChildren,
+  type RunningIntake,
+  request,
+  runIntake,
+  startIntake,
+  useBuiltBinary,
+} from './binary.ts'
 
 const STEP_TIMEOUT = 30_000
 
@@ -203,6 +211,19 @@ describe('intake serve from an empty directory', () => {
       const created = JSON.parse(run.stdout.toString())
       expect(created.status).toBe('active')
       expect(created.url).toMatch(/\/f\/[0-9A-Z]{26}$/)
+    },
+    STEP_TIMEOUT,
+  )
+
+  test(
+    'the backup command the first start shows names the executable as it was started, and runs as printed',
+    async () => {
+      const shown = /copy it safely with: (.+) FILE\)/.exec(first!.stdout())?.[1]
+      expect(shown).toBe(`${intake.path} backup`)
+      const file = join(tempDir(), 'backup.db')
+      const run = Bun.spawnSync(['bash', '-c', `${shown} ${file}`], { cwd, env: childEnv() })
+      expect({ code: run.exitCode, stderr: run.stderr.toString() }).toEqual({ code: 0, stderr: '' })
+      expect(existsSync(file)).toBe(true)
     },
     STEP_TIMEOUT,
   )
