@@ -26,8 +26,9 @@ import {
   validate,
 } from '../../lib/validation.ts'
 import type { Principal } from '../auth/service.ts'
-import { recordEnding } from '../events/endings.ts'
-import { deletedEventBody, endedEventBody, FORM_CANCELLED, FORM_DELETED } from '../webhooks/events.ts'
+import { endedEventBody, recordDeletion, recordEnding } from '../events/endings.ts'
+import { FORM_CANCELLED } from '../events/names.ts'
+import { releaseHeldFiles } from '../submissions/service.ts'
 import {
   CONTEXT_MAX_BYTES,
   CreateFormBody,
@@ -343,7 +344,7 @@ export function createFormService(
           })
           deliveryQueued = await recordEnding(tx, { type: FORM_CANCELLED, form, occurredAt: now, payload, now })
           // Files kept across a 422 wait for an answer that can no longer come.
-          await tx.submissions.releaseAll(form.id)
+          await releaseHeldFiles(tx, form.id)
         }
         return {
           updated: withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!),
@@ -363,16 +364,7 @@ export function createFormService(
       if (!id) throw formNotFound()
       const deleted = await store.transaction(async (tx) => {
         if (!(await tx.forms.delete(principal.accountId, id))) return false
-        const now = clock()
-        await tx.events.forgetForm(id)
-        await tx.events.append({
-          accountId: principal.accountId,
-          formId: id,
-          type: FORM_DELETED,
-          occurredAt: now,
-          payload: deletedEventBody(id),
-          createdAt: now,
-        })
+        await recordDeletion(tx, { id, accountId: principal.accountId }, clock())
         return true
       })
       if (!deleted) throw formNotFound()

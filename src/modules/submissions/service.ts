@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { Store } from '../../db/store.ts'
+import type { Store, Transaction } from '../../db/store.ts'
 import { FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
 import { type AnswerValue, type FieldDefinition, fieldTypes } from '../../fields/index.ts'
 import { type ParseContext, type Parsed, rejected, Upload } from '../../fields/types.ts'
@@ -17,10 +17,10 @@ import { canonicalUlid, newId } from '../../lib/ids.ts'
 import { timeSlicer } from '../../lib/slices.ts'
 import type { Clock } from '../../lib/time.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
-import { recordEnding } from '../events/endings.ts'
+import { completedEventBody, recordEnding } from '../events/endings.ts'
+import { FORM_COMPLETED } from '../events/names.ts'
 import type { FormOfAccount, FormPublicState, StoredForm } from '../forms/store/index.ts'
 import type { NewFile, StoredResponse } from '../responses/store/index.ts'
-import { completedEventBody, FORM_COMPLETED } from '../webhooks/events.ts'
 import type { Draft, DraftFile, HeldFile } from './store/index.ts'
 
 export interface Submitter {
@@ -119,6 +119,9 @@ export interface ParsedAnswers {
  * time at a time, and the checks that run off the event loop (patterns of
  * older versions) all at once.
  */
+/** Lets go of every file held for a form's next answer (drafts' files across a 422), in the caller's transaction. */
+export const releaseHeldFiles = (tx: Transaction, formId: string) => tx.submissions.releaseAll(formId)
+
 export async function parseAnswers(
   fields: FieldDefinition[],
   values: Record<string, unknown>,
@@ -470,7 +473,7 @@ export function createSubmissionService(
               now: submittedAt,
             })
             // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
-            if (hasFileField) await tx.submissions.releaseAll(form.id)
+            if (hasFileField) await releaseHeldFiles(tx, form.id)
             if (options.receiptToken !== undefined) {
               await tx.submissions.rememberReceipt({
                 tokenHash: sha256(options.receiptToken),

@@ -1,5 +1,6 @@
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormEvent, FormStatus, PageSettings } from '../model.ts'
+import type { FormEvent } from '../../events/names.ts'
+import type { FormStatus, PageSettings } from '../model.ts'
 
 /**
  * What the forms module keeps, and the one interface every database gives it
