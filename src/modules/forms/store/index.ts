@@ -56,7 +56,7 @@ export type NewForm = Omit<StoredForm, 'status'>
 export type FormOfAccount = Pick<StoredForm, 'id' | 'accountId'>
 
 /** What a form's ending tells, and to whom: its account, and its webhook when it has one. */
-export type EndingForm = Pick<
+type EndingForm = Pick<
   StoredForm,
   'id' | 'accountId' | 'callbackUrl' | 'callbackEvents' | 'callbackMetadata' | 'context'
 >
