@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto'
 import type { Static, TSchema } from '@sinclair/typebox'
-import type { Store } from '../../db/store.ts'
+import type { Store, Transaction } from '../../db/store.ts'
 import { FORM_FILES_MAX_SIZE, fileMaxSize } from '../../fields/file.ts'
 import { answersSchema, checkFieldConfig, type FieldDefinition, FieldInput, fieldTypes } from '../../fields/index.ts'
 import { canonicalTimeZone, matchLocale, SUPPORTED_LOCALES } from '../../i18n/index.ts'
@@ -28,7 +28,7 @@ import {
 import type { Principal } from '../auth/service.ts'
 import { endedEventBody, recordDeletion, recordEnding } from '../events/endings.ts'
 import { FORM_CANCELLED } from '../events/names.ts'
-import { releaseHeldFiles } from '../submissions/service.ts'
+import { releaseHeldFiles } from '../submissions/held.ts'
 import {
   CONTEXT_MAX_BYTES,
   CreateFormBody,
@@ -83,6 +83,12 @@ export interface FormPage {
  * deleted), once committed with its event, so long-polls on the form and on
  * its account's feed wake; `deliveryQueued` when a webhook waits to be sent.
  */
+/**
+ * Moves an active, unexpired form to `completed` in the caller's transaction:
+ * the one-response race. False when the form no longer takes an answer.
+ */
+export const completeForm = (tx: Transaction, formId: string, at: number) => tx.forms.complete(formId, at)
+
 export function createFormService(
   store: Store,
   clock: Clock,

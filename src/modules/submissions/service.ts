@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { Store, Transaction } from '../../db/store.ts'
+import type { Store } from '../../db/store.ts'
 import { FORM_FILES_MAX_SIZE } from '../../fields/file.ts'
 import { type AnswerValue, type FieldDefinition, fieldTypes } from '../../fields/index.ts'
 import { type ParseContext, type Parsed, rejected, Upload } from '../../fields/types.ts'
@@ -19,8 +19,12 @@ import type { Clock } from '../../lib/time.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import { completedEventBody, recordEnding } from '../events/endings.ts'
 import { FORM_COMPLETED } from '../events/names.ts'
+import { completeForm } from '../forms/service.ts'
 import type { FormOfAccount, FormPublicState, StoredForm } from '../forms/store/index.ts'
+import { claimUploads, incompleteUploads } from '../responses/files.ts'
+import { recordResponse } from '../responses/service.ts'
 import type { NewFile, StoredResponse } from '../responses/store/index.ts'
+import { releaseHeldFiles } from './held.ts'
 import type { Draft, DraftFile, HeldFile } from './store/index.ts'
 
 export interface Submitter {
@@ -119,9 +123,6 @@ export interface ParsedAnswers {
  * time at a time, and the checks that run off the event loop (patterns of
  * older versions) all at once.
  */
-/** Lets go of every file held for a form's next answer (drafts' files across a 422), in the caller's transaction. */
-export const releaseHeldFiles = (tx: Transaction, formId: string) => tx.submissions.releaseAll(formId)
-
 export async function parseAnswers(
   fields: FieldDefinition[],
   values: Record<string, unknown>,
@@ -318,7 +319,7 @@ export function createSubmissionService(
       if (fresh.length === 0 && reused.length === 0) return { held, fileIds: [], lost: [] }
       // Only a file whose every byte is there is kept: one that lost chunks is let go, and asked for again.
       const { kept, taken, lost } = await store.transaction(async (tx) => {
-        const incomplete = new Set(await tx.responses.incompleteFiles([...fresh, ...reused]))
+        const incomplete = new Set(await incompleteUploads(tx, [...fresh, ...reused]))
         const accepted: HeldFile[] = []
         for (const file of reused) {
           if (incomplete.has(file.fileId)) await tx.submissions.release(form.id, file.fieldKey, file.id)
@@ -329,7 +330,10 @@ export function createSubmissionService(
           if (!incomplete.has(file.fileId) && (await tx.submissions.hold(file, now, FORM_FILES_MAX_SIZE)))
             taken.push(file)
         }
-        await tx.responses.claimFiles(taken.map((file) => file.fileId))
+        await claimUploads(
+          tx,
+          taken.map((file) => file.fileId),
+        )
         return {
           kept: [...accepted, ...taken],
           taken,
@@ -459,10 +463,10 @@ export function createSubmissionService(
         .transaction(
           async (tx) => {
             // Only an active, unexpired form moves: the first submission to commit wins.
-            if (!(await tx.forms.complete(form.id, submittedAt))) return undefined
-            await tx.responses.insert(response, newFiles)
+            if (!(await completeForm(tx, form.id, submittedAt))) return undefined
+            await recordResponse(tx, response, newFiles)
             // Claimed first (on PostgreSQL that waits for a sweep removing them): then every byte must be there.
-            const incomplete = newFiles.length === 0 ? [] : await tx.responses.incompleteFiles(newFiles)
+            const incomplete = newFiles.length === 0 ? [] : await incompleteUploads(tx, newFiles)
             if (incomplete.length > 0) throw new IncompleteFiles(incomplete)
             const deliveryQueued = await recordEnding(tx, {
               type: FORM_COMPLETED,
