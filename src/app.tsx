@@ -17,7 +17,7 @@ import { addressBlock, createRateLimiter } from './lib/rate-limit.ts'
 import { type BodyPace, type BodyReader, closeWhenBodyUnread, createBodyReader } from './lib/request-body.ts'
 import { createFormSignals, feedSignal } from './lib/signals.ts'
 import { type Clock, systemClock } from './lib/time.ts'
-import { apiAuth } from './modules/auth/index.ts'
+import { type ApiKeyAuth, apiKeyAuth } from './modules/auth/index.ts'
 import type { AuthService } from './modules/auth/service.ts'
 import { createAuthService } from './modules/auth/service.ts'
 import { eventRoutes } from './modules/events/index.ts'
@@ -177,6 +177,7 @@ function createApp({
   const { auth, forms, responses, submissions, webhooks, events } = services
   // Per key, for /api/v1 and /mcp alike: an MCP batch takes one request for each of its messages.
   const apiLimiter = createRateLimiter(config.rateLimitPerMinute, clock)
+  const apiKey = apiKeyAuth(auth, apiLimiter)
 
   const app = new Elysia({ normalize: false })
     .headers(SECURITY_HEADERS)
@@ -221,7 +222,6 @@ function createApp({
         ? { detail: failure.detail, errors: failure.problems.map(publicProblem) }
         : { detail: failure.detail }
     })
-    .use(apiAuth(auth, apiLimiter))
     .get(
       '/healthz',
       async () => {
@@ -245,11 +245,12 @@ function createApp({
       set.headers['cache-control'] = 'public, max-age=31536000, immutable'
       return STYLESHEET.body
     })
-    .use(formRoutes(forms, baseUrl, bodies))
-    .use(responseRoutes(responses))
-    .use(webhookRoutes(webhooks))
-    .use(eventRoutes(events, baseUrl))
-    .use(mcpRoutes(forms, responses, events, bodies, apiLimiter))
+    .use(formRoutes(forms, baseUrl, bodies, apiKey))
+    .use(responseRoutes(responses, apiKey))
+    .use(webhookRoutes(webhooks, apiKey))
+    .use(eventRoutes(events, baseUrl, apiKey))
+    .use(mcpRoutes(forms, responses, events, bodies, apiLimiter, apiKey))
+    .use(keyedNotFound(apiKey))
     .use(
       submissionRoutes(submissions, {
         trustProxy: config.trustProxy,
@@ -271,6 +272,27 @@ function createApp({
         version: VERSION,
         description: 'Put a typed form in front of a human and get the single answer back.',
       })),
+  )
+}
+
+/**
+ * What no route takes under /api/v1 and /mcp is a 404 for a caller with a
+ * key, and the key's refusal for anyone else: a stranger learns not even
+ * which routes exist. Routes of these paths win over these (Elysia matches
+ * the exact method and path first).
+ */
+function keyedNotFound(apiKey: ApiKeyAuth) {
+  const notFound = () => {
+    throw new HttpError(404, 'Not found')
+  }
+  return (
+    new Elysia({ name: 'keyed-not-found' })
+      .use(apiKey)
+      .all('/api/v1/*', notFound, { apiKey: true })
+      // The OpenAPI document is public: any other method on its path is a plain 404.
+      .all('/api/v1/openapi.json', notFound)
+      .all(MCP_PATH, notFound, { apiKey: true })
+      .all(`${MCP_PATH}/*`, notFound, { apiKey: true })
   )
 }
 

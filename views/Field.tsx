@@ -4,7 +4,6 @@ import { DATE_PARTS, datePartName, type TypedDateParts } from '../src/fields/dat
 import { fieldTypes } from '../src/fields/index.ts'
 import type { Control, FieldDefinition } from '../src/fields/types.ts'
 import type { Translator } from '../src/i18n/index.ts'
-import type { HeldFileView } from '../src/modules/submissions/service.ts'
 import { attr, attributes } from './attributes.ts'
 import { RichText } from './RichText.tsx'
 import { Sentence, SLOT } from './Sentence.tsx'
@@ -12,7 +11,12 @@ import { Sentence, SLOT } from './Sentence.tsx'
 export const controlId = (key: string) => `field-${key}`
 
 /** A file the person sent with a refused answer, kept for the next try (CONTRACT 11). */
-export type HeldFile = HeldFileView
+export interface HeldFile {
+  /** The hold id the page posts back (`_held_<key>`). */
+  id: string
+  name: string
+  size: number
+}
 
 export interface FieldProps {
   field: FieldDefinition

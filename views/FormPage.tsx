@@ -8,7 +8,6 @@ import { writeNumber } from '../src/i18n/numbers.ts'
 import type { Problem } from '../src/lib/errors.ts'
 import { insertIntoPage, type PageBytes, pageBytes } from '../src/lib/http.ts'
 import { timeSlicer } from '../src/lib/slices.ts'
-import type { PageSettings } from '../src/modules/forms/model.ts'
 import { attr } from './attributes.ts'
 import { controlId, Field, type HeldFile } from './Field.tsx'
 import { Layout } from './Layout.tsx'
@@ -16,12 +15,20 @@ import { RichText } from './RichText.tsx'
 import { SendButton } from './SendButton.tsx'
 import { Sentence, SLOT } from './Sentence.tsx'
 
+/** What of a form's page settings (CONTRACT 11) the page itself shows. */
+interface PageWording {
+  sender?: string
+  submit_label?: string
+  time_zone?: string
+  review?: boolean
+}
+
 export interface FormView {
   id: string
   title: string
   description: string | null
   fields: FieldDefinition[]
-  page: PageSettings
+  page: PageWording
   /** When the form stops taking an answer (epoch ms), or null. */
   expiresAt: number | null
 }

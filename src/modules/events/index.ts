@@ -1,19 +1,20 @@
 import { Elysia } from 'elysia'
 import { apiDoc } from '../../lib/openapi.ts'
-import { principalOf } from '../auth/index.ts'
+import type { ApiKeyAuth } from '../auth/index.ts'
 import { EventPage, ListEventsQuery } from './model.ts'
 import type { EventService } from './service.ts'
 
-export function eventRoutes(events: EventService, baseUrl: () => string) {
-  return new Elysia({ name: 'events' }).get(
+export function eventRoutes(events: EventService, baseUrl: () => string, apiKey: ApiKeyAuth) {
+  return new Elysia({ name: 'events' }).use(apiKey).get(
     '/api/v1/events',
-    async ({ request, query, set }) => {
-      const page = await events.read(principalOf(set), query, request.signal)
+    async ({ request, query, set, principal }) => {
+      const page = await events.read(principal, query, request.signal)
       set.headers.link = `<${baseUrl()}/api/v1/events?${new URLSearchParams({ after: page.next, limit: String(page.limit) })}>; rel="next"`
       // Streamed as the client reads it (service.ts): a page is at most 1 MiB of JSON, but for one larger event.
       return new Response(page.body, { headers: { 'content-type': 'application/json;charset=utf-8' } })
     },
     {
+      apiKey: true,
       detail: apiDoc({
         tag: 'Events',
         summary: "The account's event feed",

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { ApiTime, Ulid } from '../../lib/schemas.ts'
-import { EVENT_TYPES } from './store/index.ts'
+import { EVENT_TYPES } from './names.ts'
 
 export const EVENTS_LIMIT = { default: 20, max: 100 } as const
 const EVENTS_WAIT_MAX_S = 60

@@ -5,8 +5,9 @@ import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Store } from '../../stores.ts'
 import { invalidKey, type KeyHolds, type Principal } from '../auth/service.ts'
 import { EVENTS_LIMIT, ListEventsQuery } from './model.ts'
+import type { EventType } from './names.ts'
 import { decodeCursor, encodeNumber, FEED_START } from './position.ts'
-import type { EventSummary, EventType } from './store/index.ts'
+import type { EventSummary } from './store/index.ts'
 
 /** `after=latest`: start from the head of the feed. */
 const LATEST = 'latest'

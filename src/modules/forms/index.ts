@@ -2,18 +2,18 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { BodyReader } from '../../lib/request-body.ts'
-import { principalOf } from '../auth/index.ts'
+import type { ApiKeyAuth } from '../auth/index.ts'
 import { CreateFormBody, Form, FormDetail, FormSummary, ListFormsQuery, UpdateFormBody } from './model.ts'
 import type { FormService } from './service.ts'
 
 const formIdParam = { id: 'Form id (ULID)' }
 
-export function formRoutes(forms: FormService, baseUrl: () => string, bodies: BodyReader) {
+export function formRoutes(forms: FormService, baseUrl: () => string, bodies: BodyReader, apiKey: ApiKeyAuth) {
   return new Elysia({ name: 'forms', prefix: '/api/v1/forms' })
+    .use(apiKey)
     .post(
       '',
-      async ({ request, set }) => {
-        const principal = principalOf(set)
+      async ({ request, set, principal }) => {
         const idempotencyKey = request.headers.get('idempotency-key') ?? undefined
         const { form, replayed } = await forms.create(principal, await bodies.json(request), idempotencyKey)
         if (replayed) set.headers['idempotent-replayed'] = 'true'
@@ -21,6 +21,7 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
         return form
       },
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Forms',
           summary: 'Create a form',
@@ -35,8 +36,8 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
     )
     .get(
       '',
-      async ({ query, set }) => {
-        const page = await forms.list(principalOf(set), query)
+      async ({ query, set, principal }) => {
+        const page = await forms.list(principal, query)
         if (page.nextCursor) {
           const next = new URLSearchParams({ ...pick(query, ['status', 'limit']), cursor: page.nextCursor })
           set.headers.link = `<${baseUrl()}/api/v1/forms?${next}>; rel="next"`
@@ -44,6 +45,7 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
         return page.forms
       },
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Forms',
           summary: 'List forms',
@@ -58,12 +60,13 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
     )
     .get(
       '/:id',
-      async ({ params, set }) => {
-        const json = await forms.get(principalOf(set), params.id)
+      async ({ params, set, principal }) => {
+        const json = await forms.get(principal, params.id)
         set.headers['content-type'] = 'application/json;charset=utf-8'
         return json
       },
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Forms',
           summary: 'Get a form',
@@ -75,12 +78,13 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
     )
     .get(
       '/:id/schema',
-      async ({ params, set }) => {
-        const json = await forms.answersSchemaJson(principalOf(set), params.id)
+      async ({ params, set, principal }) => {
+        const json = await forms.answersSchemaJson(principal, params.id)
         set.headers['content-type'] = 'application/json;charset=utf-8'
         return json
       },
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Forms',
           summary: 'JSON Schema of the answers',
@@ -94,8 +98,9 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
     )
     .patch(
       '/:id',
-      async ({ request, params, set }) => await forms.update(principalOf(set), params.id, await bodies.json(request)),
+      async ({ request, params, principal }) => await forms.update(principal, params.id, await bodies.json(request)),
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Forms',
           summary: 'Cancel a form or change its expiry',
@@ -110,11 +115,12 @@ export function formRoutes(forms: FormService, baseUrl: () => string, bodies: Bo
     )
     .delete(
       '/:id',
-      async ({ params, set }) => {
-        await forms.delete(principalOf(set), params.id)
+      async ({ params, set, principal }) => {
+        await forms.delete(principal, params.id)
         set.status = 204
       },
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Forms',
           summary: 'Delete a form',

@@ -2,14 +2,12 @@ import { type Static, Type } from '@sinclair/typebox'
 import { FieldInput } from '../../fields/index.ts'
 import { SUPPORTED_LOCALES } from '../../i18n/locales.ts'
 import { ApiTime, JsonObject, ULID_PATTERN, Ulid } from '../../lib/schemas.ts'
+import { FORM_COMPLETED, FORM_EVENTS, type FormEvent } from '../events/names.ts'
 
 export const FORM_STATUSES = ['active', 'completed', 'cancelled', 'expired'] as const
 export type FormStatus = (typeof FORM_STATUSES)[number]
 
-/** The endings a form's webhook may tell of (CONTRACT 12); the feed has them all, and form.deleted. */
-export const FORM_EVENTS = ['form.completed', 'form.expired', 'form.cancelled'] as const
-export type FormEvent = (typeof FORM_EVENTS)[number]
-export const DEFAULT_CALLBACK_EVENTS: readonly FormEvent[] = ['form.completed']
+export const DEFAULT_CALLBACK_EVENTS: readonly FormEvent[] = [FORM_COMPLETED]
 
 const CallbackEvents = Type.Array(Type.Union(FORM_EVENTS.map((event) => Type.Literal(event))), {
   minItems: 1,

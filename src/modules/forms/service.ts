@@ -24,10 +24,11 @@ import {
   prepareValidation,
   validate,
 } from '../../lib/validation.ts'
-import type { Store } from '../../stores.ts'
+import type { Store, Transaction } from '../../stores.ts'
 import type { Principal } from '../auth/service.ts'
-import { recordEnding } from '../events/endings.ts'
-import { deletedEventBody, endedEventBody, FORM_CANCELLED, FORM_DELETED } from '../webhooks/events.ts'
+import { endedEventBody, recordDeletion, recordEnding } from '../events/endings.ts'
+import { FORM_CANCELLED } from '../events/names.ts'
+import { releaseHeldFiles } from '../submissions/held.ts'
 import {
   CONTEXT_MAX_BYTES,
   CreateFormBody,
@@ -82,6 +83,12 @@ export interface FormPage {
  * deleted), once committed with its event, so long-polls on the form and on
  * its account's feed wake; `deliveryQueued` when a webhook waits to be sent.
  */
+/**
+ * Moves an active, unexpired form to `completed` in the caller's transaction:
+ * the one-response race. False when the form no longer takes an answer.
+ */
+export const completeForm = (tx: Transaction, formId: string, at: number) => tx.forms.complete(formId, at)
+
 export function createFormService(
   store: Store,
   clock: Clock,
@@ -343,7 +350,7 @@ export function createFormService(
           })
           deliveryQueued = await recordEnding(tx, { type: FORM_CANCELLED, form, occurredAt: now, payload, now })
           // Files kept across a 422 wait for an answer that can no longer come.
-          await tx.submissions.releaseAll(form.id)
+          await releaseHeldFiles(tx, form.id)
         }
         return {
           updated: withContext((await tx.forms.findForAccount(principal.accountId, form.id, now))!),
@@ -363,16 +370,7 @@ export function createFormService(
       if (!id) throw formNotFound()
       const deleted = await store.transaction(async (tx) => {
         if (!(await tx.forms.delete(principal.accountId, id))) return false
-        const now = clock()
-        await tx.events.forgetForm(id)
-        await tx.events.append({
-          accountId: principal.accountId,
-          formId: id,
-          type: FORM_DELETED,
-          occurredAt: now,
-          payload: deletedEventBody(id),
-          createdAt: now,
-        })
+        await recordDeletion(tx, { id, accountId: principal.accountId }, clock())
         return true
       })
       if (!deleted) throw formNotFound()

@@ -1,8 +1,9 @@
 import type { Logger } from '../../lib/log.ts'
 import { type Clock, settledWithin } from '../../lib/time.ts'
 import type { Store } from '../../stores.ts'
-import { recordEnding } from '../events/endings.ts'
-import { endedEventBody, FORM_EXPIRED } from '../webhooks/events.ts'
+import { endedEventBody, forgetEventsBefore, recordEnding } from '../events/endings.ts'
+import { FORM_EXPIRED } from '../events/names.ts'
+import { forgetSettledDeliveries } from '../webhooks/queue.ts'
 import { IDEMPOTENCY_WINDOW_MS } from './service.ts'
 import type { FormOfAccount } from './store/index.ts'
 
@@ -53,8 +54,8 @@ export function createFormSweeper({ store, clock, logger, onExpired }: FormSweep
         const expired = await store.transaction(async (tx) => {
           if (sweepingKeys) {
             await tx.forms.forgetIdempotencyKeysBefore(now - IDEMPOTENCY_WINDOW_MS)
-            await tx.events.forgetBefore(now - EVENT_RETENTION_MS, RETENTION_BATCH)
-            await tx.deliveries.forgetSettledBefore(FORM_EXPIRED, now - EVENT_RETENTION_MS, RETENTION_BATCH)
+            await forgetEventsBefore(tx, now - EVENT_RETENTION_MS, RETENTION_BATCH)
+            await forgetSettledDeliveries(tx, FORM_EXPIRED, now - EVENT_RETENTION_MS, RETENTION_BATCH)
           }
           if (!expiring) return []
           const forms = await tx.forms.expireDue(now, EXPIRY_BATCH)

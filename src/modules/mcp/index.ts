@@ -5,7 +5,7 @@ import type { ResponseSet } from '../../lib/http.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import type { BodyReader } from '../../lib/request-body.ts'
-import { principalOf, takeRequests } from '../auth/index.ts'
+import { type ApiKeyAuth, takeRequests } from '../auth/index.ts'
 import type { Principal } from '../auth/service.ts'
 import { type EventService, feedPageJson } from '../events/service.ts'
 import type { FormService } from '../forms/service.ts'
@@ -77,9 +77,9 @@ export function mcpRoutes(
   events: EventService,
   bodies: BodyReader,
   limiter: RateLimiter,
+  apiKey: ApiKeyAuth,
 ) {
-  const handle = async ({ request, set }: { request: Request; set: ResponseSet }) => {
-    const principal = principalOf(set)
+  const handle = async ({ request, set, principal }: { request: Request; set: ResponseSet; principal: Principal }) => {
     // Read and parsed like every API body (bounded, a slice of time at a time: JSON.parse of a hostile
     // megabyte held the event loop 90 to 280 ms); what is not JSON is JSON-RPC's parse error.
     let message: unknown
@@ -113,7 +113,9 @@ export function mcpRoutes(
     )
   }
   return new Elysia({ name: 'mcp' })
+    .use(apiKey)
     .post(MCP_PATH, handle, {
+      apiKey: true,
       detail: apiDoc({
         tag: 'MCP',
         summary: 'Model Context Protocol (Streamable HTTP)',
@@ -123,6 +125,6 @@ export function mcpRoutes(
         responses: { 200: Type.Object({}, { additionalProperties: true, title: 'JSON-RPC response' }) },
       }),
     })
-    .get(MCP_PATH, stateless)
-    .delete(MCP_PATH, stateless)
+    .get(MCP_PATH, stateless, { apiKey: true })
+    .delete(MCP_PATH, stateless, { apiKey: true })
 }

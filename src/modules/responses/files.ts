@@ -191,3 +191,10 @@ export function createFileStorage(options: {
 }
 
 export type FileStorage = ReturnType<typeof createFileStorage>
+
+/** Of these uploads, those missing bytes (lost chunks): in the caller's transaction, which claims the rest. */
+export const incompleteUploads = (tx: Transaction, files: Array<{ fileId: string; size: number }>) =>
+  tx.responses.incompleteFiles(files)
+
+/** Marks uploads as taken by a held file, so the sweep of unclaimed uploads leaves them be. */
+export const claimUploads = (tx: Transaction, fileIds: string[]) => tx.responses.claimFiles(fileIds)

@@ -2,13 +2,15 @@ import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { attachmentDisposition } from '../../lib/http.ts'
 import { apiDoc } from '../../lib/openapi.ts'
-import { principalOf } from '../auth/index.ts'
+import type { ApiKeyAuth } from '../auth/index.ts'
 import { ListResponsesQuery, ResponseObject } from './model.ts'
 import type { ResponseService } from './service.ts'
 
-export function responseRoutes(responses: ResponseService) {
+export function responseRoutes(responses: ResponseService, apiKey: ApiKeyAuth) {
   return new Elysia({ name: 'responses', prefix: '/api/v1/forms/:id/responses' })
-    .get('', ({ request, params, query, set }) => responses.list(principalOf(set), params.id, query, request.signal), {
+    .use(apiKey)
+    .get('', ({ request, params, query, principal }) => responses.list(principal, params.id, query, request.signal), {
+      apiKey: true,
       detail: apiDoc({
         tag: 'Responses',
         summary: "List a form's responses",
@@ -20,7 +22,8 @@ export function responseRoutes(responses: ResponseService) {
         errors: [404, 422],
       }),
     })
-    .get('/:responseId', ({ params, set }) => responses.get(principalOf(set), params.id, params.responseId), {
+    .get('/:responseId', ({ params, principal }) => responses.get(principal, params.id, params.responseId), {
+      apiKey: true,
       detail: apiDoc({
         tag: 'Responses',
         summary: 'Get a response',
@@ -31,8 +34,8 @@ export function responseRoutes(responses: ResponseService) {
     })
     .get(
       '/:responseId/files/:key',
-      async ({ params, set }) => {
-        const { file, bytes } = await responses.file(principalOf(set), params.id, params.responseId, params.key)
+      async ({ params, principal }) => {
+        const { file, bytes } = await responses.file(principal, params.id, params.responseId, params.key)
         return new Response(bytes, {
           headers: {
             'content-type': file.contentType,
@@ -42,6 +45,7 @@ export function responseRoutes(responses: ResponseService) {
         })
       },
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Responses',
           summary: 'Download an uploaded file',

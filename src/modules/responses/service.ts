@@ -4,12 +4,12 @@ import type { FormSignals } from '../../lib/signals.ts'
 import { timeSlicer } from '../../lib/slices.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
-import type { Store } from '../../stores.ts'
+import type { Store, Transaction } from '../../stores.ts'
 import { invalidKey, type KeyHolds, type Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { FreeFormJson } from '../forms/store/index.ts'
 import { ListResponsesQuery, type ResponseObject } from './model.ts'
-import type { StoredFile, StoredResponse } from './store/index.ts'
+import type { NewFile, StoredFile, StoredResponse } from './store/index.ts'
 
 /** A response as the API shows it, with its form's context (a form with a response is completed: its context stays). */
 const toResponseObject = (response: StoredResponse, context: FreeFormJson | null): ResponseObject => ({
@@ -20,6 +20,10 @@ const toResponseObject = (response: StoredResponse, context: FreeFormJson | null
   metadata: { ip: response.ip, user_agent: response.userAgent },
   context: context === null ? null : JSON.parse(context),
 })
+
+/** Records an answer with its files in the caller's transaction (the submission's). */
+export const recordResponse = (tx: Transaction, response: StoredResponse, files: NewFile[]) =>
+  tx.responses.insert(response, files)
 
 export function createResponseService(store: Store, forms: FormService, signals: FormSignals, keys: KeyHolds) {
   return {

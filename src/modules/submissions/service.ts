@@ -17,10 +17,14 @@ import { timeSlicer } from '../../lib/slices.ts'
 import type { Clock } from '../../lib/time.ts'
 import { controlCharacterProblem, isPlainObject } from '../../lib/validation.ts'
 import type { Store } from '../../stores.ts'
-import { recordEnding } from '../events/endings.ts'
+import { completedEventBody, recordEnding } from '../events/endings.ts'
+import { FORM_COMPLETED } from '../events/names.ts'
+import { completeForm } from '../forms/service.ts'
 import type { FormOfAccount, FormPublicState, StoredForm } from '../forms/store/index.ts'
+import { claimUploads, incompleteUploads } from '../responses/files.ts'
+import { recordResponse } from '../responses/service.ts'
 import type { NewFile, StoredResponse } from '../responses/store/index.ts'
-import { completedEventBody, FORM_COMPLETED } from '../webhooks/events.ts'
+import { releaseHeldFiles } from './held.ts'
 import type { Draft, DraftFile, HeldFile } from './store/index.ts'
 
 export interface Submitter {
@@ -315,7 +319,7 @@ export function createSubmissionService(
       if (fresh.length === 0 && reused.length === 0) return { held, fileIds: [], lost: [] }
       // Only a file whose every byte is there is kept: one that lost chunks is let go, and asked for again.
       const { kept, taken, lost } = await store.transaction(async (tx) => {
-        const incomplete = new Set(await tx.responses.incompleteFiles([...fresh, ...reused]))
+        const incomplete = new Set(await incompleteUploads(tx, [...fresh, ...reused]))
         const accepted: HeldFile[] = []
         for (const file of reused) {
           if (incomplete.has(file.fileId)) await tx.submissions.release(form.id, file.fieldKey, file.id)
@@ -326,7 +330,10 @@ export function createSubmissionService(
           if (!incomplete.has(file.fileId) && (await tx.submissions.hold(file, now, FORM_FILES_MAX_SIZE)))
             taken.push(file)
         }
-        await tx.responses.claimFiles(taken.map((file) => file.fileId))
+        await claimUploads(
+          tx,
+          taken.map((file) => file.fileId),
+        )
         return {
           kept: [...accepted, ...taken],
           taken,
@@ -456,10 +463,10 @@ export function createSubmissionService(
         .transaction(
           async (tx) => {
             // Only an active, unexpired form moves: the first submission to commit wins.
-            if (!(await tx.forms.complete(form.id, submittedAt))) return undefined
-            await tx.responses.insert(response, newFiles)
+            if (!(await completeForm(tx, form.id, submittedAt))) return undefined
+            await recordResponse(tx, response, newFiles)
             // Claimed first (on PostgreSQL that waits for a sweep removing them): then every byte must be there.
-            const incomplete = newFiles.length === 0 ? [] : await tx.responses.incompleteFiles(newFiles)
+            const incomplete = newFiles.length === 0 ? [] : await incompleteUploads(tx, newFiles)
             if (incomplete.length > 0) throw new IncompleteFiles(incomplete)
             const deliveryQueued = await recordEnding(tx, {
               type: FORM_COMPLETED,
@@ -470,7 +477,7 @@ export function createSubmissionService(
               now: submittedAt,
             })
             // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
-            if (hasFileField) await tx.submissions.releaseAll(form.id)
+            if (hasFileField) await releaseHeldFiles(tx, form.id)
             if (options.receiptToken !== undefined) {
               await tx.submissions.rememberReceipt({
                 tokenHash: sha256(options.receiptToken),

@@ -1,13 +1,15 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { apiDoc } from '../../lib/openapi.ts'
-import { principalOf } from '../auth/index.ts'
+import type { ApiKeyAuth } from '../auth/index.ts'
 import { DeliveryObject } from './model.ts'
 import type { WebhookService } from './service.ts'
 
-export function webhookRoutes(webhooks: WebhookService) {
+export function webhookRoutes(webhooks: WebhookService, apiKey: ApiKeyAuth) {
   return new Elysia({ name: 'webhooks', prefix: '/api/v1/forms/:id/deliveries' })
-    .get('', ({ params, set }) => webhooks.list(principalOf(set), params.id), {
+    .use(apiKey)
+    .get('', ({ params, principal }) => webhooks.list(principal, params.id), {
+      apiKey: true,
       detail: apiDoc({
         tag: 'Webhooks',
         summary: "List a form's webhook deliveries",
@@ -20,12 +22,13 @@ export function webhookRoutes(webhooks: WebhookService) {
     })
     .post(
       '/:deliveryId/redeliver',
-      async ({ params, set }) => {
-        const delivery = await webhooks.redeliver(principalOf(set), params.id, params.deliveryId)
+      async ({ params, set, principal }) => {
+        const delivery = await webhooks.redeliver(principal, params.id, params.deliveryId)
         set.status = 202
         return delivery
       },
       {
+        apiKey: true,
         detail: apiDoc({
           tag: 'Webhooks',
           summary: 'Deliver again',

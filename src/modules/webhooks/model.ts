@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { ApiTime } from '../../lib/schemas.ts'
-import { FORM_EVENTS } from '../forms/model.ts'
+import { FORM_EVENTS } from '../events/names.ts'
 
 export const DeliveryObject = Type.Object(
   {

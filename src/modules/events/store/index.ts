@@ -1,3 +1,4 @@
+import type { EventType } from '../names.ts'
 import type { LegacyPosition } from '../position.ts'
 
 /**
@@ -21,9 +22,6 @@ import type { LegacyPosition } from '../position.ts'
  * agents got then still read (afterLegacy), and an older intake still
  * running during a rolling upgrade reads by them.
  */
-
-export const EVENT_TYPES = ['form.completed', 'form.expired', 'form.cancelled', 'form.deleted'] as const
-export type EventType = (typeof EVENT_TYPES)[number]
 
 interface NewEvent {
   accountId: string

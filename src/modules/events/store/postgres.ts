@@ -1,6 +1,7 @@
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/driver.ts'
-import type { EventSummary, EventType, EventWrites } from './index.ts'
+import type { EventType } from '../names.ts'
+import type { EventSummary, EventWrites } from './index.ts'
 
 /** bigint columns come back as strings. */
 interface SummaryRow {

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import type { EventSummary, EventType, EventWrites } from './index.ts'
+import type { EventType } from '../names.ts'
+import type { EventSummary, EventWrites } from './index.ts'
 
 interface SummaryRow {
   number: number

@@ -1,5 +1,6 @@
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormEvent, FormStatus, PageSettings } from '../model.ts'
+import type { FormEvent } from '../../events/names.ts'
+import type { FormStatus, PageSettings } from '../model.ts'
 
 /**
  * What the forms module keeps, and the one interface every database gives it
@@ -55,7 +56,7 @@ export type NewForm = Omit<StoredForm, 'status'>
 export type FormOfAccount = Pick<StoredForm, 'id' | 'accountId'>
 
 /** What a form's ending tells, and to whom: its account, and its webhook when it has one. */
-export type EndingForm = Pick<
+type EndingForm = Pick<
   StoredForm,
   'id' | 'accountId' | 'callbackUrl' | 'callbackEvents' | 'callbackMetadata' | 'context'
 >

@@ -1,7 +1,8 @@
 import type { RowTime } from '../../../db/rows.ts'
 import { optionalTimeOf, timeOf } from '../../../db/rows.ts'
 import type { FieldDefinition } from '../../../fields/index.ts'
-import type { FormEvent, FormStatus, PageSettings } from '../model.ts'
+import type { FormEvent } from '../../events/names.ts'
+import type { FormStatus, PageSettings } from '../model.ts'
 import type { ExpiredForm, FormPublicState, FormSummaryRecord, StoredForm } from './index.ts'
 
 /** A form as both databases hold it: fields and free-form JSON as text, times as integer milliseconds. */

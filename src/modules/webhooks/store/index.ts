@@ -1,4 +1,4 @@
-import type { FormEvent } from '../../forms/model.ts'
+import type { FormEvent } from '../../events/names.ts'
 
 /**
  * What the webhooks module keeps (the table `deliveries`: the outbox, the

@@ -1,7 +1,7 @@
 import { insertedTogether } from '../../../db/postgres/coalesce.ts'
 import type { Query, Scope } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
-import type { FormEvent } from '../../forms/model.ts'
+import type { FormEvent } from '../../events/names.ts'
 import {
   type DeliveryRecord,
   type DeliveryWrites,

@@ -1,5 +1,5 @@
 import { optionalTimeOf, type RowTime, timeOf } from '../../../db/rows.ts'
-import type { FormEvent } from '../../forms/model.ts'
+import type { FormEvent } from '../../events/names.ts'
 import type { DeliveryRecord, DeliveryStatus } from './index.ts'
 
 /** A delivery as both databases list it, times as integer milliseconds. */

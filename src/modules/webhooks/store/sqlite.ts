@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import type { FormEvent } from '../../forms/model.ts'
+import type { FormEvent } from '../../events/names.ts'
 import {
   type DeliveryRecord,
   type DeliveryWrites,
