@@ -9,15 +9,15 @@ import { createSqliteSubmissionStore } from '../../modules/submissions/store/sql
 import { createSqliteDeliveryStore } from '../../modules/webhooks/store/sqlite.ts'
 import type { Reads, Store, Transaction } from '../store.ts'
 import { type OpenOptions, openDatabase } from './open.ts'
-import { createReadSnapshots, readingInSnapshot } from './snapshots.ts'
+import { createReadSnapshot } from './snapshots.ts'
 import { createWriter } from './writer.ts'
 
 /**
  * intake on one SQLite file. Three connections: one that writes (every unit of
  * work through the group-commit writer), one that reads forms, answers and
- * deliveries, a snapshot per turn of the event loop, which sees only what is
- * committed and synced, so no request reads what a batch has not made
- * durable; and one that reads keys, outside any snapshot.
+ * deliveries, which sees only what is committed and synced (held on the state
+ * before a commit until its sync is done), so no request reads what a batch
+ * has not made durable; and one that reads keys, never held.
  */
 export function createSqliteStore(path: string, options: OpenOptions = {}): Store {
   const db = openDatabase(path, options)
@@ -51,19 +51,19 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     submissions: createSqliteSubmissionStore(db),
     events: createSqliteEventStore(db),
   }
-  const snapshots = createReadSnapshots(reader)
+  const snapshot = createReadSnapshot(reader)
   const reads: Reads = {
-    forms: readingInSnapshot(createSqliteFormStore(reader), snapshots),
-    responses: readingInSnapshot(createSqliteResponseStore(reader), snapshots),
-    deliveries: readingInSnapshot(createSqliteDeliveryStore(reader), snapshots),
-    submissions: readingInSnapshot(createSqliteSubmissionStore(reader), snapshots),
-    events: readingInSnapshot(createSqliteEventStore(reader), snapshots),
-    // Keys are read on a connection of their own, never in a snapshot: other processes (the
+    forms: createSqliteFormStore(reader),
+    responses: createSqliteResponseStore(reader),
+    deliveries: createSqliteDeliveryStore(reader),
+    submissions: createSqliteSubmissionStore(reader),
+    events: createSqliteEventStore(reader),
+    // Keys are read on a connection of their own, never held in a snapshot: other processes (the
     // command line) write them, and a revocation must hold for every request sent after it.
     keys: createSqliteKeyStore(keyReader, db),
   }
   const log = createLogSync(`${path}-wal`)
-  const writer = createWriter(db, tx, { syncLog: log.sync, snapshots, log: options.log })
+  const writer = createWriter(db, tx, { syncLog: log.sync, snapshot, log: options.log })
   const health = reader.query('SELECT 1')
   return {
     kind: 'sqlite',
@@ -80,7 +80,7 @@ export function createSqliteStore(path: string, options: OpenOptions = {}): Stor
     },
     async close() {
       await writer.idle()
-      snapshots.end()
+      snapshot.end()
       log.close()
       keyReader.close()
       reader.close()
