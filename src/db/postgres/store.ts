@@ -17,7 +17,6 @@ import {
   type Upgrade,
 } from '../store.ts'
 import { CHANGES_CHANNEL, type ChangeListener, listenForChanges } from './changes.ts'
-import { createGroupCommit } from './group-commit.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
 
 /**
@@ -94,21 +93,6 @@ const ALONE_LOCK_DEADLINE_MS = 30_000
 /** A pool let go of is closed this long after: its statements in flight have had their deadline by then. */
 const RETIRED_POOL_CLOSES_AFTER_MS = STATEMENT_DEADLINE_MS + 1000
 
-/**
- * Group commit (group-commit.ts): batches in flight at once (each on a
- * connection of the pool, leaving two to reads), and units in one batch at
- * most. Several batches at once because a unit's statements each wait a turn
- * of the event loop, which under load is long: one batch at a time would hold
- * the writes to a few hundred statements a second.
- *
- * A batch that waits for a row lock longer than BATCH_SETTINGS's timeout
- * gives up and its units run alone: the lock may be held by another batch
- * waiting for one of this batch's (a deadlock, which PostgreSQL would break
- * only after its deadlock_timeout, a second by default).
- */
-const PARALLEL_BATCHES = 8
-const UNITS_PER_BATCH = 64
-const BATCH_SETTINGS = "SET LOCAL lock_timeout = '50ms'"
 const DEADLOCK_RETRIES = 3
 /** The advisory lock `alone` holds: "alone" in ASCII (the schema's is "intake"). */
 const ALONE_LOCK = 0x616c6f6e65n
@@ -555,7 +539,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
    * deadlock's victim is run again, a few times. One that went unanswered
    * is not: it would wait as long again.
    */
-  async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, settings: string | undefined): Promise<T> {
+  async function inTransaction<T>(work: (tx: Transaction) => Promise<T>, settings?: string): Promise<T> {
     for (let attempt = 1, victim = 1; ; attempt++) {
       let begun = false
       try {
@@ -620,20 +604,12 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     }
   }
 
-  const groupCommit = createGroupCommit<Transaction>({
-    transact: (work, batched) => inTransaction(work, batched ? BATCH_SETTINGS : undefined),
-    isConnectionFailure,
-    isUnanswered: (error) => error instanceof DatabaseUnanswered,
-    parallelBatches: Math.max(1, Math.min(PARALLEL_BATCHES, poolSize - 2)),
-    maxUnits: UNITS_PER_BATCH,
-  })
-
   return {
     kind: 'postgres',
     location,
     schemaVersion,
     ...reads,
-    transaction: (work, transactionOptions) => groupCommit.run(work, transactionOptions),
+    transaction: (work) => inTransaction(work),
     // PostgreSQL then commits without waiting for the WAL to reach the disk;
     // the next synchronous commit (any transaction's) flushes the WAL up to
     // itself, and so makes this one durable too.
