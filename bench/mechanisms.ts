@@ -28,6 +28,7 @@ import {
   markdownTable,
   percentile,
   runBench,
+  sleep,
   startIntake,
   whenReady,
 } from './lib.ts'
@@ -156,6 +157,8 @@ async function figure(state: BenchState, name: string, side: Side, round: number
         const run = { ...base, url: `${side.url}/api/v1/forms`, script, seconds: 60 }
         await runWrk(state, run, () => enough(needed + 1000), 500)
       }
+      // Posts still in flight when the last run stopped may yet answer their forms: let them land first.
+      await sleep(2000)
       const idsFile = join(side.dir, `${name}-${round}.ids`)
       writeFileSync(idsFile, `${(await side.unanswered(kind.title)).join('\n')}\n`)
       const headers = { 'Content-Type': kind.type }
