@@ -163,8 +163,9 @@ export function combineRounds(rounds: WrkResult[]): WrkResult {
 }
 
 /** A Lua string literal (printable ASCII only: then the escapes JSON uses, \" and \\, are the same in Lua). */
+/** A Lua string literal: JSON's escapes of CR and LF (for multipart bodies) are Lua's too. */
 function lua(s: string): string {
-  if (/[^\x20-\x7e]/.test(s))
+  if (/[^\x20-\x7e\r\n]/.test(s))
     throw new BenchError(`not printable ASCII, cannot go into a wrk script as is: ${s.slice(0, 80)}`)
   return JSON.stringify(s)
 }

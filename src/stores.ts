@@ -76,7 +76,7 @@ export async function openStore(
 }
 
 function openSqliteStore(path: string, options: OpenStoreOptions): Store {
-  return openSqlite<Reads, Transaction>(path, options, ({ writer, reader, latestReader, inSnapshot }) => ({
+  return openSqlite<Reads, Transaction>(path, options, ({ writer, reader, latestReader }) => ({
     transaction: {
       forms: createSqliteFormStore(writer),
       responses: createSqliteResponseStore(writer),
@@ -86,11 +86,11 @@ function openSqliteStore(path: string, options: OpenStoreOptions): Store {
       events: createSqliteEventStore(writer),
     },
     reads: {
-      forms: inSnapshot(createSqliteFormStore(reader)),
-      responses: inSnapshot(createSqliteResponseStore(reader)),
-      deliveries: inSnapshot(createSqliteDeliveryStore(reader)),
-      submissions: inSnapshot(createSqliteSubmissionStore(reader)),
-      events: inSnapshot(createSqliteEventStore(reader)),
+      forms: createSqliteFormStore(reader),
+      responses: createSqliteResponseStore(reader),
+      deliveries: createSqliteDeliveryStore(reader),
+      submissions: createSqliteSubmissionStore(reader),
+      events: createSqliteEventStore(reader),
       // Keys are read outside any snapshot: other processes (the command line) write them,
       // and a revocation must hold for every request sent after it.
       keys: createSqliteKeyStore(latestReader, writer),
@@ -110,12 +110,12 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     import('./modules/submissions/store/postgres.ts'),
     import('./modules/webhooks/store/postgres.ts'),
   ])
-  return openPostgres<Transaction>(url, options, (query, scope, keysVersion) => ({
-    forms: forms.createPostgresFormStore(query, scope),
-    responses: responses.createPostgresResponseStore(query, scope),
-    deliveries: webhooks.createPostgresDeliveryStore(query, scope),
+  return openPostgres<Transaction>(url, options, (query, keysVersion) => ({
+    forms: forms.createPostgresFormStore(query),
+    responses: responses.createPostgresResponseStore(query),
+    deliveries: webhooks.createPostgresDeliveryStore(query),
     keys: auth.createPostgresKeyStore(query, keysVersion),
     submissions: submissions.createPostgresSubmissionStore(query),
-    events: events.createPostgresEventStore(query, scope),
+    events: events.createPostgresEventStore(query),
   }))
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { DatabaseOpenError, DatabaseUnavailable, type Upgrade } from '../src/db/driver.ts'
 import { type Database, openDatabase, SCHEMA_VERSION } from '../src/db/sqlite/open.ts'
-import { createReadSnapshots, readingInSnapshot } from '../src/db/sqlite/snapshots.ts'
+import { createReadSnapshot } from '../src/db/sqlite/snapshots.ts'
 import { createWriter } from '../src/db/sqlite/writer.ts'
 import { createSqliteFormStore } from '../src/modules/forms/store/sqlite.ts'
 import { apiClient, createTestContext, filesAsFirstStored, TEST_STORE, type TestContext } from './utils.ts'
@@ -401,16 +401,40 @@ describe.skipIf(TEST_STORE !== 'sqlite')('query plans of the form lists (SQLite)
 })
 
 describe('reads between commits', () => {
-  // On SQLite the requests of one turn of the event loop read one snapshot (one read lock instead of one per statement).
   test('a read right after a commit, in the same turn, sees it', async () => {
     const t = await createTestContext()
     try {
       const { id } = await t.api.createForm()
-      // The write is queued first; the read then opens a snapshot in this turn, before the commit.
+      // The write is queued first; the read, in this turn, comes before its commit.
       const write = t.store.transaction((tx) => tx.forms.setStatus(id, 'cancelled', t.clock()))
       expect((await t.store.forms.find(id, t.clock()))?.status).toBe('active')
       await write
       expect((await t.store.forms.find(id, t.clock()))?.status).toBe('cancelled')
+    } finally {
+      await t.close()
+    }
+  })
+
+  test('a unit of work runs exactly once, even in a batch where another unit throws', async () => {
+    const t = await createTestContext()
+    try {
+      const ids = await Promise.all(Array.from({ length: 6 }, async () => (await t.api.createForm()).id))
+      const runs = ids.map(() => 0)
+      // Queued in one turn: they share a commit where the store groups commits.
+      const outcomes = await Promise.allSettled(
+        ids.map((id, i) =>
+          t.store.transaction(async (tx) => {
+            runs[i]!++
+            await tx.forms.setStatus(id, 'cancelled', t.clock())
+            if (i === 2) throw new Error('unit 2 refuses')
+            return i
+          }),
+        ),
+      )
+      expect(runs).toEqual(ids.map(() => 1))
+      expect(outcomes.map((o) => o.status)).toEqual(ids.map((_, i) => (i === 2 ? 'rejected' : 'fulfilled')))
+      const statuses = await Promise.all(ids.map(async (id) => (await t.store.forms.find(id, t.clock()))?.status))
+      expect(statuses).toEqual(ids.map((_, i) => (i === 2 ? 'active' : 'cancelled')))
     } finally {
       await t.close()
     }
@@ -431,12 +455,12 @@ describe('reads between commits', () => {
 })
 
 describe.skipIf(TEST_STORE !== 'sqlite')('keys beside the read snapshot (SQLite)', () => {
-  test('a key another process stores is found at once, even in a turn whose reads share a snapshot from before it', async () => {
+  test('a key another process stores is found at once, by a read in the same turn', async () => {
     const t = await createTestContext()
     try {
       const { id } = await t.api.createForm()
       const account = t.sqlite!.query("SELECT id FROM accounts WHERE name = 'default'").get() as { id: string }
-      // All in one turn: a read opens the turn's snapshot, then another connection stores a key.
+      // All in one turn: a read of forms, then another connection stores a key.
       expect((await t.store.forms.find(id, t.clock()))?.status).toBe('active')
       t.sqlite!.query(
         'INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -449,7 +473,7 @@ describe.skipIf(TEST_STORE !== 'sqlite')('keys beside the read snapshot (SQLite)
 })
 
 describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk (SQLite)', () => {
-  /** A writer whose log sync the test completes by hand, and a read through the reader's snapshots. */
+  /** A writer whose log sync the test completes by hand, and a read on the connection it holds. */
   function writerWithManualSync() {
     const path = tempDb()
     const db = openTracked(path)
@@ -457,26 +481,23 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
     db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)')
     const reader = new SqliteDatabase(path, { strict: true })
     open.push(reader as unknown as Database)
-    const snapshots = createReadSnapshots(reader)
-    const notes = readingInSnapshot(
-      { count: async () => (reader.query('SELECT count(*) AS n FROM notes').get() as { n: number }).n },
-      snapshots,
-    )
+    const snapshot = createReadSnapshot(reader)
+    const notes = { count: async () => (reader.query('SELECT count(*) AS n FROM notes').get() as { n: number }).n }
     const syncs: Array<{ done: () => void; fail: (error: Error) => void }> = []
     const heard: string[] = []
     const writer = createWriter(db, db, {
       syncLog: () => new Promise<void>((done, fail) => syncs.push({ done, fail })),
-      snapshots,
+      snapshot,
       log: (line) => heard.push(line),
     })
     const insert = (text: string) =>
       writer.run(async (tx) => void tx.query('INSERT INTO notes (text) VALUES (?)').run(text))
-    return { writer, notes, syncs, insert, snapshots, heard }
+    return { writer, notes, syncs, insert, heard }
   }
   const turn = () => new Promise((resolve) => setImmediate(resolve))
 
   test('a write is acknowledged, and read by anyone, only once its log is synced', async () => {
-    const { notes, syncs, insert, snapshots } = writerWithManualSync()
+    const { notes, syncs, insert } = writerWithManualSync()
     let acknowledged = false
     const write = insert('a').then(() => (acknowledged = true))
     while (syncs.length === 0) await turn()
@@ -489,11 +510,10 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
     syncs[0]!.done()
     await write
     expect(await notes.count()).toBe(1)
-    snapshots.end()
   })
 
   test('a unit that throws takes back exactly its own writes; the others of its batch keep theirs and their results', async () => {
-    const { writer, notes, syncs, snapshots } = writerWithManualSync()
+    const { writer, notes, syncs } = writerWithManualSync()
     const insert = (db: Database, id: number) =>
       db.query('INSERT INTO notes (id, text) VALUES (?, ?)').run(id, `note ${id}`)
     // The units are queued in one turn: one batch.
@@ -521,11 +541,10 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
       else expect(outcome).toEqual({ value: i })
     })
     expect(await notes.count()).toBe(6)
-    snapshots.end()
   })
 
   test('a failed sync fails every unit of its batch with 503 Database unavailable, says so once, and every write after it is refused', async () => {
-    const { writer, notes, syncs, insert, snapshots, heard } = writerWithManualSync()
+    const { writer, notes, syncs, insert, heard } = writerWithManualSync()
     const first = Promise.allSettled([insert('a'), insert('b')])
     while (syncs.length === 0) await turn()
     const queuedMeanwhile = insert('c')
@@ -544,6 +563,5 @@ describe.skipIf(TEST_STORE !== 'sqlite')('group commit waits for the log on disk
     expect(heard[0]).toContain('restart intake')
     // What was committed stays readable; nothing after it was written.
     expect(await notes.count()).toBe(2)
-    snapshots.end()
   })
 })

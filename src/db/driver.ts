@@ -6,32 +6,21 @@
  */
 export type StoreKind = 'sqlite' | 'postgres'
 
-export interface TransactionOptions {
-  /**
-   * The unit reads nothing that other units write, except through a write that
-   * settles it by itself (the conditional UPDATE that completes a form: of
-   * several for one form, the first wins). Such units of one batch may run
-   * side by side, and on PostgreSQL the writes they make at the same step
-   * become one statement. An answer, and a create with no Idempotency-Key.
-   */
-  independent?: boolean
-}
-
 export interface Driver<Tx> {
   readonly kind: StoreKind
   /** Where the data is, for people: a file path, or `postgres://user@host:port/db` (never a password). */
   readonly location: string
   /**
-   * Runs `work` in one transaction and resolves once it is durable; a throw
-   * rolls back exactly its writes. Units that arrive together share one
-   * commit (group commit). A batch in which a unit throws is rolled back and
-   * its units run again: on SQLite each in a savepoint of its own, on
-   * PostgreSQL each alone. So `work` may run more than once, and must change nothing outside
-   * its transaction (no counters, no caches: do that with what it returns).
-   * On PostgreSQL a statement that fails fails the unit, even when `work`
-   * catches it: the transaction cannot go on past it.
+   * Runs `work` once, in a transaction, and resolves once it is durable; a
+   * throw rolls back exactly its writes. On SQLite the units that arrive
+   * together share one commit and one disk sync (group commit, four times
+   * the creates a second; bench/results.md), each in a savepoint of its own.
+   * On PostgreSQL each unit is a transaction of its own; a statement that
+   * fails fails the unit, even when `work` catches it (the transaction cannot
+   * go on past it), and a unit PostgreSQL chose as a deadlock's victim, rolled
+   * back whole, is begun again (the only time `work` runs twice).
    */
-  transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>
   /**
    * A transaction committed without waiting for the disk: durable with the
    * next `transaction`. For bytes that matter only once a later transaction

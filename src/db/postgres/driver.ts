@@ -3,7 +3,6 @@
 import type { ReservedSQL, SQL } from 'bun'
 import { DatabaseOpenError, DatabaseUnavailable, DatabaseUnreachable, type Driver, type Upgrade } from '../driver.ts'
 import { CHANGES_CHANNEL, type ChangeListener, listenForChanges } from './changes.ts'
-import { createGroupCommit } from './group-commit.ts'
 import { applyMigrations, checkSchema } from './migrations.ts'
 
 /**
@@ -24,9 +23,6 @@ export type Query = <Row = Record<string, unknown>>(
   text: string,
   params?: unknown[],
 ) => Promise<Row[] & { count: number }>
-
-/** Where a module's store runs: on the pool (reads) or in one transaction (which may take locks). */
-export type Scope = 'pool' | 'transaction'
 
 export interface PostgresStoreOptions {
   /** Hears of a migration this open made to an existing database. */
@@ -62,7 +58,7 @@ export interface PostgresDriver<Tx> extends Driver<Tx> {
  * transaction's. `keysVersion` is the notification channel's (see
  * changes.ts), given to the pool's stores only.
  */
-type StoresOn<Tx> = (query: Query, scope: Scope, keysVersion?: () => unknown) => Tx
+type StoresOn<Tx> = (query: Query, keysVersion?: () => unknown) => Tx
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 const DEFAULT_POOL_SIZE = 10
@@ -87,21 +83,6 @@ const ALONE_LOCK_DEADLINE_MS = 30_000
 /** A pool let go of is closed this long after: its statements in flight have had their deadline by then. */
 const RETIRED_POOL_CLOSES_AFTER_MS = STATEMENT_DEADLINE_MS + 1000
 
-/**
- * Group commit (group-commit.ts): batches in flight at once (each on a
- * connection of the pool, leaving two to reads), and units in one batch at
- * most. Several batches at once because a unit's statements each wait a turn
- * of the event loop, which under load is long: one batch at a time would hold
- * the writes to a few hundred statements a second.
- *
- * A batch that waits for a row lock longer than BATCH_SETTINGS's timeout
- * gives up and its units run alone: the lock may be held by another batch
- * waiting for one of this batch's (a deadlock, which PostgreSQL would break
- * only after its deadlock_timeout, a second by default).
- */
-const PARALLEL_BATCHES = 8
-const UNITS_PER_BATCH = 64
-const BATCH_SETTINGS = "SET LOCAL lock_timeout = '50ms'"
 const DEADLOCK_RETRIES = 3
 /** The advisory lock `alone` holds: "alone" in ASCII (the schema's is "intake"). */
 const ALONE_LOCK = 0x616c6f6e65n
@@ -532,7 +513,7 @@ export async function openPostgres<Tx extends object>(
       notify: (payload) => poolQuery('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, payload]),
       listenDeadlineMs: STATEMENT_DEADLINE_MS,
     }))
-  const reads = storesOn(poolQuery, 'pool', () => listener().keysVersion())
+  const reads = storesOn(poolQuery, () => listener().keysVersion())
 
   /**
    * One transaction on a connection of the pool. When BEGIN itself meets a
@@ -541,7 +522,7 @@ export async function openPostgres<Tx extends object>(
    * deadlock's victim is run again, a few times. One that went unanswered
    * is not: it would wait as long again.
    */
-  async function inTransaction<T>(work: (tx: Tx) => Promise<T>, settings: string | undefined): Promise<T> {
+  async function inTransaction<T>(work: (tx: Tx) => Promise<T>, settings?: string): Promise<T> {
     for (let attempt = 1, victim = 1; ; attempt++) {
       let begun = false
       try {
@@ -585,7 +566,7 @@ export async function openPostgres<Tx extends object>(
       }
       let result: T
       try {
-        result = await work(storesOn(query, 'transaction'))
+        result = await work(storesOn(query))
       } finally {
         await begin
       }
@@ -606,20 +587,12 @@ export async function openPostgres<Tx extends object>(
     }
   }
 
-  const groupCommit = createGroupCommit<Tx>({
-    transact: (work, batched) => inTransaction(work, batched ? BATCH_SETTINGS : undefined),
-    isConnectionFailure,
-    isUnanswered: (error) => error instanceof DatabaseUnanswered,
-    parallelBatches: Math.max(1, Math.min(PARALLEL_BATCHES, poolSize - 2)),
-    maxUnits: UNITS_PER_BATCH,
-  })
-
   return {
     kind: 'postgres',
     location,
     schemaVersion,
     ...reads,
-    transaction: (work, transactionOptions) => groupCommit.run(work, transactionOptions),
+    transaction: (work) => inTransaction(work),
     // PostgreSQL then commits without waiting for the WAL to reach the disk;
     // the next synchronous commit (any transaction's) flushes the WAL up to
     // itself, and so makes this one durable too.

@@ -3,19 +3,17 @@ import { closeSync, fdatasync, openSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Driver } from '../driver.ts'
 import { type OpenOptions, openDatabase } from './open.ts'
-import { createReadSnapshots, readingInSnapshot } from './snapshots.ts'
+import { createReadSnapshot } from './snapshots.ts'
 import { createWriter } from './writer.ts'
 
 /** The connections a module's SQLite store is made on (see openSqlite). */
 interface SqliteConnections {
   /** The one connection that writes: every unit of work runs on it. */
   writer: Database
-  /** Reads only; a store made on it sees what `inSnapshot` lets it (committed and synced). */
+  /** Reads only, what is committed and synced. */
   reader: Database
   /** Reads only, outside any snapshot: the latest commit, other processes' included. */
   latestReader: Database
-  /** `store` (made on `reader`) reading in the snapshot of the current turn of the event loop. */
-  inSnapshot<S extends object>(store: S): S
 }
 
 /** The stores a composition root makes on the connections: those that read, and those a transaction gets. */
@@ -27,10 +25,10 @@ interface SqliteStores<Reads, Tx> {
 /**
  * intake on one SQLite file. Three connections: one that writes (every unit of
  * work through the group-commit writer), one that reads forms, answers and
- * deliveries, a snapshot per turn of the event loop, which sees only what is
- * committed and synced, so no request reads what a batch has not made
- * durable; and one that reads outside any snapshot (keys, which other
- * processes write). `storesOn` makes the module stores on them.
+ * deliveries, which sees only what is committed and synced (held on the state
+ * before a commit until its sync is done), so no request reads what a batch
+ * has not made durable; and one that reads outside any snapshot (keys, which
+ * other processes write). `storesOn` makes the module stores on them.
  */
 export function openSqlite<Reads extends object, Tx>(
   path: string,
@@ -60,15 +58,10 @@ export function openSqlite<Reads extends object, Tx>(
     db.close()
     throw error
   }
-  const snapshots = createReadSnapshots(reader)
-  const { reads, transaction: tx } = storesOn({
-    writer: db,
-    reader,
-    latestReader,
-    inSnapshot: (store) => readingInSnapshot(store, snapshots),
-  })
+  const snapshot = createReadSnapshot(reader)
+  const { reads, transaction: tx } = storesOn({ writer: db, reader, latestReader })
   const log = createLogSync(`${path}-wal`)
-  const writer = createWriter(db, tx, { syncLog: log.sync, snapshots, log: options.log })
+  const writer = createWriter(db, tx, { syncLog: log.sync, snapshot, log: options.log })
   const health = reader.query('SELECT 1')
   return {
     kind: 'sqlite',
@@ -85,7 +78,7 @@ export function openSqlite<Reads extends object, Tx>(
     },
     async close() {
       await writer.idle()
-      snapshots.end()
+      snapshot.end()
       log.close()
       latestReader.close()
       reader.close()

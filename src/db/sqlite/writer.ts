@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { DatabaseUnavailable } from '../driver.ts'
-import type { ReadSnapshots } from './snapshots.ts'
+import type { ReadSnapshot } from './snapshots.ts'
 
 /** Runs units of work that write, on the one connection that writes. */
 export interface Writer<Tx> {
@@ -41,7 +41,7 @@ export interface Durability {
    */
   syncLog(): Promise<void>
   /** Keeps readers on the state before a commit until it is durable. */
-  snapshots: Pick<ReadSnapshots, 'hold' | 'end'>
+  snapshot: ReadSnapshot
   /** Hears, once, that a sync failed. */
   log?: (line: string) => void
 }
@@ -59,12 +59,11 @@ const CHECKPOINT_INTERVAL_MS = 250
 /**
  * Group commit. Writes that arrive together (concurrent requests in one turn
  * of the event loop) share one transaction, and so one disk sync, instead of
- * one each. What a unit returns or throws is exactly its own, and a failure
- * undoes only its own writes: a batch runs without savepoints, and when one
- * of its units throws, it is rolled back and run again with each unit in a
- * savepoint of its own (so a unit may run twice; Store.transaction says so).
- * Each caller hears back only after the sync that makes its write durable,
- * and no read sees the batch before then (see Durability).
+ * one each: about ten times the creates and five times the answers a second
+ * (bench/results.md, issue 27). Each unit runs once, in a savepoint of its
+ * own: what it returns or throws is exactly its own, and a throw undoes only
+ * its own writes. Each caller hears back only after the sync that makes its
+ * write durable, and no read sees the batch before then (see Durability).
  *
  * One thing at a time uses the connection: a batch (until its sync is done),
  * or a staged write. A unit awaits only its transaction's methods, which on
@@ -126,23 +125,16 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
   async function flush() {
     const batch = queue
     queue = []
-    let outcomes: Outcome[] | undefined
+    let outcomes: Outcome[]
     try {
       begin.run()
-      // Most batches have no unit that throws: they run without savepoints (two statements a unit).
-      outcomes = await runUnits(batch, false)
-      if (!outcomes) {
-        rollback.run()
-        begin.run()
-        // In savepoints every unit has an outcome of its own.
-        outcomes = (await runUnits(batch, true))!
-      }
+      outcomes = await runUnits(batch)
     } catch (error) {
       if (db.inTransaction) rollback.run()
       for (const unit of batch) unit.reject(error)
       return
     }
-    durability.snapshots.hold()
+    durability.snapshot.hold()
     try {
       try {
         commit.run()
@@ -165,7 +157,7 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
         return
       }
     } finally {
-      durability.snapshots.end()
+      durability.snapshot.end()
     }
     if (performance.now() - lastCheckpoint >= CHECKPOINT_INTERVAL_MS) {
       checkpoint.run()
@@ -174,25 +166,18 @@ export function createWriter<Tx>(db: Database, tx: Tx, durability: Durability): 
     batch.forEach((unit, i) => (outcomes[i]!.ok ? unit.resolve(outcomes[i]!.value) : unit.reject(outcomes[i]!.value)))
   }
 
-  /**
-   * Runs the units one after another in the open transaction. In savepoints,
-   * each has its own outcome; without, the first that throws ends the run
-   * (undefined), and the caller rolls back what the others wrote and runs
-   * them all again in savepoints.
-   */
-  async function runUnits(batch: Array<Queued<Tx>>, inSavepoints: boolean): Promise<Outcome[] | undefined> {
+  /** Runs the units one after another in the open transaction, each once, in a savepoint of its own. */
+  async function runUnits(batch: Array<Queued<Tx>>): Promise<Outcome[]> {
     const outcomes: Outcome[] = []
     for (const unit of batch) {
-      if (inSavepoints) savepoint.run()
+      savepoint.run()
       try {
         outcomes.push({ ok: true, value: await unit.work(tx) })
-        if (inSavepoints) release.run()
       } catch (error) {
-        if (!inSavepoints) return undefined
         undo.run()
-        release.run()
         outcomes.push({ ok: false, value: error })
       }
+      release.run()
     }
     return outcomes
   }

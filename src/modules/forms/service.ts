@@ -220,39 +220,35 @@ export function createFormService(
         idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(input)).digest('hex')
       await slices.pause()
       // Looking the key up and creating the form are one unit of work: concurrent duplicates create one form.
-      // Without a key, a create only inserts its form: creates sent together may be written together.
-      const { created, replayed } = await store.transaction(
-        async (tx) => {
-          if (idempotencyKey !== undefined) {
-            const earlier = await tx.forms.idempotencyKeyForUpdate(principal.accountId, idempotencyKey)
-            if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
-              if (earlier.requestHash !== requestHash) {
-                throw invalidAt(
-                  '',
-                  'This Idempotency-Key was already used with a different body; use a new key for a new form',
-                  'not_unique',
-                )
-              }
-              return {
-                created: (await tx.forms.findForAccount(principal.accountId, earlier.formId, now))!,
-                replayed: true,
-              }
+      const { created, replayed } = await store.transaction(async (tx) => {
+        if (idempotencyKey !== undefined) {
+          const earlier = await tx.forms.idempotencyKeyForUpdate(principal.accountId, idempotencyKey)
+          if (earlier && earlier.createdAt > now - IDEMPOTENCY_WINDOW_MS) {
+            if (earlier.requestHash !== requestHash) {
+              throw invalidAt(
+                '',
+                'This Idempotency-Key was already used with a different body; use a new key for a new form',
+                'not_unique',
+              )
+            }
+            return {
+              created: (await tx.forms.findForAccount(principal.accountId, earlier.formId, now))!,
+              replayed: true,
             }
           }
-          await tx.forms.insert(form)
-          if (idempotencyKey !== undefined) {
-            await tx.forms.rememberIdempotencyKey({
-              accountId: principal.accountId,
-              key: idempotencyKey,
-              requestHash,
-              formId: id,
-              createdAt: now,
-            })
-          }
-          return { created: { ...form, status: 'active' as const }, replayed: false }
-        },
-        { independent: idempotencyKey === undefined },
-      )
+        }
+        await tx.forms.insert(form)
+        if (idempotencyKey !== undefined) {
+          await tx.forms.rememberIdempotencyKey({
+            accountId: principal.accountId,
+            key: idempotencyKey,
+            requestHash,
+            formId: id,
+            createdAt: now,
+          })
+        }
+        return { created: { ...form, status: 'active' as const }, replayed: false }
+      })
       return { form: withContext(created), replayed }
     },
 

@@ -457,38 +457,33 @@ export function createSubmissionService(
         contextJson: form.context,
       })
       // The response with its files, the form's move to `completed`, its event and delivery commit together or not at all.
-      // Independent of other answers (the conditional complete settles a race by itself): answers sent
-      // together are written together.
       const recorded = await store
-        .transaction(
-          async (tx) => {
-            // Only an active, unexpired form moves: the first submission to commit wins.
-            if (!(await completeForm(tx, form.id, submittedAt))) return undefined
-            await recordResponse(tx, response, newFiles)
-            // Claimed first (on PostgreSQL that waits for a sweep removing them): then every byte must be there.
-            const incomplete = newFiles.length === 0 ? [] : await incompleteUploads(tx, newFiles)
-            if (incomplete.length > 0) throw new IncompleteFiles(incomplete)
-            const deliveryQueued = await recordEnding(tx, {
-              type: FORM_COMPLETED,
-              form,
-              occurredAt: submittedAt,
-              payload,
-              responseId,
-              now: submittedAt,
+        .transaction(async (tx) => {
+          // Only an active, unexpired form moves: the first submission to commit wins.
+          if (!(await completeForm(tx, form.id, submittedAt))) return undefined
+          await recordResponse(tx, response, newFiles)
+          // Claimed first (on PostgreSQL that waits for a sweep removing them): then every byte must be there.
+          const incomplete = newFiles.length === 0 ? [] : await incompleteUploads(tx, newFiles)
+          if (incomplete.length > 0) throw new IncompleteFiles(incomplete)
+          const deliveryQueued = await recordEnding(tx, {
+            type: FORM_COMPLETED,
+            form,
+            occurredAt: submittedAt,
+            payload,
+            responseId,
+            now: submittedAt,
+          })
+          // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
+          if (hasFileField) await releaseHeldFiles(tx, form.id)
+          if (options.receiptToken !== undefined) {
+            await tx.submissions.rememberReceipt({
+              tokenHash: sha256(options.receiptToken),
+              formId: form.id,
+              expiresAt: submittedAt + RECEIPT_MS,
             })
-            // Files kept across a 422 go with the answer: the one it used is its own now (see the trigger).
-            if (hasFileField) await releaseHeldFiles(tx, form.id)
-            if (options.receiptToken !== undefined) {
-              await tx.submissions.rememberReceipt({
-                tokenHash: sha256(options.receiptToken),
-                formId: form.id,
-                expiresAt: submittedAt + RECEIPT_MS,
-              })
-            }
-            return { deliveryQueued }
-          },
-          { independent: true },
-        )
+          }
+          return { deliveryQueued }
+        })
         .catch((error: unknown) => {
           if (!(error instanceof IncompleteFiles)) throw error
           // Rolled back: nothing recorded. The person chooses the file again; everything else they sent is kept.

@@ -1,5 +1,4 @@
-import { insertedTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/driver.ts'
+import type { Query } from '../../../db/postgres/driver.ts'
 import type { EventType } from '../names.ts'
 import type { EventSummary, EventWrites } from './index.ts'
 
@@ -26,14 +25,6 @@ const toSummary = (row: SummaryRow): EventSummary => ({
 const POSITION = `pg_current_xact_id()::text::bigint + coalesce((SELECT floor FROM event_positions), 0)`
 const INSERT = `INSERT INTO events (position, account_id, form_id, type, occurred_at, payload, created_at)
   VALUES (${POSITION}, $1, $2, $3, $4, $5, $6)`
-// Events written together in one transaction (see coalesce.ts): each account's in the order they were
-// made, the accounts in the order of their ids. So every statement takes the rows of event_heads it
-// locks in one order, and two batches writing to the same accounts wait for one another, never deadlock.
-const INSERT_MANY = `INSERT INTO events (position, account_id, form_id, type, occurred_at, payload, created_at)
-  SELECT ${POSITION}, account_id, form_id, type, occurred_at, payload, created_at
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::text[], $6::float8[]) WITH ORDINALITY
-    AS made(account_id, form_id, type, occurred_at, payload, created_at, n)
-  ORDER BY account_id, n`
 const AFTER = `SELECT number, form_id, type, occurred_at, payload_bytes FROM events
   WHERE account_id = $1 AND number > $2 ORDER BY number LIMIT $3`
 const PAYLOADS = `SELECT number, convert_to(payload, 'UTF8') AS payload FROM events
@@ -52,11 +43,17 @@ const FORGET_BEFORE =
   'DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE created_at < $1 ORDER BY created_at LIMIT $2)'
 
 /** The events module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresEventStore(query: Query, scope: Scope): EventWrites {
-  const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
+export function createPostgresEventStore(query: Query): EventWrites {
   return {
-    append: (event) =>
-      insertRow([event.accountId, event.formId, event.type, event.occurredAt, event.payload, event.createdAt]),
+    append: async (event) =>
+      void (await query(INSERT, [
+        event.accountId,
+        event.formId,
+        event.type,
+        event.occurredAt,
+        event.payload,
+        event.createdAt,
+      ])),
     after: async (accountId, number, limit) =>
       (await query<SummaryRow>(AFTER, [accountId, number, limit])).map(toSummary),
     payloads: async (accountId, first, last) =>

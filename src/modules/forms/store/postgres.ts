@@ -1,5 +1,4 @@
-import { coalesced, columnsOf, insertedTogether, writtenTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/driver.ts'
+import type { Query } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 import {
@@ -40,30 +39,12 @@ const IDEMPOTENCY_LOCKS = 0x696e74
 const INSERT = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
      webhook_secret, context, settings, status, expires_at, created_at, updated_at, page, callback_events)
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12, $13, $13, $14, $15)`
-// Forms created together in one transaction (see coalesce.ts); times as float8, as the lookups take them.
-const INSERT_MANY = `INSERT INTO forms (id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, status, expires_at, created_at, updated_at, page, callback_events)
-   SELECT id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-     webhook_secret, context, settings, 'active', expires_at, created_at, created_at, page, callback_events
-   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[],
-     $9::text[], $10::text[], $11::text[], $12::float8[], $13::float8[], $14::text[], $15::text[])
-     AS made(id, account_id, title, description, fields, fields_count, callback_url, callback_metadata,
-       webhook_secret, context, settings, expires_at, created_at, page, callback_events)`
 const BY_ID = `SELECT ${fullColumns('$2')} FROM forms WHERE id = $1`
 const BY_ID_FOR_ACCOUNT = `SELECT ${fullColumns('$3')} FROM forms WHERE id = $1 AND account_id = $2`
 // The row locked until the commit, as SQLite's single writer holds what a unit reads.
 const BY_ID_FOR_ACCOUNT_FOR_UPDATE = `${BY_ID_FOR_ACCOUNT} FOR UPDATE`
 const PUBLIC_STATE = `SELECT id, title, ${effectiveStatus('$2')}, page FROM forms WHERE id = $1`
 const STATE_FOR_ACCOUNT = `SELECT id, ${effectiveStatus('$3')}, expires_at, ${liveContext('$3')} FROM forms WHERE id = $1 AND account_id = $2`
-// The same lookups for many requests at once (see coalesce.ts): `n` is the
-// request's place in the parameters' arrays, each with its own time (float8,
-// as Bun sends any JS number that the single lookups are given).
-const ASKED = `unnest($1::text[], $2::float8[]) WITH ORDINALITY AS asked(form_id, now, n) JOIN forms ON id = asked.form_id`
-const BY_IDS = `SELECT n, ${fullColumns('now')} FROM ${ASKED}`
-const PUBLIC_STATES = `SELECT n, id, title, ${effectiveStatus('now')}, page FROM ${ASKED}`
-const STATES_FOR_ACCOUNTS = `SELECT n, id, ${effectiveStatus('now')}, expires_at, ${liveContext('now')}
-  FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS asked(form_id, owner, now, n)
-  JOIN forms ON id = asked.form_id AND account_id = asked.owner`
 
 // One statement per filter, each shaped to walk an index newest first and stop
 // after the limit. Parameters: $1 account, $2 before, $3 limit, $4 now, $5 status.
@@ -92,11 +73,6 @@ const SET_EXPIRY = 'UPDATE forms SET expires_at = $2, updated_at = $3 WHERE id =
 // (the others wait for its row lock, then find it completed).
 const COMPLETE = `UPDATE forms SET status = 'completed', updated_at = $2
   WHERE id = $1 AND status = 'active' AND (expires_at IS NULL OR expires_at > $2)`
-// The same for several forms at once, each with its time; the forms moved come back.
-const COMPLETE_MANY = `UPDATE forms SET status = 'completed', updated_at = asked.now
-  FROM unnest($1::text[], $2::float8[]) AS asked(form_id, now)
-  WHERE id = asked.form_id AND status = 'active' AND (expires_at IS NULL OR expires_at > asked.now)
-  RETURNING id`
 const DELETE = 'DELETE FROM forms WHERE id = $1 AND account_id = $2'
 const LOCK_IDEMPOTENCY_KEY = `SELECT pg_advisory_xact_lock(${IDEMPOTENCY_LOCKS}, hashtext($1 || ' ' || $2))`
 const IDEMPOTENCY_KEY =
@@ -121,28 +97,17 @@ const WEBHOOK_TARGETS =
   'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
 
 /** The forms module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresFormStore(query: Query, scope: Scope): FormWrites {
+export function createPostgresFormStore(query: Query): FormWrites {
   type StateRow = Pick<FormRow, 'id' | 'status' | 'expires_at' | 'context'>
   const toState = (row: StateRow | undefined): FormState | undefined =>
     row && { id: row.id, status: row.status, expiresAt: optionalTimeOf(row.expires_at), context: row.context }
-  /**
-   * A lookup of one row by its parameters. On the pool, the lookups of one
-   * turn share `many` (its parameters each an array of the calls' values, in
-   * the same order as `one`'s; its rows carry `n`, counted from 1); in a
-   * transaction each runs `one` alone.
-   */
-  const lookup = <Row>(one: string, many: string): ((args: unknown[]) => Promise<Row | undefined>) =>
-    scope === 'pool'
-      ? coalesced(async (calls: unknown[][]) => {
-          const rows = await query<Row & { n: string }>(many, columnsOf(calls))
-          const inCallOrder = new Array<Row | undefined>(calls.length)
-          for (const row of rows) inCallOrder[Number(row.n) - 1] = row
-          return inCallOrder
-        })
-      : async (args) => (await query<Row>(one, args))[0]
-  const formOf = lookup<FormRow>(BY_ID, BY_IDS)
-  const publicStateOf = lookup<PublicStateRow>(PUBLIC_STATE, PUBLIC_STATES)
-  const stateOf = lookup<StateRow>(STATE_FOR_ACCOUNT, STATES_FOR_ACCOUNTS)
+  const lookup =
+    <Row>(sql: string) =>
+    async (args: unknown[]) =>
+      (await query<Row>(sql, args))[0]
+  const formOf = lookup<FormRow>(BY_ID)
+  const publicStateOf = lookup<PublicStateRow>(PUBLIC_STATE)
+  const stateOf = lookup<StateRow>(STATE_FOR_ACCOUNT)
   const reads: FormReads = {
     async find(id, now) {
       const row = await formOf([id, now])
@@ -194,20 +159,6 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     },
   }
 
-  const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
-  const completeRow = writtenTogether<boolean>(
-    scope,
-    async (args) => (await query(COMPLETE, args)).count === 1,
-    async (calls) => {
-      // A form asked for twice is sent once: the first call wins, as it would one after the other.
-      const first = new Map<unknown, number>()
-      calls.forEach(([id], i) => first.has(id) || first.set(id, i))
-      const sent = [...first.values()].map((i) => calls[i]!)
-      const moved = new Set((await query<{ id: string }>(COMPLETE_MANY, columnsOf(sent))).map((row) => row.id))
-      return calls.map(([id], i) => first.get(id) === i && moved.has(id as string))
-    },
-  )
-
   return {
     ...reads,
     async findForAccountForUpdate(accountId, id, now) {
@@ -219,7 +170,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
       return reads.idempotencyKey(accountId, key)
     },
     async insert(form: NewForm) {
-      await insertRow([
+      await query(INSERT, [
         form.id,
         form.accountId,
         form.title,
@@ -239,7 +190,7 @@ export function createPostgresFormStore(query: Query, scope: Scope): FormWrites 
     },
     setStatus: async (id, status, now) => void (await query(SET_STATUS, [id, status, now])),
     setExpiry: async (id, expiresAt, now) => void (await query(SET_EXPIRY, [id, expiresAt, now])),
-    complete: (id, now) => completeRow([id, now]),
+    complete: async (id, now) => (await query(COMPLETE, [id, now])).count === 1,
     delete: async (accountId, id) => (await query(DELETE, [id, accountId])).count === 1,
     rememberIdempotencyKey: async (entry) =>
       void (await query(REMEMBER_KEY, [entry.accountId, entry.key, entry.requestHash, entry.formId, entry.createdAt])),

@@ -1,5 +1,4 @@
-import { insertedTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/driver.ts'
+import type { Query } from '../../../db/postgres/driver.ts'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
 import { RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
@@ -23,9 +22,6 @@ const INCOMPLETE = `SELECT f.file_id FROM unnest($1::text[], $2::bigint[]) AS f(
 // answer claiming the file, or another instance's sweep skips it or waits, and sees it as it is then.
 const IDLE_FILE = 'SELECT file_id FROM unclaimed_files WHERE since <= $1 ORDER BY since LIMIT 1 FOR UPDATE SKIP LOCKED'
 const INSERT_RESPONSE = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at) VALUES ($1, $2, $3, $4, $5, $6)`
-// Responses written together in one transaction (see coalesce.ts).
-const INSERT_RESPONSES = `INSERT INTO responses (id, form_id, data, ip, user_agent, submitted_at)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[])`
 // The files' rows, and their chunks claimed, in one statement.
 const INSERT_FILES = `WITH claimed AS (DELETE FROM unclaimed_files WHERE file_id = ANY($6::text[]))
   INSERT INTO response_files (response_id, field_key, name, content_type, size, file_id)
@@ -45,8 +41,7 @@ const REMOVE_CHUNKS = `DELETE FROM file_chunks
 const FORGET = 'DELETE FROM unclaimed_files WHERE file_id = $1'
 
 /** The responses module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresResponseStore(query: Query, scope: Scope): ResponseWrites {
-  const insertRow = insertedTogether(query, scope, INSERT_RESPONSE, INSERT_RESPONSES)
+export function createPostgresResponseStore(query: Query): ResponseWrites {
   return {
     listForForm: async (formId) => (await query<ResponseRow>(FOR_FORM, [formId])).map(toStoredResponse),
     async find(formId, responseId) {
@@ -87,7 +82,7 @@ export function createPostgresResponseStore(query: Query, scope: Scope): Respons
       return rows.map((row) => row.file_id)
     },
     async insert(response: StoredResponse, files: NewFile[]) {
-      await insertRow([
+      await query(INSERT_RESPONSE, [
         response.id,
         response.formId,
         JSON.stringify(response.data),

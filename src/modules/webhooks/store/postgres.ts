@@ -1,5 +1,4 @@
-import { insertedTogether } from '../../../db/postgres/coalesce.ts'
-import type { Query, Scope } from '../../../db/postgres/driver.ts'
+import type { Query } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormEvent } from '../../events/names.ts'
 import {
@@ -32,11 +31,6 @@ const toDue = (row: DueRow): DueDelivery => ({
 
 const INSERT = `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
   VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)`
-// Deliveries queued together in one transaction (see coalesce.ts).
-const INSERT_MANY = `INSERT INTO deliveries (id, form_id, response_id, event, url, payload, status, next_attempt_at, created_at)
-  SELECT id, form_id, response_id, event, url, payload, 'pending', created_at, created_at
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[])
-    AS queued(id, form_id, response_id, event, url, payload, created_at)`
 // Leases are measured on the database server's clock, which every instance shares
 // (CONTRACT 10): an instance whose clock runs ahead does not take others' claims early.
 const DATABASE_NOW_MS = '(extract(epoch from statement_timestamp()) * 1000)::bigint'
@@ -76,11 +70,10 @@ const FORGET_SETTLED = `DELETE FROM deliveries WHERE id IN (SELECT id FROM deliv
   WHERE event = $1 AND created_at < $2 AND status <> 'pending' LIMIT $3)`
 
 /** The webhooks module's store on PostgreSQL: one for the pool's reads, one per transaction. */
-export function createPostgresDeliveryStore(query: Query, scope: Scope): DeliveryWrites {
-  const insertRow = insertedTogether(query, scope, INSERT, INSERT_MANY)
+export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
   return {
-    enqueue: (delivery) =>
-      insertRow([
+    enqueue: async (delivery) =>
+      void (await query(INSERT, [
         delivery.id,
         delivery.formId,
         delivery.responseId,
@@ -88,7 +81,7 @@ export function createPostgresDeliveryStore(query: Query, scope: Scope): Deliver
         delivery.url,
         delivery.payload,
         delivery.createdAt,
-      ]),
+      ])),
     dueNewest: async (now, look) => (await query<DueRow>(DUE_NEWEST, [now, look])).map(toDue),
     async dueAfter(now, from, look) {
       const rows =
