@@ -14,6 +14,10 @@ export interface Config {
   databaseUrl: string | undefined
   webhookTimeoutMs: number
   webhookMaxRetries: number
+  /** Delay before retry n of a round: entry n-1, the last entry for retries past the end. */
+  webhookRetryScheduleMs: number[]
+  /** How long a start keeps trying to reach PostgreSQL before it gives up (exit code 1). */
+  databaseConnectTimeoutMs: number
   apiKey: string | undefined
   trustProxy: boolean
   rateLimitPerMinute: number
@@ -62,6 +66,10 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
     databaseUrl,
     webhookTimeoutMs: Math.round(seconds('SERVICE_WEBHOOK_TIMEOUT', setting('SERVICE_WEBHOOK_TIMEOUT'), 10) * 1000),
     webhookMaxRetries: integer('SERVICE_WEBHOOK_MAX_RETRIES', setting('SERVICE_WEBHOOK_MAX_RETRIES'), 3, 0, 10),
+    webhookRetryScheduleMs: retrySchedule(setting('SERVICE_WEBHOOK_RETRY_SCHEDULE')),
+    databaseConnectTimeoutMs: Math.round(
+      seconds('SERVICE_DATABASE_CONNECT_TIMEOUT', setting('SERVICE_DATABASE_CONNECT_TIMEOUT'), 30) * 1000,
+    ),
     apiKey: apiKey(setting('SERVICE_API_KEY')),
     trustProxy: boolean('SERVICE_TRUST_PROXY', setting('SERVICE_TRUST_PROXY'), false),
     rateLimitPerMinute: integer('SERVICE_RATE_LIMIT', setting('SERVICE_RATE_LIMIT'), 600, 0, 1_000_000),
@@ -102,6 +110,28 @@ function seconds(name: string, value: string | undefined, fallback: number): num
     throw new ConfigError(`${name} must be a number of seconds above 0 and at most 600, got "${value}"`)
   }
   return n
+}
+
+/** Today's schedule (CONTRACT: 5^(n-1) s before retry n), one entry per retry SERVICE_WEBHOOK_MAX_RETRIES allows. */
+const DEFAULT_RETRY_SCHEDULE_MS = Array.from({ length: 10 }, (_, i) => 5 ** i * 1000)
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+const MAX_RETRY_DELAY_MS = 30 * 86_400_000
+
+/** As Svix's retry_schedule: delays separated by commas, each a number and a unit (ms, s, m, h, d), e.g. "5s,5m,30m,2h". */
+function retrySchedule(value: string | undefined): number[] {
+  if (value === undefined) return DEFAULT_RETRY_SCHEDULE_MS
+  const delays = value.split(',').map((part) => {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(part.trim())
+    const ms = match ? Math.round(Number(match[1]) * DURATION_UNITS_MS[match[2]!]!) : Number.NaN
+    return ms <= MAX_RETRY_DELAY_MS ? ms : Number.NaN
+  })
+  if (delays.some(Number.isNaN)) {
+    throw new ConfigError(
+      `SERVICE_WEBHOOK_RETRY_SCHEDULE must be delays separated by commas, each a number and a unit (ms, s, m, h, d) of at most 30 days, like "5s,5m,30m,2h", got "${value}"`,
+    )
+  }
+  return delays
 }
 
 function boolean(name: string, value: string | undefined, fallback: boolean): boolean {

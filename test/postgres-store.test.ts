@@ -797,6 +797,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: 200,
           error: null,
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
         {
           id: b!,
@@ -807,6 +808,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: 500,
           error: 'HTTP 500',
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
         {
           id: c!,
@@ -817,6 +819,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: 200,
           error: null,
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
       ]),
     )
@@ -853,6 +856,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: null,
           error: 'timeout',
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
       ]),
     )

@@ -24,13 +24,13 @@ export interface OpenStoreOptions {
 
 /** The store the settings name: PostgreSQL when SERVICE_DATABASE_URL is set, else the SQLite file. */
 export async function openStore(
-  config: Pick<Config, 'dbPath' | 'databaseUrl'>,
+  config: Pick<Config, 'dbPath' | 'databaseUrl'> & Partial<Pick<Config, 'databaseConnectTimeoutMs'>>,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
   if (config.databaseUrl !== undefined) {
     // Evaluated only for PostgreSQL: a SQLite start never runs its module (nor reads Bun.SQL).
     const { createPostgresStore } = await import('./postgres/store.ts')
-    return createPostgresStore(config.databaseUrl, options)
+    return createPostgresStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs, ...options })
   }
   return createSqliteStore(config.dbPath, options)
 }
