@@ -24,6 +24,7 @@ const cases: StoreCase[] = [
       await store.transaction((tx) => tx.forms.insert(form))
       const found = await store.forms.find(form.id, T0)
       expect(found).toEqual({ ...form, status: 'active' })
+      expect(Object.keys(found!.page)).toEqual(['locale', 'review'])
       expect(typeof found!.createdAt).toBe('number')
       expect(await store.forms.findForAccount(owner, form.id, T0)).toEqual(found)
       expect(await store.forms.findForAccount(await account(), form.id, T0)).toBeUndefined()

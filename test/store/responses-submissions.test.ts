@@ -45,6 +45,13 @@ const responseCases: StoreCase[] = [
       }
       await store.transaction((tx) => tx.responses.insert(response, [file]))
       expect(await store.responses.find(formId, response.id)).toEqual(response)
+      // In the form's field order, as given (not sorted, as jsonb would).
+      expect(Object.keys((await store.responses.find(formId, response.id))!.data)).toEqual([
+        'name',
+        'count',
+        'yes',
+        'tags',
+      ])
       expect(await store.responses.find(newId(), response.id)).toBeUndefined()
       expect(await store.responses.listForForm(formId)).toEqual([response])
       expect(await store.responses.listForForm(newId())).toEqual([])
