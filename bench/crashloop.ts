@@ -98,6 +98,8 @@ export interface CrashloopConfig {
   hangRate: number
   webhookTimeoutSeconds: number
   webhookMaxRetries: number
+  /** SERVICE_WEBHOOK_RETRY_SCHEDULE (intake's default when not given). */
+  webhookRetrySchedule?: string
   /** At the end, wait this long past the latest next_attempt_at the delivery log shows. */
   deliveryGraceMs: number
   /** ...but never longer than this in all. */
@@ -447,6 +449,7 @@ class Crashloop {
     return {
       SERVICE_WEBHOOK_TIMEOUT: String(this.config.webhookTimeoutSeconds),
       SERVICE_WEBHOOK_MAX_RETRIES: String(this.config.webhookMaxRetries),
+      ...(this.config.webhookRetrySchedule ? { SERVICE_WEBHOOK_RETRY_SCHEDULE: this.config.webhookRetrySchedule } : {}),
       SERVICE_WEBHOOK_BLOCK_PRIVATE: 'false',
     }
   }

@@ -27,7 +27,7 @@
  * wrong (a delivery missing, duplicated or wrongly signed; a request failed).
  */
 import { timingSafeEqual } from 'node:crypto'
-import { retryDelayMs } from '../src/modules/webhooks/store/index.ts'
+import { loadConfig } from '../src/config.ts'
 import {
   BenchError,
   type BenchState,
@@ -61,7 +61,7 @@ const CHECK_CONCURRENCY = 32
 /** Give up waiting for deliveries this long after the last answer's receipt. */
 const ARRIVAL_TIMEOUT_MS = 30_000
 /** Keep listening this long after the last expected delivery: twice the wait before the first retry of a failed attempt (1 s). */
-const QUIET_MS = 2 * retryDelayMs(1)
+const QUIET_MS = 2 * loadConfig({}).webhookRetryScheduleMs[0]!
 /** What the claim is (printed, never asserted). */
 export const TARGET_P50_MS = 20
 export const TARGET_P99_MS = 100

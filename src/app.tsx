@@ -80,6 +80,7 @@ export function createIntake(options: IntakeOptions) {
     logger,
     webhookTimeoutMs: config.webhookTimeoutMs,
     webhookMaxRetries: config.webhookMaxRetries,
+    webhookRetryScheduleMs: config.webhookRetryScheduleMs,
     webhookBlockPrivate: config.webhookBlockPrivate,
     resolver: options.resolver,
   })

@@ -75,6 +75,18 @@ export const SETTINGS = {
     shown: '3',
     read: (text, name) => integer(name, text, 3, 0, 10),
   },
+  webhookRetryScheduleMs: {
+    variable: 'SERVICE_WEBHOOK_RETRY_SCHEDULE',
+    help: 'delays before retries 1, 2, 3... (e.g. 5s,5m,30m,2h)',
+    shown: '1s,5s,25s,...',
+    read: (text) => retrySchedule(text),
+  },
+  databaseConnectTimeoutMs: {
+    variable: 'SERVICE_DATABASE_CONNECT_TIMEOUT',
+    help: 'seconds a start keeps trying to reach PostgreSQL',
+    shown: '30',
+    read: (text, name) => Math.round(seconds(name, text, 30) * 1000),
+  },
   apiKey: {
     variable: 'SERVICE_API_KEY',
     help: 'register this svc_live_ key at start',
@@ -163,6 +175,28 @@ function seconds(name: string, value: string | undefined, fallback: number): num
     throw new ConfigError(`${name} must be a number of seconds above 0 and at most 600, got "${value}"`)
   }
   return n
+}
+
+/** Today's schedule (CONTRACT: 5^(n-1) s before retry n), one entry per retry SERVICE_WEBHOOK_MAX_RETRIES allows. */
+const DEFAULT_RETRY_SCHEDULE_MS = Array.from({ length: 10 }, (_, i) => 5 ** i * 1000)
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+const MAX_RETRY_DELAY_MS = 30 * 86_400_000
+
+/** As Svix's retry_schedule: delays separated by commas, each a number and a unit (ms, s, m, h, d), e.g. "5s,5m,30m,2h". */
+function retrySchedule(value: string | undefined): number[] {
+  if (value === undefined) return DEFAULT_RETRY_SCHEDULE_MS
+  const delays = value.split(',').map((part) => {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(part.trim())
+    const ms = match ? Math.round(Number(match[1]) * DURATION_UNITS_MS[match[2]!]!) : Number.NaN
+    return ms <= MAX_RETRY_DELAY_MS ? ms : Number.NaN
+  })
+  if (delays.some(Number.isNaN)) {
+    throw new ConfigError(
+      `SERVICE_WEBHOOK_RETRY_SCHEDULE must be delays separated by commas, each a number and a unit (ms, s, m, h, d) of at most 30 days, like "5s,5m,30m,2h", got "${value}"`,
+    )
+  }
+  return delays
 }
 
 function boolean(name: string, value: string | undefined, fallback: boolean): boolean {

@@ -68,10 +68,12 @@ export interface OpenStoreOptions {
 
 /** The store the settings name: PostgreSQL when SERVICE_DATABASE_URL is set, else the SQLite file. */
 export async function openStore(
-  config: Pick<Config, 'dbPath' | 'databaseUrl'>,
+  config: Pick<Config, 'dbPath' | 'databaseUrl'> & Partial<Pick<Config, 'databaseConnectTimeoutMs'>>,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
-  if (config.databaseUrl !== undefined) return openPostgresStore(config.databaseUrl, options)
+  if (config.databaseUrl !== undefined) {
+    return openPostgresStore(config.databaseUrl, { connectTimeoutMs: config.databaseConnectTimeoutMs, ...options })
+  }
   return openSqliteStore(config.dbPath, options)
 }
 

@@ -816,6 +816,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: 200,
           error: null,
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
         {
           id: b!,
@@ -826,6 +827,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: 500,
           error: 'HTTP 500',
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
         {
           id: c!,
@@ -836,6 +838,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: 200,
           error: null,
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
       ]),
     )
@@ -872,6 +875,7 @@ describe.skipIf(skipPostgres)('deliveries on PostgreSQL', () => {
           statusCode: null,
           error: 'timeout',
           attemptsPerRound: 2,
+          retryDelayMs: 1000,
         },
       ]),
     )

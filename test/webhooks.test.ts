@@ -439,6 +439,21 @@ describe('attempts and retries', () => {
     expect(rx.received).toHaveLength(4)
   })
 
+  test('SERVICE_WEBHOOK_RETRY_SCHEDULE sets the delays; past its end the last one repeats', async () => {
+    await setup({ SERVICE_WEBHOOK_RETRY_SCHEDULE: '2s,1m' })
+    const rx = receiver(replyWith(500))
+    const form = await hookedForm(rx.url)
+    t.background.start()
+    await answer(form.id)
+    for (const [n, delay] of [2_000, 60_000, 60_000].entries()) {
+      await waitForReceived(rx, n + 1)
+      const d = await waitForAttempts(form.id, n + 1)
+      expect(d.next_attempt_at).toBe(apiTime(t.clock() + delay))
+      advanceAndWake(delay)
+    }
+    await waitForDelivery(form.id, (d) => d.status === 'failed', 'failed after 4 attempts')
+  })
+
   for (const status of [200, 201, 202, 204, 299]) {
     test(`a ${status} reply is a success`, async () => {
       await setup({ SERVICE_WEBHOOK_MAX_RETRIES: '0' })

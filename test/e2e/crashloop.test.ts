@@ -36,8 +36,9 @@ test(`${ROUNDS} rounds of SIGKILL under a storm: nothing acknowledged is lost, e
     failureRate: 0.3,
     hangRate: 0.05,
     webhookTimeoutSeconds: 1,
-    // Retries after 1 and 5 s, then `failed` and redelivered: the end waits seconds, not the 25 s of a third retry.
+    // Two retries a second apart, then `failed` and redelivered: the end waits a second or two, not 5 or 25 s.
     webhookMaxRetries: 2,
+    webhookRetrySchedule: '1s',
     deliveryGraceMs: 15_000,
     deliveryMaxWaitMs: 60_000,
     binary: intake.path,

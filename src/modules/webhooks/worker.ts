@@ -39,6 +39,8 @@ export interface DeliveryWorkerOptions {
   logger: Logger
   webhookTimeoutMs: number
   webhookMaxRetries: number
+  /** Delay before retry n: entry n-1, the last one past the end (config.ts). */
+  webhookRetryScheduleMs: readonly number[]
   webhookBlockPrivate: boolean
   /** How host names are resolved when private targets are blocked; tests stub it. */
   resolver?: Resolver
@@ -61,6 +63,7 @@ export interface DeliveryWorkerOptions {
  */
 export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const { store, clock, logger } = options
+  const retrySchedule = options.webhookRetryScheduleMs
   const inFlight = new Set<Promise<void>>()
   const counts = new AttemptCounts()
   const outcomes: AttemptRecord[] = []
@@ -229,6 +232,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       statusCode: outcome.statusCode,
       error: outcome.error,
       attemptsPerRound: 1 + options.webhookMaxRetries,
+      // After attempt n of a round fails, retry n comes this long after it.
+      retryDelayMs: retrySchedule[Math.min(claim.roundAttempts, retrySchedule.length) - 1]!,
     })
     logger.info('webhook attempt', {
       delivery_id: claim.id,

@@ -74,10 +74,9 @@ export interface AttemptRecord {
   error: string | null
   /** Attempts a round may make (1 + SERVICE_WEBHOOK_MAX_RETRIES). */
   attemptsPerRound: number
+  /** When this attempt fails and the round goes on: how long until the next (SERVICE_WEBHOOK_RETRY_SCHEDULE). */
+  retryDelayMs: number
 }
-
-/** Delay before retry n of a round: 5^(n-1) seconds (1, 5, 25, ...). */
-export const retryDelayMs = (retry: number) => 5 ** (retry - 1) * 1000
 
 export interface DeliveryReads {
   listForForm(formId: string): Promise<DeliveryRecord[]>

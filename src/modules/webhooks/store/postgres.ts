@@ -1,13 +1,7 @@
 import type { Query } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormEvent } from '../../events/names.ts'
-import {
-  type DeliveryRecord,
-  type DeliveryWrites,
-  type DueDelivery,
-  type LeasedDelivery,
-  retryDelayMs,
-} from './index.ts'
+import type { DeliveryRecord, DeliveryWrites, DueDelivery, LeasedDelivery } from './index.ts'
 import { DELIVERY_COLUMNS, type DeliveryRow, toDeliveryRecord } from './rows.ts'
 
 /** Times are int8, which Bun's client returns as strings (Number() them here). */
@@ -130,8 +124,7 @@ export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
         attempts.map((a) => a.statusCode),
         attempts.map((a) => a.error),
         attempts.map((a) => a.attemptsPerRound),
-        // After attempt n of a round fails, retry n comes 5^(n-1) s later.
-        attempts.map((a) => retryDelayMs(a.roundAttempt)),
+        attempts.map((a) => a.retryDelayMs),
       ])
     },
     earliestDueAfter: async (after) =>

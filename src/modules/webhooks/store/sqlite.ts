@@ -1,12 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { FormEvent } from '../../events/names.ts'
-import {
-  type DeliveryRecord,
-  type DeliveryWrites,
-  type DueDelivery,
-  type LeasedDelivery,
-  retryDelayMs,
-} from './index.ts'
+import type { DeliveryRecord, DeliveryWrites, DueDelivery, LeasedDelivery } from './index.ts'
 import { DELIVERY_COLUMNS, type DeliveryRow, toDeliveryRecord } from './rows.ts'
 
 interface DueRow {
@@ -125,8 +119,7 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
           status_code: attempt.statusCode,
           error: attempt.error,
           per_round: attempt.attemptsPerRound,
-          // After attempt n of a round fails, retry n comes 5^(n-1) s later.
-          retry_delay: retryDelayMs(attempt.roundAttempt),
+          retry_delay: attempt.retryDelayMs,
         })
       }
     },
