@@ -1,3 +1,8 @@
+/**
+ * The fuzz tests' generators of answers: JSON values for each field type (and
+ * whether each must be taken), form-post values, photos, and answers generated
+ * from a form's own schema.
+ */
 import fc from 'fast-check'
 import { isoDay, validEmail } from './fuzz-forms.ts'
 import { anyJson, bounded, hostile, type J, Obj, Raw, show, singleLine } from './fuzz-json.ts'

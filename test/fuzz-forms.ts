@@ -1,3 +1,7 @@
+/**
+ * The fuzz tests' generators of forms: valid create bodies of every field type,
+ * and mutations that make them wrong in one named place; bodies that are not JSON.
+ */
 import fc from 'fast-check'
 import {
   anyJson,

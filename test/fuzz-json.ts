@@ -1,3 +1,8 @@
+/**
+ * The fuzz tests' settings (FUZZ_SEED, FUZZ_RUNS), JSON written as text (odd
+ * numbers, duplicate and prototype keys, deep nesting) and the generators of
+ * hostile text, numbers and nesting.
+ */
 import fc from 'fast-check'
 
 // ---------------------------------------------------------------- settings

@@ -1,3 +1,7 @@
+/**
+ * The fuzz tests' generators of headers, authorizations and ids in paths, and the
+ * HTML reader that checks a page is safe.
+ */
 import fc from 'fast-check'
 import { nth } from './fuzz-forms.ts'
 import { hostile, must, show } from './fuzz-json.ts'

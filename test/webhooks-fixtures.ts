@@ -1,3 +1,13 @@
+/**
+ * What the webhook tests (test/webhooks-*.test.ts, test/long-poll.test.ts) share:
+ * receivers on 127.0.0.1 (HTTP servers and raw sockets), the signatures a
+ * receiver checks, and the requests and waits made on the test file's context.
+ *
+ * Time: the loop decides what is due from the test clock (t.clock) and sleeps
+ * with real timers, so a retry is made due by advancing the clock and waking
+ * the loop. Nothing asserts on elapsed wall-clock time: conditions are awaited
+ * with `until`, which fails with a clear message when they never hold.
+ */
 import { createHmac } from 'node:crypto'
 import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { Webhook } from 'standardwebhooks'
