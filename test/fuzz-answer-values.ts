@@ -13,7 +13,7 @@ import { EVERY_TYPE_FIELDS } from './utils.ts'
 
 export const NOT_JSON = Symbol('not JSON')
 /** Text nested deeper than this is refused before it is parsed (README "Errors"). */
-export const TEXT_DEPTH_LIMIT = 1000
+const TEXT_DEPTH_LIMIT = 1000
 /**
  * The body as a JSON reader sees it: UTF-8 (a BOM dropped), then JSON;
  * NOT_JSON when it is neither, or nests too deep to be read.
@@ -29,7 +29,7 @@ export function readsAsJson(body: string | Uint8Array): unknown {
 }
 
 /** Levels of arrays and objects in a parsed value (a scalar has none). */
-export function depthOf(root: unknown): number {
+function depthOf(root: unknown): number {
   let deepest = 0
   const stack: Array<[unknown, number]> = [[root, 0]]
   while (stack.length > 0) {
@@ -46,7 +46,7 @@ export type Absent = typeof ABSENT
 export type Answerish = { value: J | Absent; ok: boolean; stored?: unknown }
 
 /** One value per field of EVERY_TYPE_FIELDS: valid (with what must be stored) or certainly invalid. */
-export const ANSWERS: Record<string, fc.Arbitrary<Answerish>> = {
+const ANSWERS: Record<string, fc.Arbitrary<Answerish>> = {
   name: fc.oneof(
     singleLine(1, 50)
       .filter((s) => s.trim() !== '')

@@ -22,8 +22,8 @@ import {
 
 // ---------------------------------------------------------------- generators: forms
 
-export const VALID_PATTERNS = ['[a-z]+', '\\d{3}', '.*', '(a|b)+c?', '\\p{L}+', '[^<>]*', 'x{0,5}']
-export const VALID_ACCEPTS = ['image/*', '.pdf', 'image/*,.pdf', 'application/pdf', '.tar.gz', 'text/plain, .TXT']
+const VALID_PATTERNS = ['[a-z]+', '\\d{3}', '.*', '(a|b)+c?', '\\p{L}+', '[^<>]*', 'x{0,5}']
+const VALID_ACCEPTS = ['image/*', '.pdf', 'image/*,.pdf', 'application/pdf', '.tar.gz', 'text/plain, .TXT']
 export const DAY_MS = 86_400_000
 export const isoDay = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * DAY_MS).toISOString().slice(0, 10)
 export const validEmail = fc
@@ -34,23 +34,23 @@ export const validEmail = fc
   )
   .map(([local, domain, tld]) => `${local}@${domain}.${tld}`)
 
-export interface FieldSpec {
+interface FieldSpec {
   key: string
   type: string
   obj: Obj
 }
 
-export const fieldKey = fc.oneof(
+const fieldKey = fc.oneof(
   fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/),
   fc.constantFrom('constructor', 'toString', 'valueOf', 'hasOwnProperty', 'prototype', 'isPrototypeOf', 'name', 'a'),
 )
 
 /** `config` entries, only those defined. */
-export const configObj = (entries: Record<string, J | undefined>) =>
+const configObj = (entries: Record<string, J | undefined>) =>
   new Obj(Object.entries(entries).filter((e): e is [string, J] => e[1] !== undefined))
 export const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined })
 
-export const VALID_CONFIGS: Record<string, fc.Arbitrary<Obj | undefined>> = {
+const VALID_CONFIGS: Record<string, fc.Arbitrary<Obj | undefined>> = {
   text: opt(
     fc
       .record({
@@ -191,9 +191,9 @@ export const VALID_CONFIGS: Record<string, fc.Arbitrary<Obj | undefined>> = {
       .map((c) => configObj(c)),
   ),
 }
-export const FIELD_TYPES = Object.keys(VALID_CONFIGS)
+const FIELD_TYPES = Object.keys(VALID_CONFIGS)
 
-export const validField: fc.Arbitrary<FieldSpec> = fc
+const validField: fc.Arbitrary<FieldSpec> = fc
   .record({
     key: fieldKey,
     type: fc.constantFrom(...FIELD_TYPES),
@@ -216,11 +216,11 @@ export const validField: fc.Arbitrary<FieldSpec> = fc
     }),
   )
 
-export const expiresIn = fc
+const expiresIn = fc
   .tuple(fc.integer({ min: 1, max: 999_999 }), fc.constantFrom('m', 'h', 'd'))
   .filter(([n, unit]) => n * { m: 60_000, h: 3_600_000, d: DAY_MS }[unit] <= 365 * DAY_MS)
   .map(([n, unit]) => `${n}${unit}`)
-export const callbackUrl = fc.oneof(
+const callbackUrl = fc.oneof(
   fc.constant('http://127.0.0.1:9/hook'),
   hostile(20).map((s) => `https://hooks.example.com/in?x=${encodeURIComponent(s.toWellFormed())}`.slice(0, 2048)),
 )
@@ -261,7 +261,7 @@ export const validCreate: fc.Arbitrary<CreateSpec> = fc
   })
 
 /** Values of each known key that are certainly wrong (type, range or format). */
-export const WRONG_TOP: Record<string, J[]> = {
+const WRONG_TOP: Record<string, J[]> = {
   title: [
     0,
     true,
@@ -346,7 +346,7 @@ export const WRONG_TOP: Record<string, J[]> = {
     '1e400',
   ],
 }
-export const WRONG_FIELD: Record<string, J[]> = {
+const WRONG_FIELD: Record<string, J[]> = {
   key: [0, null, '', '1abc', '_x', '__proto__', 'a b', 'a'.repeat(65), 'é', 'a.b', 'a/b', 'a~b', [], new Obj([])],
   type: [0, null, 'Text', 'unknown', '', 'constructor', '__proto__', 'toString', [], new Obj([])],
   label: [0, null, '', 'l'.repeat(256), [], new Obj([]), true, 'l\u0007'],
@@ -354,7 +354,7 @@ export const WRONG_FIELD: Record<string, J[]> = {
   required: [null, 0, 1, 'true', [], new Obj([])],
   config: [0, 'x', [], true, null, new Raw(deepText(300, 'array'))],
 }
-export const WRONG_CONFIG: Record<string, Record<string, J[]>> = {
+const WRONG_CONFIG: Record<string, Record<string, J[]>> = {
   text: {
     max_length: [0, 10_001, 1.5, '10', null, -1, new Raw('1e400')],
     min_length: [-1, 1.5, '1', 10_001],
@@ -404,7 +404,7 @@ export const WRONG_CONFIG: Record<string, Record<string, J[]>> = {
     max_size: [0, 25 * 1024 * 1024 + 1, 1.5, '10', -1, null],
   },
 }
-export const KNOWN_TOP = [
+const KNOWN_TOP = [
   'title',
   'description',
   'fields',
@@ -414,8 +414,8 @@ export const KNOWN_TOP = [
   'settings',
   'expires_in',
 ]
-export const KNOWN_FIELD = ['key', 'type', 'label', 'description', 'required', 'config']
-export const KNOWN_CONFIG: Record<string, string[]> = {
+const KNOWN_FIELD = ['key', 'type', 'label', 'description', 'required', 'config']
+const KNOWN_CONFIG: Record<string, string[]> = {
   text: ['placeholder', 'default', 'min_length', 'max_length', 'pattern'],
   textarea: ['placeholder', 'default', 'min_length', 'max_length', 'rows'],
   email: ['placeholder', 'default'],

@@ -7,16 +7,16 @@ import fc from 'fast-check'
 
 // ---------------------------------------------------------------- settings
 
-export const envInt = (name: string, fallback: number) => {
+const envInt = (name: string, fallback: number) => {
   const value = Number(process.env[name])
   return Number.isSafeInteger(value) && value > 0 ? value : fallback
 }
-export const SEED =
+const SEED =
   Number.isSafeInteger(Number(process.env.FUZZ_SEED)) && process.env.FUZZ_SEED !== ''
     ? Number(process.env.FUZZ_SEED)
     : 20261125
 /** Base runs per property (each property takes a multiple): the default keeps the file near 10 s on 2 cores. */
-export const RUNS = envInt('FUZZ_RUNS', 250)
+const RUNS = envInt('FUZZ_RUNS', 250)
 /** fast-check settings for a property worth `factor` times the base number of runs. */
 export const settings = (factor: number) => ({ seed: SEED, numRuns: Math.max(1, Math.round(RUNS * factor)) })
 /** Per-test time limit: generous, the properties scale with FUZZ_RUNS. */
@@ -112,7 +112,7 @@ export const pointer = (...segments: Array<string | number>) =>
 // ---------------------------------------------------------------- generators: text, numbers, nesting
 
 export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype']
-export const HOSTILE_PIECES = [
+const HOSTILE_PIECES = [
   '\u0000',
   '\ud800',
   '\udfff',
@@ -176,7 +176,7 @@ export const HOSTILE_PIECES = [
   '\u00a0',
   '\u3000',
 ]
-export const hostilePiece = fc.constantFrom(...HOSTILE_PIECES)
+const hostilePiece = fc.constantFrom(...HOSTILE_PIECES)
 
 /**
  * Text a hostile API client or person might send: any code point, graphemes,
@@ -185,7 +185,7 @@ export const hostilePiece = fc.constantFrom(...HOSTILE_PIECES)
  */
 export const hostile = (maxLength = 24): fc.Arbitrary<string> =>
   hostileWithSurrogates(maxLength).map((s) => s.toWellFormed())
-export const hostileWithSurrogates = (maxLength = 24): fc.Arbitrary<string> =>
+const hostileWithSurrogates = (maxLength = 24): fc.Arbitrary<string> =>
   fc.oneof(
     fc.string({ maxLength }),
     fc.string({ unit: 'grapheme', maxLength }),
@@ -240,7 +240,7 @@ export const chars = (s: string) => [...s].length
 export const singleLine = (min: number, max: number) => bounded(min, max).map((s) => s.replace(/[\r\n]/g, ' '))
 
 /** Numbers as they can only be written in JSON text. */
-export const ODD_NUMBER_TEXTS = [
+const ODD_NUMBER_TEXTS = [
   '1e308',
   '-1e308',
   '-0',
@@ -260,7 +260,7 @@ export const ODD_NUMBER_TEXTS = [
   '0.1',
   '3.0',
 ]
-export const UNSTORABLE_NUMBER_TEXTS = [
+const UNSTORABLE_NUMBER_TEXTS = [
   '1e308',
   '-1e308',
   '1e400',
@@ -269,10 +269,10 @@ export const UNSTORABLE_NUMBER_TEXTS = [
   '9007199254740992',
   '1.7976931348623157e308',
 ]
-export const STORABLE_NUMBER_TEXTS = ODD_NUMBER_TEXTS.filter(
+const STORABLE_NUMBER_TEXTS = ODD_NUMBER_TEXTS.filter(
   (t) => !UNSTORABLE_NUMBER_TEXTS.includes(t) && t !== '-12345678901234567890' && t !== '9007199254740993',
 )
-export const NUMBERS_AS_STRINGS = [
+const NUMBERS_AS_STRINGS = [
   'NaN',
   'Infinity',
   '-Infinity',
@@ -286,7 +286,7 @@ export const NUMBERS_AS_STRINGS = [
   '1_000',
   '',
 ]
-export const oddNumber: fc.Arbitrary<J> = fc.oneof(
+const oddNumber: fc.Arbitrary<J> = fc.oneof(
   fc.constantFrom(...ODD_NUMBER_TEXTS).map((t) => new Raw(t)),
   fc.constantFrom(...NUMBERS_AS_STRINGS),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -301,7 +301,7 @@ export const deepRaw = (min = 50, max = 5000) =>
     )
     .map(([depth, kind]) => new Raw(deepText(depth, kind)))
 
-export const anyKey = fc.oneof(
+const anyKey = fc.oneof(
   { arbitrary: fc.constantFrom(...PROTO_KEYS), weight: 3 },
   { arbitrary: hostile(12), weight: 2 },
   { arbitrary: fc.constantFrom('a', 'title', 'fields', 'key', 'type', 'status', 'limit', '', ' ', '0'), weight: 1 },

@@ -8,7 +8,7 @@ import { hostile, must, show } from './fuzz-json.ts'
 
 // ---------------------------------------------------------------- generators: headers
 
-export const latin1 = (maxLength = 40) =>
+const latin1 = (maxLength = 40) =>
   fc.string({
     unit: fc
       .integer({ min: 0x20, max: 0xff })
@@ -215,7 +215,7 @@ export const strangeId = anyStrangeId.filter((s) => !/^(?:\.|%2e)+$/i.test(s))
 
 // ---------------------------------------------------------------- HTML
 
-export const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
 export const decodeHtml = (raw: string) =>
   raw.replace(/&(?:(amp|lt|gt|quot|apos)|#(\d+)|#[xX]([0-9a-fA-F]+));/g, (_, name, dec, hex) =>
     name ? ENTITIES[name]! : String.fromCodePoint(Number.parseInt(dec ?? hex, dec ? 10 : 16)),
@@ -225,9 +225,8 @@ export interface Tag {
   attrs: Map<string, string>
   end: number
 }
-export const TAG_RE =
-  /<([A-Za-z][A-Za-z0-9-]*)((?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*\/?>/g
-export const ATTR_RE = /([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g
+const TAG_RE = /<([A-Za-z][A-Za-z0-9-]*)((?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*\/?>/g
+const ATTR_RE = /([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g
 export function tagsOf(html: string): Tag[] {
   const tags: Tag[] = []
   for (const match of html.matchAll(TAG_RE)) {

@@ -77,34 +77,34 @@ export interface World {
   raced: Set<string>
 }
 
-export const LEGAL: Record<Status, Status[]> = {
+const LEGAL: Record<Status, Status[]> = {
   active: ['active', 'completed', 'cancelled', 'expired'],
   completed: ['completed'],
   cancelled: ['cancelled'],
   expired: ['expired'],
 }
-export const parseApiTime = (text: unknown) => (typeof text === 'string' ? Date.parse(`${text}Z`) : null)
+const parseApiTime = (text: unknown) => (typeof text === 'string' ? Date.parse(`${text}Z`) : null)
 /** The status the model expects now: an active form past its expiry is expired. */
 export function modelStatus(w: World, form: Tracked): Status {
   if (form.status === 'active' && form.expiresAt !== null && form.expiresAt <= w.t.clock()) return 'expired'
   return form.status
 }
 
-export function collectHex(w: World, text: string) {
+function collectHex(w: World, text: string) {
   for (const match of text.toLowerCase().matchAll(/[0-9a-f]{40,}/g)) {
     // Padding ("aaaa...") is split off: a key or secret never repeats one character 12 times in a row.
     for (const piece of match[0].split(/(?:([0-9a-f])\1{11,})+/)) if (piece && piece.length >= 40) w.hexRuns.add(piece)
   }
 }
 
-export function accountOf(w: World, authorization: string | null): 'owner' | 'other' | undefined {
+function accountOf(w: World, authorization: string | null): 'owner' | 'other' | undefined {
   if (authorization === null) return undefined
   if (authorization.includes(w.keys.owner)) return 'owner'
   if (authorization.includes(w.keys.other)) return 'other'
   return undefined
 }
 
-export function canonicalFromPath(segment: string): string | undefined {
+function canonicalFromPath(segment: string): string | undefined {
   let decoded: string
   try {
     decoded = decodeURIComponent(segment)
@@ -114,7 +114,7 @@ export function canonicalFromPath(segment: string): string | undefined {
   return ULID_PATTERN.test(decoded.toUpperCase()) ? decoded.toUpperCase() : undefined
 }
 
-export function transition(w: World, id: string, status: unknown, expiresAt: unknown, where: string) {
+function transition(w: World, id: string, status: unknown, expiresAt: unknown, where: string) {
   const form = w.forms.get(id)
   must(form, `${where}: a state change of a form nobody created through the API: ${id}`)
   must(STATUSES.includes(status as Status), `${where}: status ${show(status)}`)
@@ -195,7 +195,7 @@ export async function call(w: World, c: Call): Promise<Answer> {
   return answer
 }
 
-export function checkResponse(request: Request, res: Answer) {
+function checkResponse(request: Request, res: Answer) {
   const at = res.where
   const method = request.method
   const path = new URL(request.url).pathname
@@ -253,7 +253,7 @@ export function checkResponse(request: Request, res: Answer) {
 }
 
 /** Every state change the service reports, applied to the model (and checked to be legal). */
-export function track(w: World, request: Request, res: Answer) {
+function track(w: World, request: Request, res: Answer) {
   const path = new URL(request.url).pathname
   const account = accountOf(w, request.headers.get('authorization'))
   if (request.method === 'POST' && /^\/api\/v1\/forms\/?$/.test(path) && res.status === 201) {
@@ -400,7 +400,7 @@ export async function createWorld(env: Record<string, string> = {}): Promise<Wor
   return w
 }
 
-export async function create(w: World, body: unknown, as: 'owner' | 'other' = 'owner'): Promise<string> {
+async function create(w: World, body: unknown, as: 'owner' | 'other' = 'owner'): Promise<string> {
   const res = await call(w, { method: 'POST', path: '/api/v1/forms', as, body: JSON.stringify(body) })
   if (res.status !== 201) throw new Error(`fixture not created: ${res.where}`)
   return res.body.id
@@ -411,12 +411,12 @@ export async function freshForm(w: World, extra: Record<string, unknown> = {}, a
   return create(w, { title: 'Fresh', fields: EVERY_TYPE_FIELDS, ...extra }, as)
 }
 
-export const snapshotPrototypes = () => ({
+const snapshotPrototypes = () => ({
   object: Object.getOwnPropertyNames(Object.prototype).sort().join(),
   array: Object.getOwnPropertyNames(Array.prototype).sort().join(),
   func: Object.getOwnPropertyNames(Function.prototype).sort().join(),
 })
-export const PROTOTYPES = snapshotPrototypes()
+const PROTOTYPES = snapshotPrototypes()
 
 /**
  * The invariants, through the API (the database read-only where the API cannot
@@ -424,7 +424,7 @@ export const PROTOTYPES = snapshotPrototypes()
  * none otherwise, isolation of accounts, no form the API did not report, no
  * key or webhook secret anywhere, prototypes untouched.
  */
-export async function checkWorld(w: World) {
+async function checkWorld(w: World) {
   expect(snapshotPrototypes()).toEqual(PROTOTYPES)
   for (const probe of [{}, [], Object.create(Object.prototype)] as any[]) {
     for (const name of ['polluted', 'isAdmin', 'x', 'a', 'y', 'n', 'status', 'title'])
@@ -573,7 +573,7 @@ export async function checkWorld(w: World) {
 }
 
 /** FUZZ_STATS=1 prints, after each property, how often each route answered each status. */
-export const STATS = process.env.FUZZ_STATS ? new Map<string, number>() : undefined
+const STATS = process.env.FUZZ_STATS ? new Map<string, number>() : undefined
 
 /** One fast-check property over a world, then the invariants. */
 export async function holds<T>(w: World, arb: fc.Arbitrary<T>, factor: number, predicate: (value: T) => Promise<void>) {

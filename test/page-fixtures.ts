@@ -9,7 +9,7 @@ import { BASE_URL, send, type TestContext, type TestResponse } from './utils.ts'
 
 // ---------------------------------------------------------------- page checks
 
-export const CSP =
+const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /**

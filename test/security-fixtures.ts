@@ -26,7 +26,7 @@ export const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
 export const TOOLS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
 
 /** CONTRACT 6, to the letter. */
-export const CSP =
+const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /** The headers every response carries (CONTRACT 6, README), and no CORS header at all. */
@@ -59,8 +59,8 @@ export function expectSecurityHeaders(
   })
 }
 
-export const isHtml = (res: TestResponse) => (res.headers.get('content-type') ?? '').startsWith('text/html')
-export const isJson = (res: TestResponse) => (res.headers.get('content-type') ?? '').includes('application/json')
+const isHtml = (res: TestResponse) => (res.headers.get('content-type') ?? '').startsWith('text/html')
+const isJson = (res: TestResponse) => (res.headers.get('content-type') ?? '').includes('application/json')
 
 /** A JSON error as CONTRACT 3 has it: `detail` a string. */
 export function expectJsonError(res: TestResponse, status: number, what: string) {
@@ -122,7 +122,7 @@ export async function sendRaw(
   return readResponse(await t.app.handle(new Request(`${BASE_URL}${path}`, init)), headers.authorization)
 }
 
-export const ascii = (text: string) => new TextEncoder().encode(text)
+const ascii = (text: string) => new TextEncoder().encode(text)
 
 /** `json` followed by spaces up to exactly `size` bytes: still that JSON value. */
 export function paddedJson(value: unknown, size: number): Uint8Array {
@@ -225,8 +225,7 @@ export const ROUTES: Route[] = await (async () => {
 })()
 
 export const STYLESHEET_PATH = ROUTES.find((route) => route.path.startsWith('/assets/'))?.path
-export const needsKey = (path: string) =>
-  (path.startsWith('/api/v1/') && path !== '/api/v1/openapi.json') || path === '/mcp'
+const needsKey = (path: string) => (path.startsWith('/api/v1/') && path !== '/api/v1/openapi.json') || path === '/mcp'
 export const AUTHENTICATED_ROUTES = ROUTES.filter((route) => needsKey(route.path))
 
 /** The path with its parameters filled from `ids` (every parameter must have one). */

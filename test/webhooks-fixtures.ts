@@ -20,7 +20,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /** How long a negative check gives the loop to (wrongly) act. Not a timing assertion. */
 export const QUIET_MS = 300
 /** Only a hang takes this long: a wait for what must happen. */
-export const HANG_MS = 30_000
+const HANG_MS = 30_000
 
 /** A datetime as the API writes it (UTC, milliseconds, no Z). */
 export const apiTime = (ms: number) => new Date(ms).toISOString().slice(0, -1)

@@ -14,12 +14,12 @@ export const TEST_TIMEOUT = 60_000
 /** Retries are 1, 5 and 25 s after a failed attempt: allow for the longest wait and a slow machine. */
 export const ARRIVAL_DEADLINE_MS = 40_000
 /** Tries of a whole scenario when the port a receiver must take again is no longer free. */
-export const PORT_TRIES = 3
+const PORT_TRIES = 3
 
 // ---------------------------------------------------------------------------
 // Receivers: real HTTP servers on 127.0.0.1.
 
-export type BunServer = ReturnType<typeof Bun.serve>
+type BunServer = ReturnType<typeof Bun.serve>
 
 export interface ReceivedRequest {
   /** X-Service-Delivery */
@@ -41,7 +41,7 @@ export interface Receiver {
 export type Answer = (got: ReceivedRequest, hold: () => Promise<Response>) => Response | Promise<Response>
 
 /** Binding the port a receiver must take again failed: the scenario starts over on another port. */
-export class PortTaken extends Error {}
+class PortTaken extends Error {}
 
 const allReceivers = new Set<Receiver>()
 /** Stops every receiver still running (a failed scenario's), at the end of a file. */
@@ -51,7 +51,7 @@ export const stopAllReceivers = () => Promise.all([...allReceivers].map((r) => r
  * Starts a receiver on 127.0.0.1:`port` (0 for any free port). `onReceived`
  * runs as soon as a request (headers and body) has arrived, before it is answered.
  */
-export function startReceiver(port: number, answer: Answer, onReceived?: (got: ReceivedRequest) => void): Receiver {
+function startReceiver(port: number, answer: Answer, onReceived?: (got: ReceivedRequest) => void): Receiver {
   const received: ReceivedRequest[] = []
   const held = new Set<(response: Response) => void>()
   let server: BunServer
@@ -229,7 +229,7 @@ export interface AnsweredForm {
   receipt: { id: string; form_id: string; submitted_at: string }
 }
 
-export const FIELDS = [
+const FIELDS = [
   { key: 'name', type: 'text', label: 'Name', required: true },
   { key: 'count', type: 'number', label: 'Count' },
 ]
@@ -267,7 +267,7 @@ export async function answer(
   return { ...form, data, userAgent, receipt: res.body }
 }
 
-export const webhookSecret = (key: string, formId: string) => createHmac('sha256', key).update(formId).digest('hex')
+const webhookSecret = (key: string, formId: string) => createHmac('sha256', key).update(formId).digest('hex')
 
 /** The request is a form.completed webhook for `form`: headers, both signatures and the payload. */
 export function expectCompletedWebhook(got: ReceivedRequest, form: AnsweredForm, key: string, version: string) {

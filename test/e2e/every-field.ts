@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core'
 
 // ---------------------------------------------------------------- the forms
 
-export const PLAN_OPTIONS = [
+const PLAN_OPTIONS = [
   { value: 'plan-basic', label: 'Basic' },
   { value: 'plan-pro', label: 'Professional' },
   { value: 'plan-team & "co" <x>', label: 'Team, for groups' },
