@@ -79,7 +79,7 @@ describe('bearer authentication', () => {
     await t.revokeKey(second.id)
     // A request sent after the revocation reaches the server on a later turn of its event loop
     // (on PostgreSQL, where another process's revocation is heard by notification, within a second).
-    await revocationHeard(async () => (await client.get('/forms')).status === 401)
+    await revocationHeard(async () => (await client.get('/forms')).status === 401, 'a key revoked by another process')
     const res = await client.get('/forms')
     expect(res.status).toBe(401)
     expect(res.body).toEqual({ detail: 'Invalid API key' })

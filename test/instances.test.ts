@@ -6,17 +6,21 @@
  * starting servers make the first key. The real binaries, several at once:
  * test/e2e/instances.test.ts.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
+import { type Bound, reportFigure } from './figures.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from './prerequisites.ts'
 import { apiClient, createTestContext, submit, type TestContext, until } from './utils.ts'
 
 const skipPostgres = skipWithout(POSTGRES)
+setDefaultTimeout(30_000)
 
-/** What CONTRACT 10 allows between a change through one server and a long-poll on another answering. */
-const WAKE_MS = 1000
-/** How long a wait whose notification was lost may take: the poll every 5 s, and the moment the loss takes to notice. */
-const POLL_WAKE_MS = 6500
+/**
+ * Only a hang takes this long; a wait of 30 s that was never woken answers
+ * later still. How soon a wait wakes (CONTRACT 10's second) is reported for
+ * bench/check-bounds.ts, not asserted.
+ */
+const HANG_MS = 20_000
 
 let t: TestContext
 afterEach(async () => {
@@ -49,26 +53,32 @@ async function heldWait(server: ReturnType<typeof apiClient>, formId: string) {
   return waiter
 }
 
-async function wokenWithin<T>(
+/** The wait's answer once it is woken; how long after `changedAt` that was is reported against `bound`. */
+async function woken<T>(
   waiter: ReturnType<typeof track<T>>,
   changedAt: number,
-  ms: number,
+  bound: Bound,
   what: string,
 ): Promise<T> {
-  await until(() => waiter.settled, ms, what)
-  console.log(`${what}: ${(waiter.settledAt - changedAt).toFixed(1)} ms`)
+  await until(() => waiter.settled, HANG_MS, what)
+  reportFigure(bound, what, waiter.settledAt - changedAt)
   return waiter.promise
 }
 
 describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () => {
-  test('a long-poll on one server answers within 1 s of an answer made through another', async () => {
+  test('a long-poll on one server answers once an answer is made through another', async () => {
     const { one, other } = await twoServers()
     const form = await one.createForm()
     const waiter = await heldWait(other, form.id)
     const answeredAt = performance.now()
     const receipt = await submit(t.app, form.id, { name: 'Ada' })
     expect(receipt.status).toBe(201)
-    const res = await wokenWithin(waiter, answeredAt, WAKE_MS, 'a long-poll woken by an answer through another server')
+    const res = await woken(
+      waiter,
+      answeredAt,
+      'wake across servers (ms)',
+      'a long-poll woken by an answer through another server',
+    )
     expect(res.status).toBe(200)
     expect(res.body.map((response: { id: string }) => response.id)).toEqual([receipt.body.id])
   })
@@ -82,20 +92,20 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
 
     let changedAt = performance.now()
     expect((await one.patch(`/forms/${cancelled.id}`, { status: 'cancelled' })).status).toBe(200)
-    const afterCancel = await wokenWithin(
+    const afterCancel = await woken(
       cancelWaiter,
       changedAt,
-      WAKE_MS,
+      'wake across servers (ms)',
       'a long-poll woken by a cancel through another server',
     )
     expect({ status: afterCancel.status, body: afterCancel.body }).toEqual({ status: 200, body: [] })
 
     changedAt = performance.now()
     expect((await one.delete(`/forms/${deleted.id}`)).status).toBe(204)
-    const afterDelete = await wokenWithin(
+    const afterDelete = await woken(
       deleteWaiter,
       changedAt,
-      WAKE_MS,
+      'wake across servers (ms)',
       'a long-poll woken by a delete through another server',
     )
     expect({ status: afterDelete.status, body: afterDelete.body }).toEqual({
@@ -113,10 +123,10 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
     t.clock.advance(61_000)
     const expiredAt = performance.now()
     // The sweep looks at least once a second.
-    const res = await wokenWithin(
+    const res = await woken(
       waiter,
       expiredAt,
-      1000 + WAKE_MS,
+      'wake by an expiry another server wrote (ms)',
       'a long-poll woken by an expiry another server wrote',
     )
     expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: [] })
@@ -150,10 +160,10 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
     expect(waiter.settled).toBe(false)
     const answeredAt = performance.now()
     expect((await submit(t.app, waited.id, { name: 'Ada' })).status).toBe(201)
-    const res = await wokenWithin(
+    const res = await woken(
       waiter,
       answeredAt,
-      WAKE_MS,
+      'wake across servers (ms)',
       'the long-poll woken by its own form, after a wake for another',
     )
     expect(res.body).toHaveLength(1)
@@ -175,13 +185,18 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
       expect(cut).toHaveLength(2)
       const answeredAt = performance.now()
       expect((await submit(t.app, form.id, { name: 'Ada' })).status).toBe(201)
-      const res = await wokenWithin(waiter, answeredAt, POLL_WAKE_MS, 'a long-poll whose notification was lost')
+      const res = await woken(
+        waiter,
+        answeredAt,
+        'wake by the poll, notification lost (ms)',
+        'a long-poll whose notification was lost',
+      )
       expect(res.body).toHaveLength(1)
     } finally {
       await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
       await admin.close()
     }
-  }, 15_000)
+  }, 30_000)
 
   test('webhooks with two servers sending: each answer delivered once, on its first attempt', async () => {
     const { one, other, otherServer } = await twoServers()
@@ -209,13 +224,19 @@ describe.skipIf(skipPostgres)('several servers on one PostgreSQL database', () =
           answeredAt.set(form.id, sentAt)
         }),
       )
-      await until(() => arrivals.length >= 20, 5000, '20 deliveries')
-      await Bun.sleep(300)
+      await until(() => arrivals.length >= 20, HANG_MS, '20 deliveries')
+      // Each outcome is recorded after its receiver answered: on a busy machine, a moment later.
+      const deliveryOf = async (formId: string) => (await other.get(`/forms/${formId}/deliveries`)).body[0]
+      await until(
+        async () => (await Promise.all(forms.map((form) => deliveryOf(form.id)))).every((d) => d.status !== 'pending'),
+        HANG_MS,
+        'every outcome recorded',
+      )
       expect(arrivals).toHaveLength(20)
       expect(new Set(arrivals.map((arrival) => arrival.id)).size).toBe(20)
       const delays: number[] = []
       for (const form of forms) {
-        const [delivery] = (await other.get(`/forms/${form.id}/deliveries`)).body
+        const delivery = await deliveryOf(form.id)
         expect({ status: delivery.status, attempts: delivery.attempts }).toEqual({ status: 'delivered', attempts: 1 })
         delays.push(arrivals.find((arrival) => arrival.id === delivery.id)!.at - answeredAt.get(form.id)!)
       }
@@ -259,14 +280,19 @@ describe.skipIf(skipPostgres)("the account's event feed on several servers (CONT
     return waiter
   }
 
-  test('a feed wait on one server answers within 1 s of a cancel made through another, with that event', async () => {
+  test('a feed wait on one server answers once a cancel is made through another, with that event', async () => {
     const { one, other } = await twoServers()
     const form = await one.createForm()
     const head = (await other.get('/events?after=latest')).body.next
     const waiter = await heldFeedWait(other, head)
     const cancelledAt = performance.now()
     expect((await one.patch(`/forms/${form.id}`, { status: 'cancelled' })).status).toBe(200)
-    const res = await wokenWithin(waiter, cancelledAt, WAKE_MS, 'a feed wait woken by a cancel through another server')
+    const res = await woken(
+      waiter,
+      cancelledAt,
+      'wake across servers (ms)',
+      'a feed wait woken by a cancel through another server',
+    )
     expect(res.body.events.map((event: { type: string; form_id: string }) => [event.type, event.form_id])).toEqual([
       ['form.cancelled', form.id],
     ])
@@ -288,13 +314,18 @@ describe.skipIf(skipPostgres)("the account's event feed on several servers (CONT
       ).toHaveLength(2)
       const answeredAt = performance.now()
       expect((await submit(t.app, form.id, { name: 'Ada' })).status).toBe(201)
-      const res = await wokenWithin(waiter, answeredAt, POLL_WAKE_MS, 'a feed wait whose notification was lost')
+      const res = await woken(
+        waiter,
+        answeredAt,
+        'wake by the poll, notification lost (ms)',
+        'a feed wait whose notification was lost',
+      )
       expect(res.body.events.map((event: { type: string }) => event.type)).toEqual(['form.completed'])
     } finally {
       await admin.unsafe(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`)
       await admin.close()
     }
-  }, 15_000)
+  }, 30_000)
 
   test('racing writers of one account on two servers: a reader following `next` sees neither early, both once, in commit order', async () => {
     const { one, otherServer } = await twoServers()
@@ -331,7 +362,12 @@ describe.skipIf(skipPostgres)("the account's event feed on several servers (CONT
     gate.resolve()
     await firstWriter
     await secondWriter.promise
-    const res = await wokenWithin(waiter, performance.now(), WAKE_MS, 'a feed wait once the writers committed')
+    const res = await woken(
+      waiter,
+      performance.now(),
+      'wake across servers (ms)',
+      'a feed wait once the writers committed',
+    )
     const seen = res.body.events.map((e: { form_id: string }) => e.form_id)
     // Woken by the first commit, it may answer before the second: what it has is the start of the order.
     expect([first, second].slice(0, seen.length)).toEqual(seen)

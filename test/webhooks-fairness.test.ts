@@ -1,7 +1,8 @@
 /**
  * Webhook receivers cannot stall or exhaust intake (CONTRACT 13): attempts in
  * flight are shared per account and per host, a healthy receiver's first
- * attempt leaves within 100 ms whatever other accounts' receivers do, a
+ * attempt leaves whatever other accounts' receivers do (how soon, within
+ * the contract's 100 ms, is bench/check-bounds.ts's to judge), a
  * backlog of refused deliveries neither hides others nor keeps the loop
  * busy, and callback URLs reach logs and `last_error` as their origin only.
  *
@@ -18,6 +19,7 @@ import {
   PARALLEL_ATTEMPTS_PER_ACCOUNT,
   PARALLEL_ATTEMPTS_PER_HOST,
 } from '../src/modules/webhooks/worker.ts'
+import { reportFigure } from './figures.ts'
 import {
   apiClient,
   contextsPerTest,
@@ -32,25 +34,10 @@ import {
 
 setDefaultTimeout(60_000)
 
-const { create, cleanups } = contextsPerTest()
+/** Only a hang takes this long: how soon things happen is measured, not asserted. */
+const HANG_MS = 30_000
 
-/** The contract's bound on a first attempt to a healthy receiver (CONTRACT 13). */
-const FIRST_ATTEMPT_BOUND_MS = 100
-/** The contract's bound on how long work a client decides may hold the event loop (CONTRACT 13). */
-const EVENT_LOOP_BOUND_MS = 50
-/**
- * Room on the contract's bounds where a test reads 100,000 rows: on this
- * 2-core machine, shared with other test runs, scheduling delays and garbage
- * collection add tens of ms to both figures (the old code never delivered).
- */
-const BACKLOG_ROOM = 2
-/**
- * Of one core, what the loop may add to the process's use while nothing but
- * refused deliveries wait: not a contract figure but a loose bound, far above
- * an idle loop's (under 1 %) and far below a loop that keeps looking at them
- * (about 25 %).
- */
-const RESTING_CPU_SHARE = 0.1
+const { create, cleanups } = contextsPerTest()
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -139,7 +126,7 @@ async function firstAttemptLatencies(
     const sentAt = performance.now()
     const res = await submit(t.app, form.id, { name: 'Grace' })
     expect(res.status).toBe(201)
-    await until(() => healthy.arrivals.length > before, 5000, `the healthy receiver's delivery (round ${round + 1})`)
+    await until(() => healthy.arrivals.length > before, HANG_MS, `the healthy receiver's delivery (round ${round + 1})`)
     latencies.push(healthy.arrivals[before]! - sentAt)
   }
   return latencies
@@ -169,7 +156,7 @@ async function restingCpuShare(windows = 8, windowMs = 150): Promise<number> {
 // ================================================================= fair shares
 
 describe('a slow or hanging receiver delays no other account', () => {
-  test("one account's hanging receivers on several host names hold at most its share; another account's first attempt leaves within 100 ms", async () => {
+  test("one account's hanging receivers on several host names hold at most its share; another account's first attempt still leaves", async () => {
     const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
     const hanging = [
       hangingReceiver('127.0.0.2'),
@@ -186,7 +173,7 @@ describe('a slow or hanging receiver delays no other account', () => {
     // Four host names, but one account: its share of the slots, and no more.
     await until(
       () => held(hanging) === PARALLEL_ATTEMPTS_PER_ACCOUNT,
-      5000,
+      HANG_MS,
       "the hanging hosts to hold the account's share",
       () => hanging.map((r) => r.state),
     )
@@ -194,11 +181,10 @@ describe('a slow or hanging receiver delays no other account', () => {
     expect(held(hanging)).toBe(PARALLEL_ATTEMPTS_PER_ACCOUNT)
 
     const latencies = await firstAttemptLatencies(t, bob, healthy, 5)
-    console.log(`first attempt while one account hangs on ${hanging.length} hosts: ${figures(latencies)} ms`)
-    expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    reportFigure('first webhook attempt (ms)', `one account hangs on ${hanging.length} hosts`, Math.max(...latencies))
   })
 
-  test('while other accounts hold every slot with hanging receivers, an account with nothing in flight still gets its first attempt out within 100 ms', async () => {
+  test('while other accounts hold every slot with hanging receivers, an account with nothing in flight still gets its first attempt out', async () => {
     const t = await create({ SERVICE_WEBHOOK_TIMEOUT: '60' })
     const hanging = [
       hangingReceiver('127.0.0.2'),
@@ -215,14 +201,17 @@ describe('a slow or hanging receiver delays no other account', () => {
     t.background.start()
     await until(
       () => held(hanging) === PARALLEL_ATTEMPTS,
-      5000,
+      HANG_MS,
       'the hanging hosts to hold every slot',
       () => hanging.map((r) => r.state),
     )
 
     const latencies = await firstAttemptLatencies(t, await account(t, 'bob'), healthy, 5)
-    console.log(`first attempt while ${hogs} accounts hold all ${PARALLEL_ATTEMPTS} slots: ${figures(latencies)} ms`)
-    expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    reportFigure(
+      'first webhook attempt (ms)',
+      `${hogs} accounts hold all ${PARALLEL_ATTEMPTS} slots`,
+      Math.max(...latencies),
+    )
     // The hogs gained nothing from the slot the newcomer was given.
     expect(held(hanging)).toBe(PARALLEL_ATTEMPTS)
   })
@@ -239,7 +228,7 @@ describe('a slow or hanging receiver delays no other account', () => {
     t.background.start()
     await until(
       () => hanging.state.requests === PARALLEL_ATTEMPTS_PER_HOST,
-      5000,
+      HANG_MS,
       'the hanging host to hold its share',
       () => hanging.state,
     )
@@ -247,18 +236,22 @@ describe('a slow or hanging receiver delays no other account', () => {
     // Nearly 400 deliveries are due and refused by the host's cap: the loop must not keep looking at them.
     await sleep(200)
     const busy = await restingCpuShare()
-    console.log(
-      `CPU used while ${400 - PARALLEL_ATTEMPTS_PER_HOST} refused deliveries wait: ${(busy * 100).toFixed(1)} % of one core (${(before * 100).toFixed(1)} % before the loop started)`,
+    console.log(`CPU share of one core: ${busy.toFixed(3)} while refused deliveries wait, ${before.toFixed(3)} before`)
+    reportFigure(
+      'resting loop CPU, share of one core',
+      `${400 - PARALLEL_ATTEMPTS_PER_HOST} refused deliveries wait`,
+      busy - before,
     )
-    expect(busy - before).toBeLessThan(RESTING_CPU_SHARE)
 
     const latencies = await firstAttemptLatencies(t, await account(t, 'bob'), healthy, 5)
-    console.log(`first attempt behind one account's 400 deliveries to one hanging host: ${figures(latencies)} ms`)
-    expect(Math.max(...latencies)).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    reportFigure(
+      'first webhook attempt (ms)',
+      "behind one account's 400 deliveries to one hanging host",
+      Math.max(...latencies),
+    )
     // The flooding account's own delivery to a healthy host is not stuck behind its hanging ones either.
     const own = await firstAttemptLatencies(t, mallory, healthy, 1)
-    console.log(`the flooding account's own delivery to another host: ${figures(own)} ms`)
-    expect(own[0]!).toBeLessThan(FIRST_ATTEMPT_BOUND_MS)
+    reportFigure('first webhook attempt (ms)', "the flooding account's own, to another host", own[0]!)
     expect(hanging.state.requests).toBe(PARALLEL_ATTEMPTS_PER_HOST)
   })
 })
@@ -294,7 +287,7 @@ describe('a backlog of due deliveries', () => {
     const { result, stallMs } = await longestStall(async () => {
       const startedAt = performance.now()
       t.background.start()
-      await until(() => healthy.arrivals.length === 1, 5000, "bob's old delivery, deep in the backlog, to be found")
+      await until(() => healthy.arrivals.length === 1, HANG_MS, "bob's old delivery, deep in the backlog, to be found")
       const oldFoundMs = healthy.arrivals[0]! - startedAt
       return { oldFoundMs, latencies: await firstAttemptLatencies(t, bob, healthy, 5) }
     })
@@ -302,8 +295,12 @@ describe('a backlog of due deliveries', () => {
       `${backlog} due deliveries: an old one in their middle found ${result.oldFoundMs.toFixed(1)} ms after start; ` +
         `fresh first attempts ${figures(result.latencies)} ms; longest event-loop stall ${stallMs.toFixed(1)} ms`,
     )
-    expect(Math.max(...result.latencies)).toBeLessThan(BACKLOG_ROOM * FIRST_ATTEMPT_BOUND_MS)
-    expect(stallMs).toBeLessThan(BACKLOG_ROOM * EVENT_LOOP_BOUND_MS)
+    reportFigure(
+      'first webhook attempt under a backlog (ms)',
+      `${backlog} due deliveries`,
+      Math.max(...result.latencies),
+    )
+    reportFigure('event-loop stall under a backlog (ms)', `${backlog} due deliveries`, stallMs)
     expect(hanging.state.requests).toBe(PARALLEL_ATTEMPTS_PER_HOST)
   })
 })
@@ -354,7 +351,7 @@ describe('callback URLs reach logs and last_error as their origin only', () => {
         last = (await t.api.get(`/forms/${form.id}/deliveries`)).body
         return last[0]?.status === 'failed'
       },
-      5000,
+      HANG_MS,
       `the delivery to ${url} to fail`,
       () => last,
     )

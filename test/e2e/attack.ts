@@ -8,17 +8,6 @@ import { readdirSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import { join } from 'node:path'
 
-/**
- * CONTRACT 13 allows no request to hold the event loop more than 50 ms. A
- * /healthz probe's latency also carries the scheduling of the server, its
- * threads, the test and the prober on a shared 2-core machine: the margin is
- * for that. The figures printed show what was measured.
- */
-export const HEALTH_BOUND_MS = 50 + 100
-
-/** CONTRACT 13: with the default settings, the server's memory whatever the clients do. */
-export const RSS_BOUND_MIB = 768
-
 /** The resident memory of a process, in MiB (Linux). */
 export const residentMiB = (pid: number) =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024

@@ -3,13 +3,15 @@
  * that cost the most CPU (patterns that backtrack for seconds in JavaScript,
  * at create and through a public link; bodies of 60,000 keys, 20,000 wrong
  * options, 500,000 levels of nesting; the schema of the largest form; MCP),
- * /healthz keeps answering at once. A prober in a process of its own times
- * it every 10 ms; its figures are printed.
+ * /healthz keeps answering. A prober in a process of its own times it every
+ * 10 ms; how fast it answered is reported for bench/check-bounds.ts, which
+ * holds it to the contract's bound.
  */
 import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { HEALTH_BOUND_MS, watchServer } from './attack.ts'
+import { reportFigure } from '../figures.ts'
+import { watchServer } from './attack.ts'
 import { startIntake, useBuiltBinary } from './binary.ts'
 
 const binary = useBuiltBinary('intake-bounds-cpu-')
@@ -35,7 +37,7 @@ const selects = (option: (index: number) => unknown) =>
     })),
   })
 
-test('while the costliest inputs arrive, /healthz answers within the bound', async () => {
+test('while the costliest inputs arrive, each is answered as it should be and /healthz answers', async () => {
   const dataDir = binary.tempDir()
   const env = { SERVICE_RATE_LIMIT: '0', SERVICE_PUBLIC_RATE_LIMIT: '0' }
 
@@ -169,7 +171,7 @@ test('while the costliest inputs arrive, /healthz answers within the bound', asy
     `/healthz every 10 ms during the attack: ${figures.probes} probes, max ${figures.maxMs} ms, p99 ${figures.p99Ms} ms, median ${figures.medianMs} ms, failed ${figures.failed}`,
   )
   expect(figures.failed).toBe(0)
-  expect(figures.maxMs).toBeLessThan(HEALTH_BOUND_MS)
+  reportFigure('/healthz under attack, slowest (ms)', 'the costliest inputs, 3 in flight', figures.maxMs)
 
   // An honest answer to the old pattern is still taken (the checking thread recovers from the attack).
   await Bun.sleep(600)

@@ -1,21 +1,22 @@
 /**
  * The attacks of the bounds issue, against the built executable, while
- * /healthz latency, memory and open files are watched (CONTRACT 13). Each is
- * bounded to finish in seconds (the slow bodies in about 35: the contract's
- * 30-second window is what is tested). Figures are printed; what is asserted
- * is the contract's bounds (with room for a busy 2-core machine where noted).
+ * /healthz latency, memory and open files are watched (CONTRACT 13). What is
+ * asserted is what the clients are told, that /healthz always answers and
+ * that what was held is given back; how fast /healthz answered, the memory
+ * and how soon slow bodies were cut are reported for bench/check-bounds.ts,
+ * which holds them to the contract's bounds.
  */
 import { describe, expect, test } from 'bun:test'
+import { reportFigure } from '../figures.ts'
 import {
-  HEALTH_BOUND_MS,
   LARGEST_UPLOAD_FORM,
   largestUploadFile,
   openFiles,
   type RawConnection,
-  RSS_BOUND_MIB,
   rawConnection,
   residentMiB,
   runAttacker,
+  type ServerFigures,
   watchServer,
 } from './attack.ts'
 import { type RunningIntake, startIntake, useBuiltBinary } from './binary.ts'
@@ -40,8 +41,15 @@ async function createForm(server: RunningIntake & { key: string }, body: unknown
 
 const BOUNDARY = 'bounds-boundary'
 
+/** /healthz always answered (a probe waits 10 s); how fast, and the memory, go to check:bounds. */
+function judged(what: string, figures: ServerFigures) {
+  expect(figures.failed).toBe(0)
+  reportFigure('/healthz under attack, slowest (ms)', what, figures.maxMs)
+  reportFigure('RSS under attack, peak (MiB)', what, figures.peakMiB)
+}
+
 describe('memory: uploads', () => {
-  test('twelve uploads that stop after 98 MiB: two are received, ten refused at once with 503; RSS stays bounded; /healthz answers', async () => {
+  test('twelve uploads that stop after 98 MiB: two are received, ten refused at once with 503; /healthz answers', async () => {
     const server = await started()
     const form = await createForm(server, LARGEST_UPLOAD_FORM)
     const idle = residentMiB(server.proc.pid)
@@ -76,9 +84,7 @@ describe('memory: uploads', () => {
     expect(answered.length).toBeGreaterThan(0)
     for (const connection of answered) expect(connection.received()).toMatch(/\r\nretry-after: 5\r\n/i)
     for (const connection of refused) expect([503, undefined]).toContain(connection.status())
-    expect(figures.peakMiB).toBeLessThan(RSS_BOUND_MIB)
-    expect(figures.failed).toBe(0)
-    expect(figures.maxMs).toBeLessThan(HEALTH_BOUND_MS)
+    judged('12 stalled 100 MiB uploads', figures)
 
     // The two give up: what they held is given back, and an upload is taken again.
     for (const connection of receiving) connection.socket.destroy()
@@ -93,7 +99,7 @@ describe('memory: uploads', () => {
     expect(await server.stop()).toBe(0)
   }, 60_000)
 
-  test('six valid 100 MiB posts at once: taken two at a time (the others asked to retry), each stored whole; RSS stays bounded', async () => {
+  test('six valid 100 MiB posts at once: taken two at a time (the others asked to retry), each stored whole', async () => {
     const server = await started()
     const forms = await Promise.all(Array.from({ length: 6 }, () => createForm(server, LARGEST_UPLOAD_FORM)))
     const watch = watchServer(server.url, server.proc.pid)
@@ -108,9 +114,7 @@ describe('memory: uploads', () => {
     expect(sent.statuses).toEqual([303, 303, 303, 303, 303, 303])
     expect(sent.retried).toBeGreaterThan(0)
     expect(sent.retryAfter).toEqual(['5'])
-    expect(figures.peakMiB).toBeLessThan(RSS_BOUND_MIB)
-    expect(figures.failed).toBe(0)
-    expect(figures.maxMs).toBeLessThan(HEALTH_BOUND_MS)
+    judged('6 x 100 MiB posts at once', figures)
 
     // Every file downloads whole: the last of the first post and the first of the last.
     for (const [n, i] of [
@@ -135,7 +139,7 @@ describe('memory: uploads', () => {
 })
 
 describe('memory: kept pages', () => {
-  test('100 forms of 20,000 "&"-heavy options, each page opened twice: RSS stays bounded (kept pages are bounded in bytes)', async () => {
+  test('100 forms of 20,000 "&"-heavy options, each page opened twice: every page served (memory reported: kept pages are bounded in bytes)', async () => {
     const server = await started()
     // 100 selects of 200 options, just under the 1 MiB body limit: each page is about 8 MB of HTML.
     const optionLength = 40
@@ -163,9 +167,7 @@ describe('memory: kept pages', () => {
     )
     expect(pageBytes).toBeGreaterThan(7 * MiB)
     // Kept unbounded, the pages alone pass the bound (the attack found 1.87 GB with 160 such forms); kept ones take at most 64 MiB.
-    expect(figures.peakMiB).toBeLessThan(RSS_BOUND_MIB)
-    expect(figures.failed).toBe(0)
-    expect(figures.maxMs).toBeLessThan(HEALTH_BOUND_MS)
+    judged('100 forms with 8 MiB pages', figures)
     expect(await server.stop()).toBe(0)
   }, 120_000)
 })
@@ -188,7 +190,7 @@ describe('slow bodies: connections and file descriptors', () => {
     const startedAt = performance.now()
     await Bun.sleep(5000)
     const held = openFiles(server.proc.pid)
-    await Promise.race([Promise.all(connections.map((connection) => connection.closed)), Bun.sleep(40_000)])
+    await Promise.race([Promise.all(connections.map((connection) => connection.closed)), Bun.sleep(90_000)])
     const cutAfter = (performance.now() - startedAt) / 1000
     clearInterval(dribble)
     const figures = await watch.stop()
@@ -204,12 +206,13 @@ describe('slow bodies: connections and file descriptors', () => {
     )
     expect(held).toBeGreaterThanOrEqual(baseline + 2000)
     expect(Object.fromEntries(statuses)).toEqual({ 408: 2000 })
-    expect(cutAfter).toBeLessThan(35)
-    expect(afterwards).toBeLessThan(baseline + 20)
-    expect(figures.failed).toBe(0)
-    expect(figures.maxMs).toBeLessThan(HEALTH_BOUND_MS)
+    reportFigure('slow bodies all cut after (s)', '2,000 bodies, a byte every 2 s', cutAfter)
+    // Every descriptor is given back (closing them may take a moment on a busy machine).
+    for (let tries = 0; tries < 300 && openFiles(server.proc.pid) >= baseline + 20; tries++) await Bun.sleep(100)
+    expect(openFiles(server.proc.pid)).toBeLessThan(baseline + 20)
+    judged('2,000 slow bodies', figures)
     expect(await server.stop()).toBe(0)
-  }, 90_000)
+  }, 180_000)
 
   test('a slow body sent where nothing reads it (no key, no such route) is answered and its connection closed at once', async () => {
     const server = await started()

@@ -5,7 +5,7 @@
  * - every field type filled by keyboard alone, the answer read back over the API
  * - a refused answer (422): summary, errors tied to fields, every value kept
  * - a file with random bytes and a non-ASCII name, downloaded back byte-identical
- * - axe-core (WCAG 2.0/2.1/2.2 A and AA) on every page a person can see, light and dark
+ * - (axe-core on every page a person can see: browser-axe.test.ts)
  * - no scripts, the stylesheet applies, focus is visible
  *
  * Nothing leaves 127.0.0.1: every request a page makes is recorded, and any to
@@ -16,21 +16,14 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import type { Page } from 'playwright-core'
+import { activeElement, browserMissing, heading, open, STEP_TIMEOUT, submitWith, tabTo, useBrowser } from './browser.ts'
 import {
-  type AuditResult,
-  activeElement,
-  audit,
-  browserMissing,
-  expectNoViolations,
-  heading,
-  open,
-  SCHEMES,
-  STEP_TIMEOUT,
-  submitWith,
-  tabTo,
-  useBrowser,
-} from './browser.ts'
+  ANSWERED_HEADING,
+  controlValues,
+  EVERY_FIELD_TAB_ORDER,
+  everyFieldForm,
+  RECEIPT_HEADING,
+} from './every-field.ts'
 
 // These run inside the page (page.evaluate); the test's own tsconfig has no DOM lib.
 declare const document: any
@@ -38,105 +31,7 @@ declare function getComputedStyle(element: unknown): any
 
 const skipBrowser = browserMissing()
 const harness = useBrowser({ tempPrefix: 'intake-browser-', skip: skipBrowser })
-const { api, createForm, responsesOf, onlyResponse, answerByJson, pageUrl, withContext, withContexts } = harness
-
-// ---------------------------------------------------------------- the forms
-
-const PLAN_OPTIONS = [
-  { value: 'plan-basic', label: 'Basic' },
-  { value: 'plan-pro', label: 'Professional' },
-  { value: 'plan-team & "co" <x>', label: 'Team, for groups' },
-]
-
-/** A form holding all 8 field types, with help texts, bounds and required ones. */
-const everyFieldForm = (title: string) => ({
-  title,
-  description: 'Please answer a few questions.\nIt takes about a minute.',
-  fields: [
-    {
-      key: 'name',
-      type: 'text',
-      label: 'Full name',
-      required: true,
-      description: 'As you would like to be addressed.',
-      config: { min_length: 3, max_length: 80, placeholder: 'Ada Lovelace' },
-    },
-    { key: 'email', type: 'email', label: 'Email address', required: true },
-    { key: 'notes', type: 'textarea', label: 'Notes', description: 'Anything we should know.', config: { rows: 3 } },
-    { key: 'amount', type: 'number', label: 'Amount', config: { min: 0, max: 10000, step: 0.5 } },
-    // A drop-down (3 options would be radios by default; browser-languages.test.ts answers radios).
-    {
-      key: 'plan',
-      type: 'select',
-      label: 'Plan',
-      required: true,
-      config: { display: 'dropdown', options: PLAN_OPTIONS },
-    },
-    { key: 'agree', type: 'checkbox', label: 'I agree to the terms', required: true },
-    { key: 'newsletter', type: 'checkbox', label: 'Send me the newsletter' },
-    { key: 'start', type: 'date', label: 'Start date', config: { min: '2020-01-01', max: '2030-12-31' } },
-    { key: 'attachment', type: 'file', label: 'Attachment', config: { max_size: 1024 * 1024 } },
-  ],
-})
-
-/** The tab stops of an every-field form, in page order. */
-const EVERY_FIELD_TAB_ORDER = [
-  '#field-name',
-  '#field-email',
-  '#field-notes',
-  '#field-amount',
-  '#field-plan',
-  '#field-agree',
-  '#field-newsletter',
-  '#field-start',
-  '#field-attachment',
-  'button:Send answer',
-]
-
-/** Right after sending, the receipt; every later visit, the answered page. */
-const RECEIPT_HEADING = 'Your answer has been sent'
-const ANSWERED_HEADING = 'This form has been answered'
-
-/** A valid answer to an every-field form, as the JSON submission takes it. */
-const VALID_JSON_ANSWER = { name: 'Grace Hopper', email: 'grace@example.org', plan: 'plan-basic', agree: true }
-
-/** What the controls of an every-field form hold (the file control aside). */
-const controlValues = async (page: Page) => ({
-  name: await page.locator('#field-name').inputValue(),
-  email: await page.locator('#field-email').inputValue(),
-  notes: await page.locator('#field-notes').inputValue(),
-  amount: await page.locator('#field-amount').inputValue(),
-  plan: await page.locator('#field-plan').inputValue(),
-  agree: await page.locator('#field-agree').isChecked(),
-  newsletter: await page.locator('#field-newsletter').isChecked(),
-  start: await page.locator('#field-start').inputValue(),
-})
-
-// ------------------------------------------------------------------- axe-core
-
-/** Serious and critical violations only: the every-field pages (browser-languages.test.ts holds every state to no violation of any impact). */
-const expectNoSeriousViolations = expectNoViolations
-
-/** Opens `url` in a fresh light and a fresh dark context, checks what was served, audits each. */
-async function auditUrlInBothSchemes(
-  label: string,
-  url: string,
-  expected: { status: number; heading: string },
-): Promise<AuditResult[]> {
-  const results: AuditResult[] = []
-  for (const scheme of SCHEMES) {
-    results.push(
-      await withContext({ colorScheme: scheme, bypassCSP: true }, async (context) => {
-        const { page, response } = await open(context, url)
-        expect({ label, status: response.status(), heading: await heading(page) }).toEqual({ label, ...expected })
-        return audit(page, label, scheme)
-      }),
-    )
-  }
-  return results
-}
-
-// ---------------------------------------------------------------------- tests
+const { createForm, responsesOf, onlyResponse, pageUrl, withContext } = harness
 
 describe.skipIf(skipBrowser)('the form page in Chromium', () => {
   test(
@@ -560,193 +455,4 @@ describe.skipIf(skipBrowser)('the form page in Chromium', () => {
     },
     STEP_TIMEOUT,
   )
-})
-
-describe.skipIf(skipBrowser)(
-  'axe-core audit (WCAG 2.x A and AA), light and dark: no serious or critical violation',
-  () => {
-    test(
-      'the form page with every field type',
-      async () => {
-        const form = await createForm(everyFieldForm('Audit: the form'))
-        expectNoSeriousViolations(
-          await auditUrlInBothSchemes('form', pageUrl(form.id), { status: 200, heading: 'Audit: the form' }),
-        )
-      },
-      STEP_TIMEOUT,
-    )
-
-    test(
-      'the 422 page',
-      async () => {
-        const form = await createForm(everyFieldForm('Audit: errors'))
-        const results: AuditResult[] = []
-        for (const scheme of SCHEMES) {
-          results.push(
-            await withContext({ colorScheme: scheme, bypassCSP: true }, async (context) => {
-              const { page } = await open(context, pageUrl(form.id))
-              expect(await page.locator('form').getAttribute('novalidate')).not.toBeNull()
-              await page.locator('#field-name').fill('Al')
-              await page.locator('#field-email').fill('ada@localhost')
-              await page.locator('#field-amount').fill('20000')
-              await page.locator('#field-start').fill('2031-02-03')
-              const posted = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
-              expect(posted.status()).toBe(422)
-              expect(await page.locator('.error-summary').count()).toBe(1)
-              return audit(page, '422', scheme)
-            }),
-          )
-        }
-        expectNoSeriousViolations(results)
-      },
-      STEP_TIMEOUT,
-    )
-
-    test(
-      'the 422 page keeping a file, and the receipt',
-      async () => {
-        const results: AuditResult[] = []
-        for (const scheme of SCHEMES) {
-          // A form per scheme: the receipt needs an answer of its own.
-          const form = await createForm({
-            title: 'Audit: kept file and receipt',
-            fields: [
-              { key: 'name', type: 'text', label: 'Your name', required: true },
-              { key: 'document', type: 'file', label: 'Document', required: true },
-              { key: 'agree', type: 'checkbox', label: 'I agree' },
-            ],
-          })
-          results.push(
-            ...(await withContext({ colorScheme: scheme, bypassCSP: true }, async (context) => {
-              const { page } = await open(context, pageUrl(form.id))
-              expect(await page.locator('form').getAttribute('novalidate')).not.toBeNull()
-              await page
-                .locator('#field-document')
-                .setInputFiles({ name: 'scan.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF kept') })
-              const refused = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
-              expect(refused.status()).toBe(422)
-              expect(await page.locator('.held-file').count()).toBe(1)
-              const kept = await audit(page, '422 keeping a file', scheme)
-              // The kept file is sent with the answer: no file chosen again.
-              await page.locator('#field-name').fill('Ada')
-              const sent = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
-              expect(sent.status()).toBe(303)
-              expect(await heading(page)).toBe(RECEIPT_HEADING)
-              expect(await page.locator('.receipt').textContent()).toContain('scan.pdf')
-              return [kept, await audit(page, 'receipt', scheme)]
-            })),
-          )
-        }
-        expectNoSeriousViolations(results)
-      },
-      STEP_TIMEOUT,
-    )
-
-    test(
-      'the answered page (a later visit)',
-      async () => {
-        const form = await createForm(everyFieldForm('Audit: thanks'))
-        await answerByJson(form.id, VALID_JSON_ANSWER)
-        expectNoSeriousViolations(
-          await auditUrlInBothSchemes('answered', pageUrl(form.id), { status: 200, heading: ANSWERED_HEADING }),
-        )
-      },
-      STEP_TIMEOUT,
-    )
-
-    test(
-      'the 409 page: a tab opened before the first answer sends a second one',
-      async () => {
-        const form = await createForm(everyFieldForm('Audit: answered'))
-        const results = await withContexts(
-          [
-            { colorScheme: 'light', bypassCSP: true },
-            { colorScheme: 'dark', bypassCSP: true },
-          ],
-          async ([light, dark]) => {
-            // Three tabs on the active form: the first answers, the other two are late.
-            const first = (await open(light!, pageUrl(form.id))).page
-            const late = [
-              { scheme: 'light' as const, page: (await open(light!, pageUrl(form.id))).page },
-              { scheme: 'dark' as const, page: (await open(dark!, pageUrl(form.id))).page },
-            ]
-            const fillValid = async (page: Page, name: string) => {
-              await page.locator('#field-name').fill(name)
-              await page.locator('#field-email').fill('late@example.org')
-              await page.locator('#field-plan').selectOption('plan-basic')
-              await page.locator('#field-agree').check()
-            }
-            await fillValid(first, 'First Person')
-            const won = await submitWith(first, () => first.locator('button[type="submit"]').press('Enter'))
-            expect(won.status()).toBe(303)
-
-            const audits: AuditResult[] = []
-            for (const { scheme, page } of late) {
-              await fillValid(page, `Late ${scheme}`)
-              const refused = await submitWith(page, () => page.locator('button[type="submit"]').press('Enter'))
-              expect(refused.status()).toBe(409)
-              expect(await heading(page)).toBe('This form was already answered')
-              audits.push(await audit(page, '409', scheme))
-            }
-            return audits
-          },
-        )
-        expect((await onlyResponse(form.id)).data.name).toBe('First Person')
-        expectNoSeriousViolations(results)
-      },
-      STEP_TIMEOUT,
-    )
-
-    test(
-      'the cancelled page (410)',
-      async () => {
-        const form = await createForm(everyFieldForm('Audit: cancelled'))
-        const res = await api(`/forms/${form.id}`, { method: 'PATCH', body: { status: 'cancelled' } })
-        expect({ status: res.status, formStatus: res.body.status }).toEqual({ status: 200, formStatus: 'cancelled' })
-        expectNoSeriousViolations(
-          await auditUrlInBothSchemes('cancelled', pageUrl(form.id), {
-            status: 410,
-            heading: 'This form was cancelled',
-          }),
-        )
-      },
-      STEP_TIMEOUT,
-    )
-
-    test(
-      'the expired page (410)',
-      async () => {
-        const form = await createForm(everyFieldForm('Audit: expired'))
-        const expiresAt = Date.now() + 2_000
-        const res = await api(`/forms/${form.id}`, {
-          method: 'PATCH',
-          body: { expires_at: new Date(expiresAt).toISOString() },
-        })
-        expect(res.status).toBe(200)
-        // Still answerable until then.
-        expect((await fetch(pageUrl(form.id))).status).toBe(200)
-        await Bun.sleep(Math.max(0, expiresAt - Date.now()) + 250)
-        expectNoSeriousViolations(
-          await auditUrlInBothSchemes('expired', pageUrl(form.id), { status: 410, heading: 'This form has expired' }),
-        )
-      },
-      STEP_TIMEOUT,
-    )
-
-    test(
-      'the 404 page',
-      async () => {
-        const unknown = '01ARZ3NDEKTSV4RRFFQ69G5FAV'
-        expect((await api(`/forms/${unknown}`)).status).toBe(404)
-        expectNoSeriousViolations(
-          await auditUrlInBothSchemes('404', pageUrl(unknown), { status: 404, heading: 'Form not found' }),
-        )
-      },
-      STEP_TIMEOUT,
-    )
-  },
-)
-
-test.skipIf(skipBrowser)('no page made a request to anything but the intake server on 127.0.0.1', () => {
-  expect(harness.foreignRequests).toEqual([])
 })

