@@ -223,7 +223,9 @@ describe(named('any method, path and headers on the whole app'), () => {
   /** CONTRACT 2 on everything that needs a key: 403 without one, 401 for a bad one, never either for a good one. */
   function checkAuth(path: string, method: string, auth: Auth, res: Answer) {
     const pathname = new URL(`${BASE_URL}${path}`).pathname
-    const needsKey = (pathname.startsWith('/api/v1/') && pathname !== '/api/v1/openapi.json') || pathname === '/mcp'
+    // The OpenAPI document is public under any spelling the router takes as its path (a trailing slash).
+    const needsKey =
+      (pathname.startsWith('/api/v1/') && pathname.replace(/\/$/, '') !== '/api/v1/openapi.json') || pathname === '/mcp'
     if (!needsKey) return
     // The detail is read from JSON answers; whether an error may be a page at all is checked by `call`.
     const head = method === 'HEAD' || /^text\/html/.test(res.headers.get('content-type') ?? '')

@@ -416,8 +416,10 @@ describe.skipIf(skipPostgres)('the PostgreSQL store', () => {
     const b = crossing(y, x, locked.y, locked.x)
     const outcomes = await within(10_000, Promise.all([settle(a.done), settle(b.done)]))
     expect(outcomes.map((o) => o.ok)).toEqual([true, true])
-    // One of them ran twice: the victim, run again once the other had committed.
-    expect([a.runs(), b.runs()].sort()).toEqual([1, 2])
+    // The winner ran once; the victim again (on a loaded machine it may be chosen more than once).
+    const [winner, victim] = [a.runs(), b.runs()].sort()
+    expect(winner).toBe(1)
+    expect(victim).toBeGreaterThanOrEqual(2)
   })
 
   test('a plain read in a transaction locks nothing: only a ...ForUpdate read holds the row', async () => {
