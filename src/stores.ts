@@ -1,6 +1,7 @@
 import type { Config } from './config.ts'
 import type { Driver, Upgrade } from './db/driver.ts'
-import type { PostgresDriver, PostgresStoreOptions } from './db/postgres/driver.ts'
+import type { PostgresStoreOptions } from './db/postgres/connect.ts'
+import type { PostgresDriver } from './db/postgres/driver.ts'
 import { openSqlite } from './db/sqlite/driver.ts'
 import type { KeyReads, KeyWrites } from './modules/auth/store/index.ts'
 import { createSqliteKeyStore } from './modules/auth/store/sqlite.ts'

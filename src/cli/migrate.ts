@@ -22,8 +22,9 @@ it is.`,
     expectArguments(args, 0, 'migrate')
     const config = loadConfig(process.env, flags)
     if (config.databaseUrl !== undefined) {
-      const [{ describeDatabaseUrl, migratePostgres }, { POSTGRES_SCHEMA_VERSION }] = await Promise.all([
+      const [{ migratePostgres }, { describeDatabaseUrl }, { POSTGRES_SCHEMA_VERSION }] = await Promise.all([
         import('../db/postgres/driver.ts'),
+        import('../db/postgres/connect.ts'),
         import('../db/postgres/migrations.ts'),
       ])
       const { from, to } = await migratePostgres(config.databaseUrl, { log: (line) => console.error(line) })

@@ -19,7 +19,7 @@ interface SelectConfig {
 }
 
 const OptionText = Type.String({ minLength: 1, maxLength: 255 })
-/** CONTRACT 13a. A list past it is refused before any option is looked at (forms/service.ts). */
+/** CONTRACT 13a. A list past it is refused before any option is looked at (forms/create-body.ts). */
 const MAX_OPTIONS = 1000
 /** With `display: auto`, more options than this are a drop-down: a longer list of radios is hard to scan. */
 const RADIOS_UP_TO = 7

@@ -1,5 +1,5 @@
 import { DatabaseOpenError } from '../driver.ts'
-import { describeFailure, redact } from '../postgres/driver.ts'
+import { describeFailure, redact } from '../postgres/connect.ts'
 import {
   parseEndpoint,
   prepareSchema,

@@ -1,7 +1,7 @@
-// Types only: `Bun.SQL` is read when a PostgreSQL end is opened (see db/postgres/driver.ts).
+// Types only: `Bun.SQL` is read when a PostgreSQL end is opened (see db/postgres/connect.ts).
 import type { SQL, TransactionSQL } from 'bun'
 import { DatabaseOpenError, DatabaseUnreachable } from '../driver.ts'
-import { describeFailure, isConnectionFailure, redact, secretsOf } from '../postgres/driver.ts'
+import { describeFailure, isConnectionFailure, redact, secretsOf } from '../postgres/connect.ts'
 import { copyText, quote } from './escaping.ts'
 import { type Endpoint, notCopied, type Row, type TableColumns, type WritableSide } from './sides.ts'
 

@@ -1,7 +1,7 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { rmSync } from 'node:fs'
 import { DatabaseOpenError } from '../driver.ts'
-import { describeFailure } from '../postgres/driver.ts'
+import { describeFailure } from '../postgres/connect.ts'
 import { quote } from './escaping.ts'
 import { type EventMarks, notCopied, type Row, type TableColumns, type WritableSide } from './sides.ts'
 

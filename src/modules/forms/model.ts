@@ -25,7 +25,7 @@ export const PAGE_LIMITS = { submitLabel: 60, successMessage: 2000, sender: 100 
 /**
  * How the person's page speaks (CONTRACT 11): returned as given (`time_zone`
  * in its canonical spelling, CONTRACT 13a), `{}` when none. Its checks are
- * made by `checkPage` (forms/service.ts), which gives each problem a code;
+ * made by `checkPage` (forms/create-body.ts), which gives each problem a code;
  * this schema documents it.
  */
 export const PageSettings = Type.Object(

@@ -1,35 +1,35 @@
 /** @jsxImportSource @kitajs/html */
 import { Type } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { type FormPageBytes, type FormView, renderFormPage, withTimeLeft } from '../../../views/FormPage.tsx'
-import { AnsweredPage, ReceiptPage } from '../../../views/ReceiptPage.tsx'
+import { type FormPageBytes, renderFormPage, withTimeLeft } from '../../../views/FormPage.tsx'
 import { ReviewPage, type ReviewView } from '../../../views/ReviewPage.tsx'
-import { type SentAnswer, SentAnswers } from '../../../views/SentAnswers.tsx'
-import { type FileLimit, StatusPage } from '../../../views/StatusPage.tsx'
-import { composeDate, DATE_PARTS, datePartName, type UnreadableDate } from '../../fields/date.ts'
-import { fileMaxSize } from '../../fields/file.ts'
-import { type FieldDefinition, submissionBodyLimit } from '../../fields/index.ts'
+import type { SentAnswer } from '../../../views/SentAnswers.tsx'
+import { submissionBodyLimit } from '../../fields/index.ts'
 import { Upload } from '../../fields/types.ts'
-import {
-  languageOfTag,
-  negotiateLanguage,
-  rememberPageLanguage,
-  type Translator,
-  translator,
-} from '../../i18n/index.ts'
+import type { Translator } from '../../i18n/index.ts'
 import { HttpError, type Problem } from '../../lib/errors.ts'
-import type { FormEntry } from '../../lib/form-data.ts'
-import { clientAddress, htmlPage, isFormContentType, isJsonContentType, type ResponseSet } from '../../lib/http.ts'
+import { clientAddress, htmlPage, isFormContentType, isJsonContentType } from '../../lib/http.ts'
 import { createLruCache } from '../../lib/lru.ts'
 import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import { API_BODY_LIMIT, type BodyReader } from '../../lib/request-body.ts'
 import { ApiTime, JsonObject, Ulid } from '../../lib/schemas.ts'
 import { type Clock, formatApiTime } from '../../lib/time.ts'
-import type { PageSettings } from '../forms/model.ts'
-import type { FormPublicState, StoredForm } from '../forms/store/index.ts'
-import type { FileStorage, IncomingFile } from '../responses/files.ts'
-import type { StoredResponse } from '../responses/store/index.ts'
+import type { FormPublicState } from '../forms/store/index.ts'
+import type { FileStorage } from '../responses/files.ts'
+import type { HeldFileView } from './files.ts'
+import { fileAllowances, formPostValues, isCrossSite } from './form-post.ts'
+import {
+  answeredPage,
+  closedPage,
+  formView,
+  isHttps,
+  pageLanguage,
+  receiptCookie,
+  receiptPage,
+  receiptToken,
+  rememberPageForm,
+} from './pages.tsx'
 import {
   draftFilesKept,
   draftFormPage,
@@ -39,14 +39,7 @@ import {
   reviewPost,
   sentAnswers,
 } from './review.tsx'
-import {
-  type AnsweredForm,
-  type HeldFileView,
-  type PostedHolds,
-  RECEIPT_MS,
-  RepeatedValue,
-  type SubmissionService,
-} from './service.ts'
+import { RECEIPT_MS, type SubmissionService } from './service.ts'
 
 export interface SubmissionRouteOptions {
   trustProxy: boolean
@@ -65,227 +58,6 @@ const SubmissionReceipt = Type.Object(
   { id: Ulid, form_id: Ulid, submitted_at: ApiTime },
   { title: 'SubmissionReceipt' },
 )
-
-const formView = (form: StoredForm): FormView => ({
-  id: form.id,
-  title: form.title,
-  description: form.description,
-  fields: form.fields,
-  page: form.page,
-  expiresAt: form.expiresAt,
-})
-
-/**
- * The language a form's pages speak to this request: the form's `page.locale`
- * when its author set one, else the best match for the browser's
- * Accept-Language, else English (CONTRACT 11).
- */
-function pageLanguage(page: PageSettings | undefined, request: Request): Translator {
-  // Dates take the region of the tag that chose the language (de-AT, or the Accept-Language range that matched).
-  const chosen =
-    (page?.locale === undefined ? undefined : languageOfTag(page.locale)) ??
-    negotiateLanguage(request.headers.get('accept-language'))
-  return rememberPageLanguage(request, translator(chosen.locale, chosen.region))
-}
-
-/**
- * The form a page request is about, once its route knows it: an error page for
- * that request (413, 408, 503 from reading the post) names the form, links
- * back to it and, when too large, says what each file question takes.
- */
-const requestForms = new WeakMap<Request, { id: string; title: string; fileLimits: FileLimit[] }>()
-
-export const pageFormOf = (request: Request) => requestForms.get(request)
-
-function rememberPageForm(request: Request, form: FormView) {
-  const fileLimits = form.fields
-    .filter((field) => field.type === 'file')
-    .map((field) => ({ label: field.label, bytes: fileMaxSize(field.config) }))
-  requestForms.set(request, { id: form.id, title: form.title, fileLimits })
-}
-
-/**
- * The page of a form that takes no answer: a thank-you once answered (409 when
- * someone posts to it again), 410 when cancelled or expired. A post's page
- * shows what it sent, so that nothing typed is lost (CONTRACT 14).
- */
-function closedPage(
-  set: ResponseSet,
-  form: FormPublicState,
-  posted: boolean,
-  t: Translator,
-  sent?: SentAnswer[],
-): string {
-  const about = { id: form.id, title: form.title }
-  const kind = form.status === 'completed' ? 'answered' : form.status === 'cancelled' ? 'cancelled' : 'expired'
-  const page = (
-    <StatusPage kind={kind} form={about} t={t}>
-      {sent ? <SentAnswers answers={sent} title={form.title} t={t} recordedSaid={kind === 'answered'} /> : ''}
-    </StatusPage>
-  )
-  return htmlPage(set, page, kind === 'answered' ? (posted ? 409 : 200) : 410)
-}
-
-/**
- * A form post as the submission service takes it: strings and uploads by
- * field key (keys starting with "_" belong to the page, not the form), the
- * strings alone, to show the person again if something needs fixing, and
- * what the page says of files kept from the last try (`_held_<key>`,
- * `_remove_<key>`). A multiple select's key comes once per ticked box: its
- * values are collected, in the order sent, into an array (nothing ticked:
- * absent). Any other key sent more than once is a RepeatedValue, which the
- * service refuses (the page shows the first value sent): never "the last one
- * wins" (CONTRACT 13a). A memorable date's three boxes (`_day_<key>`,
- * `_month_<key>`, `_year_<key>`) become its field's `YYYY-MM-DD` value (none
- * when all are empty; an UnreadableDate the date field refuses when they name
- * no date), and are kept as typed, to show again.
- */
-function formPostValues(entries: Array<FormEntry<IncomingFile>>, fields: FieldDefinition[]) {
-  const multiple = new Set(
-    fields.filter((field) => field.type === 'select' && field.config?.multiple === true).map((field) => field.key),
-  )
-  // No prototype: a field key can never reach Object.prototype.
-  const values: Record<string, string | string[] | Upload | RepeatedValue | UnreadableDate> = Object.create(null)
-  const typed: Record<string, string | string[]> = Object.create(null)
-  const holds: PostedHolds = { ids: new Map(), removed: new Set() }
-  const dateBoxes = new Map(
-    fields
-      .filter((field) => field.type === 'date')
-      .flatMap((field) => DATE_PARTS.map((part) => [datePartName(part, field.key), field.key])),
-  )
-  const datesTyped = new Set<string>()
-  const datesRepeated = new Set<string>()
-  for (const [key, entry] of entries) {
-    if (key.startsWith('_')) {
-      if (typeof entry !== 'string') continue
-      const dateKey = dateBoxes.get(key)
-      if (dateKey !== undefined) {
-        // A box sent twice is the field's value sent twice.
-        if (key in typed) datesRepeated.add(dateKey)
-        else typed[key] = entry
-        datesTyped.add(dateKey)
-      } else if (key.startsWith(HELD_PREFIX)) holds.ids.set(key.slice(HELD_PREFIX.length), entry)
-      else if (key.startsWith(REMOVE_PREFIX)) holds.removed.add(key.slice(REMOVE_PREFIX.length))
-      continue
-    }
-    if (typeof entry === 'string' && multiple.has(key)) {
-      const chosen = typed[key]
-      if (Array.isArray(chosen)) chosen.push(entry)
-      else {
-        values[key] = typed[key] = [entry]
-      }
-    } else if (key in values) {
-      values[key] = REPEATED
-    } else if (typeof entry === 'string') {
-      values[key] = entry
-      typed[key] = entry
-    } else {
-      values[key] = new Upload(entry.filename, entry.type, entry.size, entry.fileId)
-    }
-  }
-  for (const key of datesTyped) {
-    const parts = { day: '', month: '', year: '' }
-    for (const part of DATE_PARTS) parts[part] = (typed[datePartName(part, key)] as string | undefined) ?? ''
-    const composed = composeDate(parts)
-    if (key in values || datesRepeated.has(key)) values[key] = REPEATED
-    else if (composed !== undefined) values[key] = composed
-    // What the page shows of it elsewhere (the boxes show the parts): the date, or what was typed.
-    typed[key] ??= typeof composed === 'string' ? composed : `${parts.day} ${parts.month} ${parts.year}`.trim()
-  }
-  return { values, typed, holds }
-}
-
-const REPEATED = new RepeatedValue()
-
-/** The page's names for a file kept from the last try, and for removing it (views/Field.tsx writes them). */
-const HELD_PREFIX = '_held_'
-const REMOVE_PREFIX = '_remove_'
-
-/** The cookie that carries a receipt token from the 303 to the page it leads to. */
-const RECEIPT_COOKIE = 'intake_receipt'
-
-/** The receipt token the request's cookies carry, if any. */
-function receiptToken(request: Request): string | undefined {
-  const header = request.headers.get('cookie')
-  if (header === null) return undefined
-  for (const part of header.split(';')) {
-    const at = part.indexOf('=')
-    if (at !== -1 && part.slice(0, at).trim() === RECEIPT_COOKIE) return part.slice(at + 1).trim()
-  }
-  return undefined
-}
-
-/**
- * The receipt cookie: only this form's page receives it, never another
- * site's request, never a script; over https only when intake is served so.
- * `maxAgeSeconds` 0 clears it.
- */
-function receiptCookie(formId: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${RECEIPT_COOKIE}=${value}; Path=/f/${formId}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
-}
-
-/** What the person sent, shown once right after sending (its token spent now). */
-function receiptPage(set: ResponseSet, answered: AnsweredForm & { response: StoredResponse }, t: Translator): string {
-  const { form, response, files } = answered
-  const view = {
-    title: form.title,
-    answers: form.fields.map((field) => ({ field, value: response.data[field.key], file: files.get(field.key) })),
-    submittedAt: response.submittedAt,
-    timeZone: form.page.time_zone ?? 'UTC',
-    successMessage: form.page.success_message,
-  }
-  return htmlPage(set, <ReceiptPage t={t} view={view} />)
-}
-
-/** Every other visit to a completed form: that it was answered, and when; nothing of the answer, so only the state and that time are read. */
-function answeredPage(
-  set: ResponseSet,
-  state: FormPublicState,
-  submittedAt: number | undefined,
-  t: Translator,
-): string {
-  const view = {
-    title: state.title,
-    submittedAt,
-    timeZone: state.page.time_zone ?? 'UTC',
-    successMessage: state.page.success_message,
-  }
-  return htmlPage(set, <AnsweredPage t={t} view={view} />)
-}
-
-/** The most bytes of each file field that are kept: its max_size (a file beyond it is refused; a part for no file field keeps nothing). */
-function fileAllowances(fields: FieldDefinition[]): Map<string, number> {
-  return new Map(fields.filter((field) => field.type === 'file').map((field) => [field.key, fileMaxSize(field.config)]))
-}
-
-/**
- * A browser's POST made by another site's page: `Sec-Fetch-Site` says so (in
- * any case), or, where a browser sends no such header, `Origin` names an
- * origin that is neither intake's (the base URL's) nor the request's own.
- * `Origin: null` (sent under `Referrer-Policy: no-referrer`) is not.
- */
-function isCrossSite(request: Request, baseUrl: string): boolean {
-  const fetchSite = request.headers.get('sec-fetch-site')
-  if (fetchSite !== null) return fetchSite.trim().toLowerCase() === 'cross-site'
-  const origin = request.headers.get('origin')
-  if (origin === null || origin.trim() === '' || origin.trim().toLowerCase() === 'null') return false
-  const sender = originOf(origin.trim())
-  if (sender === undefined) return true
-  // The request's own origin is what its Host header names (Bun builds request.url from it).
-  return sender !== originOf(baseUrl) && sender !== originOf(request.url)
-}
-
-const isHttps = (url: string) => url.toLowerCase().startsWith('https:')
-
-/** The serialised origin of a URL (scheme, host and a non-default port, lower case), or undefined. */
-function originOf(url: string): string | undefined {
-  try {
-    const origin = new URL(url).origin
-    return origin === 'null' ? undefined : origin
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Rendered form pages kept for reuse, as the bytes they are sent as (what a

@@ -17,19 +17,14 @@ import type { Problem } from '../../lib/errors.ts'
 import type { FormEntry } from '../../lib/form-data.ts'
 import type { StoredForm } from '../forms/store/index.ts'
 import type { IncomingFile } from '../responses/files.ts'
-import {
-  fileLostProblem,
-  type HeldFileView,
-  type PostedHolds,
-  type SubmissionService,
-  type Submitter,
-} from './service.ts'
+import { fileLostProblem, type HeldFileView, type PostedHolds } from './files.ts'
+import type { SubmissionService, Submitter } from './service.ts'
 import type { Draft, DraftFile, HeldFile } from './store/index.ts'
 
 /** The review page's Send names its draft so (keys starting with "_" belong to the page). */
 const DRAFT_FIELD = '_draft'
 
-/** What a form post sends, as index.tsx's formPostValues reads it. */
+/** What a form post sends, as form-post.ts's formPostValues reads it. */
 export interface PostValues {
   values: Record<string, unknown>
   typed: Record<string, string | string[]>
