@@ -11,6 +11,13 @@
  * when a test failed. The built-binary tests build dist/intake themselves.
  * The PostgreSQL runs use INTAKE_TEST_DATABASE_URL, or a throwaway cluster
  * (scripts/postgres-cluster.sh) started and stopped here.
+ *
+ *   bun run check:bounds --figures-from FILE
+ *
+ * judges the figures a whole `bun test` already wrote to FILE (its
+ * INTAKE_FIGURES_FILE, with PostgreSQL and Chromium required, as .ci/run
+ * runs it) instead of running again the files that `bun test` ran as they
+ * are; only the runs with settings of their own still run here.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -135,33 +142,53 @@ async function runTests(run: Run, figuresFile: string, databaseUrl: string | und
   return (await proc.exited) === 0
 }
 
+function readFigures(file: string): Figure[] {
+  try {
+    return readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Figure)
+  } catch {
+    // No file: nothing was measured, which the caller reports.
+    return []
+  }
+}
+
+const problems: string[] = []
+const rows: string[][] = []
+function judge(name: string, measures: Bound[], figures: Figure[]) {
+  for (const bound of measures)
+    if (!figures.some((figure) => figure.bound === bound)) problems.push(`${name}: nothing measured "${bound}"`)
+  for (const { bound, what, value } of figures) {
+    const { limit, source } = LIMITS[bound]
+    const met = value < limit
+    if (!met) problems.push(`${name}: ${bound}: ${what}: ${value.toFixed(2)}, limit ${limit}`)
+    rows.push([met ? 'ok' : 'MISSED', bound, `${value.toFixed(2)} < ${limit}`, `${what} (${name}; ${source})`])
+  }
+}
+
+const fromFlag = process.argv.indexOf('--figures-from')
+const figuresFrom = fromFlag === -1 ? undefined : process.argv[fromFlag + 1]
+// The runs `bun test` made as they are (no settings of their own) need not run again.
+const runsDone = figuresFrom === undefined ? [] : RUNS.filter((run) => run.env === undefined)
+if (figuresFrom !== undefined) {
+  judge(
+    'bun test',
+    runsDone.flatMap((run) => run.measures),
+    readFigures(figuresFrom),
+  )
+}
+
 const folder = mkdtempSync(join(tmpdir(), 'intake-bounds-'))
 const startedAt = performance.now()
 let postgres: Awaited<ReturnType<typeof startPostgres>> | undefined
-const problems: string[] = []
-const rows: string[][] = []
 try {
   for (const [i, run] of RUNS.entries()) {
+    if (runsDone.includes(run)) continue
     if (run.postgres) postgres ??= await startPostgres()
     const file = join(folder, `figures-${i}.jsonl`)
     if (!(await runTests(run, file, postgres?.url))) problems.push(`${run.name}: a test failed (see above)`)
-    let figures: Figure[] = []
-    try {
-      figures = readFileSync(file, 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as Figure)
-    } catch {
-      // No file: nothing was measured, which the check below reports.
-    }
-    for (const bound of run.measures)
-      if (!figures.some((figure) => figure.bound === bound)) problems.push(`${run.name}: nothing measured "${bound}"`)
-    for (const { bound, what, value } of figures) {
-      const { limit, source } = LIMITS[bound]
-      const met = value < limit
-      if (!met) problems.push(`${run.name}: ${bound}: ${what}: ${value.toFixed(2)}, limit ${limit}`)
-      rows.push([met ? 'ok' : 'MISSED', bound, `${value.toFixed(2)} < ${limit}`, `${what} (${run.name}; ${source})`])
-    }
+    judge(run.name, run.measures, readFigures(file))
   }
 } finally {
   await postgres?.stop()
