@@ -31,24 +31,26 @@
  */
 import { connect } from 'node:net'
 import {
-  BenchError,
   type BenchState,
-  binaryPresent,
-  exitCodeFor,
   fmt,
-  log,
-  logFigures,
   makeTempDir,
-  peakRssKiB,
-  percentile,
   pool,
   removeTempDir,
-  rssKiB,
-  runBench,
-  sleep,
   startIntake,
   stopIntake,
   whenReady,
+} from '../test/e2e/intake-child.ts'
+import {
+  BenchError,
+  binaryPresent,
+  exitCodeFor,
+  log,
+  logFigures,
+  peakRssKiB,
+  percentile,
+  rssKiB,
+  runBench,
+  sleep,
 } from './lib.ts'
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100)

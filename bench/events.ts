@@ -33,32 +33,35 @@
  * timing; it exits 1 only when something is wrong (a request failed, a waiter
  * answered before the change or with the wrong body).
  */
+
+import {
+  type BenchState,
+  type Child,
+  fmt,
+  makeTempDir,
+  removeTempDir,
+  startIntake,
+  stopIntake,
+  whenReady,
+} from '../test/e2e/intake-child.ts'
 import {
   BenchError,
-  type BenchState,
   binaryPresent,
-  type Child,
   clockTicksPerSecond,
   cpuTicks,
   createForms,
   describeIdleCpu,
   exitCodeFor,
-  fmt,
   type IdleWindow,
   idleWindow,
   log,
   logFigures,
-  makeTempDir,
   percentile,
-  removeTempDir,
   requireRoomForWaiters,
   rerunWithHttpRequests,
   runBench,
   sleep,
   socketCount,
-  startIntake,
-  stopIntake,
-  whenReady,
 } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 

@@ -35,20 +35,8 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { killAllChildren } from '../test/e2e/binary.ts'
 import { describeRound, type RoundReport, rollingRestart } from '../test/e2e/instances.ts'
-import {
-  BenchError,
-  type BenchState,
-  BINARY,
-  binaryPresent,
-  exitCodeFor,
-  fmt,
-  log,
-  logFigures,
-  makeTempDir,
-  PROJECT_ROOT,
-  percentile,
-  runBench,
-} from './lib.ts'
+import { type BenchState, BINARY, fmt, makeTempDir } from '../test/e2e/intake-child.ts'
+import { BenchError, binaryPresent, exitCodeFor, log, logFigures, PROJECT_ROOT, percentile, runBench } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20)

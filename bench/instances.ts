@@ -52,27 +52,29 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import {
   alive,
-  BenchError,
   type BenchState,
-  binaryPresent,
   type Child,
+  fmt,
+  machineLine,
+  makeTempDir,
+  pool,
+  removeTempDir,
+  startIntake,
+  stopIntake,
+  whenReady,
+} from '../test/e2e/intake-child.ts'
+import {
+  BenchError,
+  binaryPresent,
   clockTicksPerSecond,
   cpuTicks,
   createForms,
   exitCodeFor,
-  fmt,
   log,
-  machineLine,
-  makeTempDir,
   markdownTable,
   percentile,
-  pool,
-  removeTempDir,
   runBench,
   sleep,
-  startIntake,
-  stopIntake,
-  whenReady,
 } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 import {

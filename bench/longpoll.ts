@@ -19,31 +19,34 @@
  * It prints figures and asserts no timing; it exits 1 only when something is
  * wrong (a request failed, a waiter returned early or with the wrong body).
  */
+
 import {
   type BenchState,
+  fmt,
+  makeTempDir,
+  pool,
+  removeTempDir,
+  startIntake,
+  stopIntake,
+  whenReady,
+} from '../test/e2e/intake-child.ts'
+import {
   binaryPresent,
   clockTicksPerSecond,
   createForms,
   describeIdleCpu,
   exitCodeFor,
-  fmt,
   type IdleWindow,
   idleWindow,
   log,
   logFigures,
-  makeTempDir,
   openFileLimit,
   percentile,
-  pool,
-  removeTempDir,
   requireRoomForWaiters,
   rerunWithHttpRequests,
   runBench,
   sleep,
   socketCount,
-  startIntake,
-  stopIntake,
-  whenReady,
 } from './lib.ts'
 
 const FORMS = 1000

@@ -19,19 +19,8 @@ import { Database } from 'bun:sqlite'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import {
-  BenchError,
-  type BenchState,
-  fmt,
-  log,
-  makeTempDir,
-  markdownTable,
-  percentile,
-  runBench,
-  sleep,
-  startIntake,
-  whenReady,
-} from './lib.ts'
+import { type BenchState, fmt, makeTempDir, startIntake, whenReady } from '../test/e2e/intake-child.ts'
+import { BenchError, log, markdownTable, percentile, runBench, sleep } from './lib.ts'
 import { runWrk, type WrkResult, writePerFormScript, writeStaticScript } from './wrk.ts'
 
 const [withBinary, withoutBinary, roundsArg = '5', secondsArg = '3'] = process.argv.slice(2)

@@ -9,7 +9,8 @@
 
 import { randomBytes } from 'node:crypto'
 import { SQL } from 'bun'
-import { BenchError, type BenchState } from './lib.ts'
+import type { BenchState } from '../test/e2e/intake-child.ts'
+import { BenchError } from './lib.ts'
 
 /** `url` with its password hidden, for printing. */
 export function redactUrl(url: string): string {

@@ -80,35 +80,37 @@ import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileS
 import { dirname, join } from 'node:path'
 import { SQL } from 'bun'
 import { monotonicFactory } from 'ulidx'
-import type { CapturedResponse, CapturedResponses } from './bare-server.ts'
-import { WAKE_SAMPLES as EVENT_SAMPLES, type EventFigures, eventNotes, eventRows, measureEvents } from './events.ts'
-import { INSTANCES_SKIPPED, type InstancesFigures, measureInstances, renderInstances } from './instances.ts'
 import {
   alive,
-  BenchError,
   type BenchState,
   BINARY,
-  binaryPresent,
   type Child,
   fmt,
   intakeEnv,
-  log,
   machineLine,
   makeTempDir,
-  markdownTable,
-  PROJECT_ROOT,
-  peakRssKiB,
-  percentile,
   printedKey,
-  privateRssKiB,
   removeTempDir,
-  rssKiB,
-  runBench,
-  sleep,
   startIntake,
   stopIntake,
   track,
   whenReady,
+} from '../test/e2e/intake-child.ts'
+import type { CapturedResponse, CapturedResponses } from './bare-server.ts'
+import { WAKE_SAMPLES as EVENT_SAMPLES, type EventFigures, eventNotes, eventRows, measureEvents } from './events.ts'
+import { INSTANCES_SKIPPED, type InstancesFigures, measureInstances, renderInstances } from './instances.ts'
+import {
+  BenchError,
+  binaryPresent,
+  log,
+  markdownTable,
+  PROJECT_ROOT,
+  peakRssKiB,
+  percentile,
+  privateRssKiB,
+  rssKiB,
+  runBench,
+  sleep,
 } from './lib.ts'
 import { createBenchDatabases, redactUrl } from './pg.ts'
 import {

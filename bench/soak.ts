@@ -30,20 +30,15 @@
  */
 import { readdirSync } from 'node:fs'
 import {
-  BenchError,
   type BenchState,
-  binaryPresent,
   fmt,
-  log,
   machineLine,
   makeTempDir,
-  rssKiB,
-  runBench,
-  sleep,
   startIntake,
   stopIntake,
   whenReady,
-} from './lib.ts'
+} from '../test/e2e/intake-child.ts'
+import { BenchError, binaryPresent, log, rssKiB, runBench, sleep } from './lib.ts'
 
 const envNumber = (name: string, fallback: number) => {
   const text = process.env[name]

@@ -24,23 +24,25 @@
  */
 import { SUPPORTED_LOCALES } from '../src/i18n/locales.ts'
 import {
-  BenchError,
   type BenchState,
   BINARY,
-  binaryPresent,
-  createForms,
-  exitCodeFor,
   fmt,
-  logFigures,
   makeTempDir,
-  peakRssKiB,
   pool,
-  rssKiB,
-  runBench,
-  sleep,
   startIntake,
   stopIntake,
   whenReady,
+} from '../test/e2e/intake-child.ts'
+import {
+  BenchError,
+  binaryPresent,
+  createForms,
+  exitCodeFor,
+  logFigures,
+  peakRssKiB,
+  rssKiB,
+  runBench,
+  sleep,
 } from './lib.ts'
 
 const FORMS = Number(process.env.BENCH_FORMS ?? 10_000)

@@ -29,27 +29,29 @@
 import { timingSafeEqual } from 'node:crypto'
 import { loadConfig } from '../src/config.ts'
 import {
-  BenchError,
   type BenchState,
+  expectedSignature,
+  fmt,
+  makeTempDir,
+  pool,
+  removeTempDir,
+  startIntake,
+  stopIntake,
+  whenReady,
+} from '../test/e2e/intake-child.ts'
+import {
+  BenchError,
   binaryPresent,
   clockTicksPerSecond,
   cpuTicks,
   createForms,
   exitCodeFor,
-  expectedSignature,
-  fmt,
   log,
   logFigures,
-  makeTempDir,
   percentile,
-  pool,
-  removeTempDir,
   rssKiB,
   runBench,
   sleep,
-  startIntake,
-  stopIntake,
-  whenReady,
 } from './lib.ts'
 
 export const FORMS = 500

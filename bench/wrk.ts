@@ -4,7 +4,8 @@
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BenchError, type BenchState, track } from './lib.ts'
+import { type BenchState, track } from '../test/e2e/intake-child.ts'
+import { BenchError } from './lib.ts'
 
 export const WRK = '/usr/bin/wrk'
 

@@ -1,20 +1,21 @@
 /**
- * The crash loop of bench/crashloop.ts, short, for CI: the real executable
- * under a mixed storm (creates, JSON and form-post answers, cancels, short
- * expiries, reads, webhooks to a flaky receiver on 127.0.0.1), killed with
- * SIGKILL at a random moment in each of 3 rounds and restarted on the same
- * database. After each kill: integrity_check and foreign_key_check on the file,
- * every acknowledged form, answer and cancel present, every form in a legal
- * state (through the file and through the API); at the end every delivery of
- * an answered form with a callback arrives. The logic is the bench's own
- * (runCrashloop); only the parameters are smaller.
+ * The crash loop of crashloop.ts, short, for CI (bench/crashloop.ts runs it
+ * long): the real executable under a mixed storm (creates, JSON and form-post
+ * answers, cancels, short expiries, reads, webhooks to a flaky receiver on
+ * 127.0.0.1), killed with SIGKILL at a random moment in each of 3 rounds and
+ * restarted on the same database. After each kill: integrity_check and
+ * foreign_key_check on the file, every acknowledged form, answer and cancel
+ * present, every form in a legal state (through the file and through the
+ * API); at the end every delivery of an answered form with a callback
+ * arrives. The logic is the bench's own (runCrashloop); only the parameters
+ * are smaller.
  *
  * The seed is random and printed; CRASH_SEED=<n> repeats its choices.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { runCrashloop } from '../../bench/crashloop.ts'
-import { createBenchState, disposeBenchState } from '../../bench/lib.ts'
 import { useBuiltBinary } from './binary.ts'
+import { runCrashloop } from './crashloop.ts'
+import { createBenchState, disposeBenchState } from './intake-child.ts'
 
 const intake = useBuiltBinary('intake-crashloop-')
 const state = createBenchState()

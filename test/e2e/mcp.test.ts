@@ -5,136 +5,31 @@
  * client (Client + StreamableHTTPClientTransport / StdioClientTransport), and
  * the human answers through the HTML page (a urlencoded form post), over real
  * loopback HTTP. Every tool error is compared with what the REST API says for
- * the same input.
+ * the same input. (Authentication and statelessness of /mcp:
+ * mcp-http.test.ts; how `intake mcp` starts and ends: mcp-cli.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { CallToolResultSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import Ajv2020 from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
-import { childEnv, keysIn, type RunningIntake, request, runIntake, startIntake, useBuiltBinary } from './binary.ts'
+import { request } from './binary.ts'
+import {
+  CALL_TIMEOUT_MS,
+  call,
+  DINNER_FIELDS,
+  ok,
+  STEP_TIMEOUT,
+  TOOL_NAMES,
+  toolError,
+  useMcpServer,
+} from './mcp-server.ts'
 
-const STEP_TIMEOUT = 30_000
-const STARTUP_TIMEOUT = 60_000
-/** Longer than any wait a test asks for: the SDK's own request timeout must never be what ends a call. */
-const CALL_TIMEOUT_MS = 90_000
-
-const TOOL_NAMES = [
-  'cancel_form',
-  'create_form',
-  'delete_form',
-  'get_form',
-  'get_responses',
-  'list_forms',
-  'wait_for_events',
-]
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema'
 
-const intake = useBuiltBinary('intake-mcp-')
-
-let server: RunningIntake
-let cwd: string
-let dbPath: string
-/** The key printed at first start: account "default". */
-let key: string
-/** A key of the account "other", created with `intake keys create` while the server runs. */
-let otherKey: string
-
-/** Every client a test opened, closed in afterAll. */
-const openClients = new Set<Client>()
-/** Pids of the `intake mcp` children the stdio transport spawned (not tracked by binary.ts). */
-const stdioPids = new Set<number>()
-/** What the stdio children wrote on stderr, for failure messages. */
-const stdioStderr: string[] = []
-
-/** Every mcp-session-id header any response to the SDK's HTTP client carried (must stay empty), and how many responses it saw. */
-const sessionIdsIssued: string[] = []
-let httpResponsesSeen = 0
-const recordingFetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
-  const res = await fetch(url, init)
-  httpResponsesSeen++
-  const sessionId = res.headers.get('mcp-session-id')
-  if (sessionId !== null) sessionIdsIssued.push(sessionId)
-  return res
-}
-
-beforeAll(async () => {
-  cwd = intake.tempDir()
-  dbPath = join(cwd, 'intake.db')
-  server = await startIntake(intake.path, {
-    cwd,
-    args: ['serve', '--port', '0', '--db', dbPath],
-    env: { SERVICE_PUBLIC_RATE_LIMIT: '0' },
-  })
-  expect(server.apiKey).toMatch(/^svc_live_[0-9a-f]{48}$/)
-  key = server.apiKey!
-  const created = await runIntake(intake.path, ['keys', 'create', '--account', 'other', '--db', dbPath], { cwd })
-  expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' })
-  const printed = keysIn(created.stdout)
-  expect(printed).toHaveLength(1)
-  otherKey = printed[0]!
-  expect(otherKey).not.toBe(key)
-}, STARTUP_TIMEOUT)
-
-afterAll(async () => {
-  for (const client of openClients) await client.close().catch(() => undefined)
-  openClients.clear()
-  // The transport ends its child on close; any that is somehow still there is killed, by its own pid.
-  for (const pid of stdioPids) {
-    try {
-      process.kill(pid, 0)
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // Already gone.
-    }
-  }
-}, STEP_TIMEOUT)
-
-// ---------------------------------------------------------------------------
-// Connecting, calling, and the REST API to compare with.
-
-async function connectHttp(apiKey: string): Promise<Client> {
-  const client = new Client({ name: 'intake-e2e-http', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
-    requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
-    fetch: recordingFetch,
-  })
-  await client.connect(transport)
-  openClients.add(client)
-  // Stateless: the server never hands out a session.
-  expect(transport.sessionId).toBeUndefined()
-  return client
-}
-
-/** `intake mcp` with the key as --key, or (`keyIn: 'environment'`) only in INTAKE_API_KEY; `env` adds to its environment. */
-async function connectStdio(
-  apiKey: string,
-  options: { keyIn?: 'flag' | 'environment'; env?: Record<string, string> } = {},
-): Promise<Client> {
-  const byFlag = (options.keyIn ?? 'flag') === 'flag'
-  const transport = new StdioClientTransport({
-    command: intake.path,
-    args: ['mcp', '--url', server.url, ...(byFlag ? ['--key', apiKey] : [])],
-    env: childEnv({ INTAKE_API_KEY: byFlag ? undefined : apiKey, ...options.env }),
-    cwd,
-    stderr: 'pipe',
-  })
-  const index = stdioStderr.push('') - 1
-  transport.stderr?.on('data', (chunk: Buffer) => (stdioStderr[index] += chunk.toString()))
-  const client = new Client({ name: 'intake-e2e-stdio', version: '1.0.0' })
-  try {
-    await client.connect(transport)
-  } finally {
-    if (transport.pid !== null) stdioPids.add(transport.pid)
-  }
-  openClients.add(client)
-  return client
-}
+const mcp = useMcpServer()
+const { answerOnThePage, api, connectHttp, connectStdio, restCreate, restFormIds } = mcp
 
 interface Via {
   name: 'Streamable HTTP' | 'stdio (intake mcp)'
@@ -146,74 +41,11 @@ const VIAS: Via[] = [
   { name: 'stdio (intake mcp)', connect: connectStdio },
 ]
 
-interface ToolOutcome {
-  isError: boolean
-  /** The one text content item. */
-  text: string
-  structured: any
-}
-
-/** Calls a tool; the result must be one text item (the JSON of the structured content, or the error detail). */
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolOutcome> {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS })
-  const content = result.content as Array<{ type: string; text?: string }>
-  expect(content).toHaveLength(1)
-  expect(content[0]!.type).toBe('text')
-  return { isError: result.isError === true, text: content[0]!.text!, structured: result.structuredContent }
-}
-
-/** A successful call: structured content, and the same object as JSON text. */
-async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
-  const outcome = await call(client, name, args)
-  expect({ isError: outcome.isError, text: outcome.isError ? outcome.text : '' }).toEqual({ isError: false, text: '' })
-  expect(outcome.structured).toBeDefined()
-  expect(JSON.parse(outcome.text)).toEqual(outcome.structured)
-  return outcome.structured
-}
-
-/** A tool error: isError, the detail as text, no structured content. */
-async function toolError(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
-  const outcome = await call(client, name, args)
-  expect({ isError: outcome.isError, structured: outcome.structured }).toEqual({ isError: true, structured: undefined })
-  return outcome.text
-}
-
-const api = (path: string, options: { method?: string; body?: unknown; key?: string } = {}) =>
-  request(`${server.url}/api/v1${path}`, { key, ...options })
-
-/** The account's form ids, newest first, over REST (all of them: fewer than 100 in this file). */
-async function restFormIds(apiKey = key): Promise<string[]> {
-  const res = await api('/forms?limit=100', { key: apiKey })
-  expect(res.status).toBe(200)
-  expect(res.headers.get('link')).toBeNull()
-  return (res.body as Array<{ id: string }>).map((form) => form.id)
-}
-
-async function restCreate(body: unknown, apiKey = key): Promise<string> {
-  const res = await api('/forms', { body, key: apiKey })
-  expect({ status: res.status, text: res.status === 201 ? '' : res.text }).toEqual({ status: 201, text: '' })
-  return res.body.id
-}
-
-/** The human answers through the HTML page: the urlencoded post its form element makes. */
-async function answerOnThePage(formId: string, values: Record<string, string>): Promise<Response> {
-  return fetch(`${server.url}/f/${formId}`, { method: 'POST', body: new URLSearchParams(values), redirect: 'manual' })
-}
-
 function validatorFor(schema: object) {
   const ajv = new Ajv2020({ strict: true, allErrors: true })
   addFormats(ajv)
   return ajv.compile(schema)
 }
-
-const DINNER_FIELDS = [
-  { key: 'name', type: 'text', label: 'Your name', required: true, config: { max_length: 80 } },
-  { key: 'guests', type: 'number', label: 'Guests', required: true, config: { min: 1, max: 12, step: 1 } },
-  { key: 'meal', type: 'select', label: 'Meal', config: { options: ['fish', { value: 'veg', label: 'Vegetarian' }] } },
-  { key: 'allergies', type: 'checkbox', label: 'I have allergies' },
-  { key: 'day', type: 'date', label: 'Day' },
-  { key: 'email', type: 'email', label: 'Email' },
-]
 
 // ---------------------------------------------------------------------------
 // The same tools, the same rules, over both transports.
@@ -223,7 +55,7 @@ for (const via of VIAS) {
     let client: Client
 
     beforeAll(async () => {
-      client = await via.connect(key)
+      client = await via.connect(mcp.key)
       // Listing the tools also makes the SDK client check every structured result against its outputSchema.
       await client.listTools()
     }, STEP_TIMEOUT)
@@ -290,7 +122,7 @@ for (const via of VIAS) {
       async () => {
         const { tools } = await client.listTools()
         const createForm = tools.find((tool) => tool.name === 'create_form')!
-        const openapi = await request(`${server.url}/api/v1/openapi.json`)
+        const openapi = await request(`${mcp.server.url}/api/v1/openapi.json`)
         expect(openapi.status).toBe(200)
         const restBody = openapi.body.paths['/api/v1/forms'].post.requestBody.content['application/json'].schema
         const { idempotency_key, ...properties } = createForm.inputSchema.properties as Record<string, unknown>
@@ -312,7 +144,7 @@ for (const via of VIAS) {
           context: { thread: 'abc' },
         })
         expect(form.id).toMatch(ULID)
-        expect(form.url).toBe(`http://localhost:${server.port}/f/${form.id}`)
+        expect(form.url).toBe(`http://localhost:${mcp.server.port}/f/${form.id}`)
         expect(form.status).toBe('active')
         expect(form.title).toBe('Dinner on Friday')
         expect(form.context).toEqual({ thread: 'abc' })
@@ -338,7 +170,7 @@ for (const via of VIAS) {
         expect(restForm.status).toBe(200)
         expect(restForm.body).toMatchObject({ id: form.id, url: form.url, status: 'active', title: form.title })
         // The page the url names is there for the human.
-        const page = await fetch(form.url.replace(`http://localhost:${server.port}`, server.url))
+        const page = await fetch(form.url.replace(`http://localhost:${mcp.server.port}`, mcp.server.url))
         expect(page.status).toBe(200)
         expect(await page.text()).toContain('Dinner on Friday')
       },
@@ -361,8 +193,8 @@ for (const via of VIAS) {
         expect((await restFormIds()).length).toBe(before + 1)
 
         const changed = { title: 'Retry me, changed', fields: args.fields }
-        const rest = await request(`${server.url}/api/v1/forms`, {
-          key,
+        const rest = await request(`${mcp.server.url}/api/v1/forms`, {
+          key: mcp.key,
           body: changed,
           headers: { 'idempotency-key': idempotencyKey },
         })
@@ -600,7 +432,7 @@ for (const via of VIAS) {
         expect(rest.body.detail).toBe('Form not found')
         expect(await restFormIds()).not.toContain(form.id)
         // The link stops working.
-        expect((await fetch(`${server.url}/f/${form.id}`)).status).toBe(404)
+        expect((await fetch(`${mcp.server.url}/f/${form.id}`)).status).toBe(404)
       },
       STEP_TIMEOUT,
     )
@@ -673,7 +505,7 @@ for (const via of VIAS) {
       "account scoping: another account's key cannot see or touch this account's forms",
       async () => {
         const mine = await ok(client, 'create_form', { title: 'Mine only', fields: DINNER_FIELDS })
-        const other = await via.connect(otherKey)
+        const other = await via.connect(mcp.otherKey)
         try {
           expect(await toolError(other, 'get_form', { form_id: mine.id })).toBe('Form not found')
           expect(await toolError(other, 'get_responses', { form_id: mine.id, wait: 1 })).toBe('Form not found')
@@ -688,11 +520,10 @@ for (const via of VIAS) {
             fields: [{ key: 'x', type: 'text', label: 'X' }],
           })
           expect(await toolError(client, 'get_form', { form_id: theirs.id })).toBe('Form not found')
-          expect(await restFormIds(otherKey)).toContain(theirs.id)
+          expect(await restFormIds(mcp.otherKey)).toContain(theirs.id)
           expect(await restFormIds()).not.toContain(theirs.id)
         } finally {
-          await other.close()
-          openClients.delete(other)
+          await mcp.close(other)
         }
         // Untouched.
         const rest = await api(`/forms/${mine.id}`)
@@ -703,301 +534,3 @@ for (const via of VIAS) {
     )
   })
 }
-
-// ---------------------------------------------------------------------------
-// Streamable HTTP: authentication and statelessness.
-
-describe('/mcp over HTTP: the same bearer keys, and no session', () => {
-  const initialize = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: {
-      protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: {},
-      clientInfo: { name: 'raw-e2e', version: '1.0.0' },
-    },
-  }
-
-  const postMcp = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-      body: JSON.stringify(body),
-    })
-
-  test('no Authorization: 403 {"detail":"Not authenticated"}, no session', async () => {
-    const res = await postMcp(initialize)
-    expect(res.status).toBe(403)
-    expect(res.headers.get('mcp-session-id')).toBeNull()
-    expect(await res.json()).toEqual({ detail: 'Not authenticated' })
-  })
-
-  test('a bad key: 401 with WWW-Authenticate: Bearer, no session', async () => {
-    for (const authorization of [`Bearer svc_live_${'0'.repeat(48)}`, 'Bearer nonsense', `Bearer ${key}x`]) {
-      const res = await postMcp(initialize, { authorization })
-      expect({ authorization, status: res.status }).toEqual({ authorization, status: 401 })
-      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b/)
-      expect(res.headers.get('mcp-session-id')).toBeNull()
-      const body = (await res.json()) as any
-      expect(typeof body.detail).toBe('string')
-      expect(JSON.stringify(body)).not.toContain('result')
-    }
-  })
-
-  test('a bad key: a tool call is refused too (nothing is listed or created)', async () => {
-    const before = await restFormIds()
-    const res = await postMcp(
-      {
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: {
-          name: 'create_form',
-          arguments: { title: 'Sneaky', fields: [{ key: 'x', type: 'text', label: 'X' }] },
-        },
-      },
-      { authorization: `Bearer svc_live_${'1'.repeat(48)}` },
-    )
-    expect(res.status).toBe(401)
-    expect(await restFormIds()).toEqual(before)
-    const anonymous = await postMcp({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} })
-    expect(anonymous.status).toBe(403)
-  })
-
-  test(
-    'the SDK client with a bad key fails to connect (an error, not a hang)',
-    async () => {
-      const client = new Client({ name: 'intake-e2e-bad', version: '1.0.0' })
-      const transport = new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
-        requestInit: { headers: { Authorization: `Bearer svc_live_${'2'.repeat(48)}` } },
-        fetch: recordingFetch,
-      })
-      let failed = false
-      try {
-        await client.connect(transport)
-      } catch {
-        failed = true
-      } finally {
-        await client.close().catch(() => undefined)
-      }
-      expect(failed).toBe(true)
-    },
-    STEP_TIMEOUT,
-  )
-
-  test('a valid key: initialize answers 200 with the server info and no mcp-session-id', async () => {
-    const res = await postMcp(initialize, { authorization: `Bearer ${key}` })
-    expect(res.status).toBe(200)
-    expect(res.headers.get('mcp-session-id')).toBeNull()
-    const body = (await res.json()) as any
-    expect(body.id).toBe(1)
-    expect(body.result.serverInfo.name).toBe('intake')
-    expect(body.result.capabilities.tools).toBeDefined()
-    expect(typeof body.result.instructions).toBe('string')
-  })
-
-  test('stateless: a tools/call without any initialize before it is answered, with no session', async () => {
-    const res = await postMcp(
-      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'list_forms', arguments: { limit: 1 } } },
-      { authorization: `Bearer ${key}`, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
-    )
-    expect(res.status).toBe(200)
-    expect(res.headers.get('mcp-session-id')).toBeNull()
-    const body = (await res.json()) as any
-    expect(body.id).toBe(9)
-    expect(body.result.isError).toBeUndefined()
-    expect(body.result.structuredContent.forms).toHaveLength(1)
-  })
-
-  test(
-    'a malformed JSON-RPC body is a protocol error, and the server keeps serving',
-    async () => {
-      const res = await fetch(`${server.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${key}`,
-        },
-        body: '{"jsonrpc":',
-      })
-      expect(res.status).toBeGreaterThanOrEqual(400)
-      expect(res.status).toBeLessThan(500)
-      expect(res.headers.get('mcp-session-id')).toBeNull()
-      const client = await connectHttp(key)
-      expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length)
-    },
-    STEP_TIMEOUT,
-  )
-
-  test('no response the SDK client got in this file carried an mcp-session-id', () => {
-    expect(httpResponsesSeen).toBeGreaterThan(10)
-    expect(sessionIdsIssued).toEqual([])
-  })
-})
-
-// ---------------------------------------------------------------------------
-// `intake mcp`: how it refuses to start.
-
-describe('intake mcp: usage errors exit 2 with one line on stderr', () => {
-  const expectOneLineUsageError = (
-    result: { code: number | null; stdout: string; stderr: string },
-    mentions: string,
-  ) => {
-    expect(result.code).toBe(2)
-    expect(result.stdout).toBe('')
-    const lines = result.stderr.trimEnd().split('\n')
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toStartWith('intake: ')
-    expect(lines[0]).toContain(mentions)
-  }
-
-  test(
-    'a missing --url',
-    async () => {
-      const result = await runIntake(intake.path, ['mcp', '--key', key], { cwd })
-      expectOneLineUsageError(result, '--url')
-      expect(result.stderr).not.toContain(key)
-    },
-    STEP_TIMEOUT,
-  )
-
-  test(
-    'a --url that is not an http(s) URL',
-    async () => {
-      const result = await runIntake(intake.path, ['mcp', '--url', 'ftp://127.0.0.1/', '--key', key], { cwd })
-      expectOneLineUsageError(result, '--url')
-      expect(result.stderr).not.toContain(key)
-    },
-    STEP_TIMEOUT,
-  )
-
-  test(
-    'a malformed --key (not echoed)',
-    async () => {
-      const secret = 'svc_live_TopSecretButMalformed42'
-      const result = await runIntake(intake.path, ['mcp', '--url', server.url, '--key', secret], { cwd })
-      expectOneLineUsageError(result, '--key')
-      expect(result.stderr).not.toContain(secret)
-      expect(result.stderr).not.toContain('TopSecretButMalformed42')
-    },
-    STEP_TIMEOUT,
-  )
-
-  test(
-    'no key at all: neither --key nor INTAKE_API_KEY',
-    async () => {
-      for (const empty of [undefined, '', '  ']) {
-        const result = await runIntake(intake.path, ['mcp', '--url', server.url], {
-          cwd,
-          env: { INTAKE_API_KEY: empty },
-        })
-        expectOneLineUsageError(result, 'set INTAKE_API_KEY (or give --key)')
-      }
-    },
-    STEP_TIMEOUT,
-  )
-
-  test(
-    'a malformed INTAKE_API_KEY (not echoed)',
-    async () => {
-      const secret = 'svc_live_TopSecretButMalformed42'
-      const result = await runIntake(intake.path, ['mcp', '--url', server.url], {
-        cwd,
-        env: { INTAKE_API_KEY: secret },
-      })
-      expectOneLineUsageError(result, 'INTAKE_API_KEY is not one')
-      expect(result.stderr).not.toContain('TopSecretButMalformed42')
-    },
-    STEP_TIMEOUT,
-  )
-
-  test(
-    'a URL where nothing listens: exit 2 with a "cannot reach" line, the key not echoed',
-    async () => {
-      // A port that was free a moment ago and is closed again.
-      const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
-      const port = probe.port
-      await probe.stop(true)
-      const url = `http://127.0.0.1:${port}`
-      const result = await runIntake(intake.path, ['mcp', '--url', url, '--key', key], { cwd })
-      expect(result.code).toBe(2)
-      expect(result.stdout).toBe('')
-      expect(result.stderr).toMatch(new RegExp(`^intake: cannot reach ${url.replaceAll('.', '\\.')}/mcp\\b`, 'm'))
-      expect(result.stderr).not.toContain(key)
-      expect(result.stderr).not.toContain(key.slice('svc_live_'.length))
-    },
-    STEP_TIMEOUT,
-  )
-})
-
-describe('intake mcp: the key from the environment (INTAKE_API_KEY), out of argv', () => {
-  /** What `ps` shows of a process: its command line. */
-  const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
-
-  test(
-    'with the key only in INTAKE_API_KEY it serves the tools as that key, and its command line holds no key',
-    async () => {
-      const client = await connectStdio(key, { keyIn: 'environment' })
-      const pid = [...stdioPids].at(-1)!
-      if (process.platform === 'linux') {
-        expect(commandLine(pid)).toContain(' mcp --url ')
-        expect(commandLine(pid)).not.toContain('svc_live_')
-      }
-      const form = await ok(client, 'create_form', {
-        title: 'Key from the environment',
-        fields: [{ key: 'ok', type: 'checkbox', label: 'OK?' }],
-      })
-      expect(await restFormIds(key)).toContain(form.id)
-      expect(await restFormIds(otherKey)).not.toContain(form.id)
-    },
-    STEP_TIMEOUT,
-  )
-
-  test(
-    '--key, when given, wins over INTAKE_API_KEY',
-    async () => {
-      const client = await connectStdio(otherKey, { env: { INTAKE_API_KEY: key } })
-      const form = await ok(client, 'create_form', {
-        title: 'The flag wins',
-        fields: [{ key: 'ok', type: 'checkbox', label: 'OK?' }],
-      })
-      expect(await restFormIds(otherKey)).toContain(form.id)
-      expect(await restFormIds(key)).not.toContain(form.id)
-    },
-    STEP_TIMEOUT,
-  )
-})
-
-describe('intake mcp: the end of stdin ends it', () => {
-  test(
-    'when the client closes stdin, it exits 0 on its own',
-    async () => {
-      const child = Bun.spawn([intake.path, 'mcp', '--url', server.url, '--key', key], {
-        cwd,
-        env: childEnv(),
-        stdin: 'pipe',
-        stdout: 'pipe',
-        stderr: 'pipe',
-      })
-      try {
-        // A complete exchange first, so it is surely connected and serving.
-        child.stdin.write(
-          `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`,
-        )
-        child.stdin.flush()
-        const reader = child.stdout.getReader()
-        const { value } = await reader.read()
-        expect(new TextDecoder().decode(value)).toContain('"serverInfo"')
-        reader.releaseLock()
-        child.stdin.end()
-        // Never killed here: only the end of stdin can make it exit.
-        expect(await child.exited).toBe(0)
-      } finally {
-        if (child.exitCode === null) child.kill('SIGKILL')
-      }
-    },
-    STEP_TIMEOUT,
-  )
-})
