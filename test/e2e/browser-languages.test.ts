@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
-import { catalogs } from '../../src/i18n/catalogs/index.ts'
+import { catalogOf } from '../../src/i18n/catalogs/index.ts'
 import { type Locale, type MessageKey, type MessageParams, translator } from '../../src/i18n/index.ts'
 import { PROJECT_ROOT } from './binary.ts'
 import {
@@ -112,7 +112,7 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
     })
     expect({ expected, button: await textOf(page, 'button[type="submit"]') }).toEqual({
       expected,
-      button: squash(catalogs[expected]['page.submit'] as string),
+      button: squash(catalogOf(expected)['page.submit'] as string),
     })
 
     // Name left empty: refused, in this language.
