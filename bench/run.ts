@@ -11,7 +11,9 @@
  *      synchronous=FULL), ~3 s, in a process of its own: rows per second;
  *   2. start to first 200: spawn intake on a fresh temp dir and poll
  *      GET /healthz over a fresh connection each time, as fast as possible;
- *      10 times, median and max;
+ *      20 times, median and max, and the CPU time (user + sys) each
+ *      start took from spawn to its exit after that 200 (less noisy than
+ *      the wall time on a shared machine);
  *   3. the main intake (its request log to a file): RSS idle; one real
  *      response per route captured and handed to bench/bare-server.ts, a bare
  *      Bun.serve in its own process answering the very same bytes (the HTTP
@@ -160,7 +162,7 @@ const SUBMIT_WARMUP_S = 1
 /** Forms created through the API before "RSS after 100,000 forms". */
 const FORMS_FOR_RSS = 100_000
 const WRITE_LIMIT_S = 3
-const START_REPEATS = 10
+const START_REPEATS = 20
 /** RSS "idle" is read this long after the first 200. */
 const IDLE_AFTER_MS = 500
 const LIST_SMALL = 1_000
@@ -184,7 +186,7 @@ const TARGET = {
   pageRatio: 0.4,
   /** Creates and submissions per second, as a multiple of the disk's write limit. */
   writeRatio: 1.0,
-  startMs: 150,
+  startMs: 100,
   rssIdleMiB: 60,
   rssFormsMiB: 150,
   listRatio: 1.5,
@@ -449,12 +451,19 @@ async function healthStatus(port: number): Promise<number | undefined> {
   }
 }
 
-/** START_REPEATS starts of each binary, taking turns (A, B, B, A, A, B...); the times per binary, in the order given. */
-async function measureStartTimes(state: BenchState, flavors: Flavor[]): Promise<number[][]> {
+/** Each binary's starts: ms from spawn to the first 200, and the CPU ms (user + sys) of its life, spawn to exit after that 200. */
+interface StartFigures {
+  times: number[]
+  cpu: number[]
+}
+
+/** START_REPEATS starts of each binary, taking turns (A, B, B, A, A, B...); the figures per binary, in the order given. */
+async function measureStartTimes(state: BenchState, flavors: Flavor[]): Promise<StartFigures[]> {
   log(
     `start to first 200: ${START_REPEATS} starts on fresh temp dirs${flavors.length > 1 ? ` for each of ${flavors.map((f) => f.label).join(' and ')}, taking turns` : ''}...`,
   )
   const times = flavors.map((): number[] => [])
+  const cpu = flavors.map((): number[] => [])
   for (let i = 0; i < START_REPEATS; i++) {
     for (const k of turn(flavors.length, i)) {
       const flavor = flavors[k]!
@@ -473,6 +482,8 @@ async function measureStartTimes(state: BenchState, flavors: Flavor[]): Promise<
       }
       times[k]!.push(performance.now() - t0)
       const stopped = await stopIntake(child)
+      const usage = child.proc.resourceUsage()
+      if (usage) cpu[k]!.push(Number(usage.cpuTime.user + usage.cpuTime.system) / 1000)
       if (stopped.code !== 0)
         problems.push(
           `start ${i + 1}${k > 0 ? ` (${flavor.label})` : ''}: intake exited with code ${stopped.code} on SIGTERM`,
@@ -481,9 +492,11 @@ async function measureStartTimes(state: BenchState, flavors: Flavor[]): Promise<
     }
   }
   flavors.forEach((flavor, k) =>
-    log(`  ${k > 0 || flavors.length > 1 ? `${flavor.label}: ` : ''}${times[k]!.map((t) => fmt(t)).join(', ')} ms`),
+    log(
+      `  ${k > 0 || flavors.length > 1 ? `${flavor.label}: ` : ''}${times[k]!.map((t) => fmt(t)).join(', ')} ms; CPU ${cpu[k]!.map((t) => fmt(t)).join(', ')} ms`,
+    ),
   )
-  return times
+  return flavors.map((_, k) => ({ times: times[k]!, cpu: cpu[k]! }))
 }
 
 // ---------------------------------------------------------------------------
@@ -1411,6 +1424,7 @@ interface Report {
   /** Measured before the HTTP runs and after them: the target is their mean. */
   writeLimits: [WriteLimit, WriteLimit]
   startTimes: number[]
+  startCpu: number[]
   main: MainFigures
   webhooks: WebhookFigures
   events: EventFigures
@@ -1430,6 +1444,7 @@ interface BaselineFigures {
   built: Date
   bytes: number
   startTimes: number[]
+  startCpu: number[]
   /** Its webhook runs, and this build's (taking turns with it). */
   webhooks: WebhookFigures[]
   thisWebhooks: WebhookFigures[]
@@ -1627,6 +1642,12 @@ function render(r: Report): string[] {
         ],
         [`spawn → first 200 on /healthz, max of ${r.startTimes.length}`, ms(startMax), '', ''],
         [
+          `CPU (user + sys) of a start, spawn → exit after the first 200, median of ${r.startCpu.length}`,
+          ms(median(r.startCpu)),
+          '',
+          '',
+        ],
+        [
           `RSS idle (${IDLE_AFTER_MS} ms after the first 200)`,
           `${fmt(idle, 1)} MiB`,
           `≤ ${TARGET.rssIdleMiB} MiB`,
@@ -1790,6 +1811,13 @@ function renderBaseline(r: Report, b: BaselineFigures): string[] {
       `spawn → first 200 on /healthz, median of ${b.startTimes.length}`,
       median(b.startTimes),
       median(r.startTimes),
+      ms,
+      false,
+    ),
+    row(
+      `CPU (user + sys) of a start, spawn → exit after the first 200, median of ${b.startCpu.length}`,
+      median(b.startCpu),
+      median(r.startCpu),
       ms,
       false,
     ),
@@ -2038,7 +2066,7 @@ async function run(state: BenchState): Promise<number> {
 
   const writeBefore = await measureWriteLimit(state, scratch, 'before the HTTP runs')
   removeTempDir(state, scratch)
-  const startTimes = await measureStartTimes(state, flavors)
+  const starts = await measureStartTimes(state, flavors)
   const main = await measureMain(state, flavors)
   const scratchAfter = makeTempDir(state, 'scratch')
   const writeAfter = await measureWriteLimit(state, scratchAfter, 'after them')
@@ -2077,14 +2105,16 @@ async function run(state: BenchState): Promise<number> {
     loadAfter: loadAverage(),
     binaryBytes,
     writeLimits: [writeBefore, writeAfter],
-    startTimes: startTimes[0]!,
+    startTimes: starts[0]!.times,
+    startCpu: starts[0]!.cpu,
     main,
     webhooks,
     events,
     lists,
     baseline: baselineFile && {
       ...baselineFile,
-      startTimes: startTimes[1]!,
+      startTimes: starts[1]!.times,
+      startCpu: starts[1]!.cpu,
       webhooks: webhookRuns[1]!,
       thisWebhooks: webhookRuns[0]!,
     },

@@ -5,7 +5,7 @@
  * left when the deadline is near, right at every visit of a cached page.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { catalogs } from '../src/i18n/catalogs/index.ts'
+import { catalogOf } from '../src/i18n/catalogs/index.ts'
 import { translator } from '../src/i18n/index.ts'
 import { pageBytes } from '../src/lib/http.ts'
 import { createRenderedPages } from '../src/modules/submissions/index.tsx'
@@ -18,7 +18,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const en = catalogs.en
+const en = catalogOf('en')
 const HOUR = 3_600_000
 
 async function visit(formId: string, headers: Record<string, string> = {}) {

@@ -4,7 +4,7 @@
  * deadline, button, success message, descriptions, marks).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { catalogs } from '../src/i18n/catalogs/index.ts'
+import { catalogOf } from '../src/i18n/catalogs/index.ts'
 import { type Locale, matchLocale, negotiateLocale, SUPPORTED_LOCALES, translator } from '../src/i18n/index.ts'
 import { type Page, parsePage } from './html.ts'
 import { createTestContext, openPage, postForm, send, type TestContext, UNKNOWN_ID } from './utils.ts'
@@ -15,7 +15,7 @@ beforeEach(async () => {
 })
 afterEach(() => t.close())
 
-const words = (locale: Locale) => catalogs[locale]
+const words = (locale: Locale) => catalogOf(locale)
 const pageIn = async (formId: string, acceptLanguage?: string) => {
   const response = await openPage(
     t.app,

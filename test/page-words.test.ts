@@ -6,7 +6,7 @@
  * turn around, and e-mail addresses as links. In-process, over HTTP.
  */
 import { describe, expect, test } from 'bun:test'
-import { catalogs } from '../src/i18n/catalogs/index.ts'
+import { catalogOf } from '../src/i18n/catalogs/index.ts'
 import { SUPPORTED_LOCALES, translator } from '../src/i18n/index.ts'
 import { collapsed, pageText, parsePage } from './html.ts'
 import { contextsPerTest, openPage, postForm, submit, type TestContext } from './utils.ts'
@@ -132,7 +132,7 @@ describe('the error summary', () => {
 describe('page.sender reads as their claim in every language', () => {
   test('no language writes it as a label ("Sender: X"), which reads as a fact', () => {
     for (const locale of SUPPORTED_LOCALES) {
-      const template = catalogs[locale]['page.asked_by'] as string
+      const template = catalogOf(locale)['page.asked_by'] as string
       expect({ locale, label: /[:：]\s*\{sender\}/.test(template) }).toEqual({ locale, label: false })
     }
   })

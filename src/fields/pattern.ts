@@ -1,4 +1,4 @@
-import { RE2JS } from 're2js'
+import type { RE2JS } from 're2js'
 import { createLruCache } from '../lib/lru.ts'
 import { type LegacyVerdict, matchLegacyPattern } from './legacy-pattern.ts'
 
@@ -42,6 +42,14 @@ const PATTERN_WORK_LIMIT = 4_000_000
 /** The cost of a pattern whatever the value's length: bounds compiling it too. */
 const PATTERN_COST_LIMIT = 4_000
 
+/**
+ * re2js, loaded with the first pattern a form brings: loading it builds its
+ * Unicode tables (tens of milliseconds), which a start and the many forms
+ * without a pattern should not pay. `require` keeps matching synchronous.
+ */
+let re2js: typeof import('re2js') | undefined
+const loadRe2 = () => (re2js ??= require('re2js') as typeof import('re2js'))
+
 /** Compiled patterns, by pattern: compiled once, not for every answer. */
 const readPatterns = createLruCache<ReadPattern>({
   maxBytes: 16 * 1024 * 1024,
@@ -68,7 +76,7 @@ function readPattern(pattern: string): ReadPattern {
     if (translation.cost > PATTERN_COST_LIMIT)
       return { kind: 'not_linear', reason: tooCostly(translation.cost, PATTERN_COST_LIMIT) }
     try {
-      return { kind: 'linear', re2: RE2JS.compile(`^(?:${translation.source})$`), cost: translation.cost }
+      return { kind: 'linear', re2: loadRe2().RE2JS.compile(`^(?:${translation.source})$`), cost: translation.cost }
     } catch (error) {
       return {
         kind: 'not_linear',

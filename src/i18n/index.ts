@@ -1,6 +1,7 @@
 import { createLruCache } from '../lib/lru.ts'
+import type { Catalog } from './catalog.ts'
 import { en, type MessageKey } from './catalogs/en.ts'
-import { catalogs } from './catalogs/index.ts'
+import { catalogOf } from './catalogs/index.ts'
 import { DEFAULT_LOCALE, directionOf, intlTag, type Locale, negotiateLanguage } from './locales.ts'
 
 export type { MessageKey } from './catalogs/en.ts'
@@ -12,10 +13,6 @@ export {
   negotiateLocale,
   SUPPORTED_LOCALES,
 } from './locales.ts'
-
-/** A message's text, or its plural forms by CLDR plural category, chosen by the `count` parameter. */
-type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>>
-export type Catalog = Record<MessageKey, string | PluralForms>
 
 /**
  * A value a message shows, written for the page's language: numbers with its
@@ -128,7 +125,7 @@ function knownRegion(locale: Locale, region: string): string | undefined {
 }
 
 function makeTranslator(locale: Locale, region: string | undefined): Translator {
-  const catalog: Catalog = catalogs[locale]
+  const catalog: Catalog = catalogOf(locale)
   const tag = intlTag(locale)
   // Dates and times with the region; words and numbers with the language alone.
   const dateTag = region === undefined ? tag : new Intl.Locale(tag, { region }).toString()

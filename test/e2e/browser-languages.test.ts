@@ -13,7 +13,7 @@
 import { describe, expect, test } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import type { Page } from 'playwright-core'
-import { catalogs } from '../../src/i18n/catalogs/index.ts'
+import { catalogOf } from '../../src/i18n/catalogs/index.ts'
 import type { Locale } from '../../src/i18n/index.ts'
 import { activeElement, browserMissing, heading, open, STEP_TIMEOUT, submitWith, useBrowser } from './browser.ts'
 import { languageOf, send, squash, textOf, words } from './languages.ts'
@@ -66,7 +66,7 @@ async function visitInLanguage(formId: string, title: string, browserLocale: str
     })
     expect({ expected, button: await textOf(page, 'button[type="submit"]') }).toEqual({
       expected,
-      button: squash(catalogs[expected]['page.submit'] as string),
+      button: squash(catalogOf(expected)['page.submit'] as string),
     })
 
     // Name left empty: refused, in this language.

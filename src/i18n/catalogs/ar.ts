@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Arabic (العربية الفصحى), in the impersonal يُرجى form that does not gender the reader. */
+/**
+ * Arabic (العربية الفصحى), in the impersonal يُرجى form that does not gender the reader.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const ar: Catalog = {
   // The form page
   'page.title_error': 'خطأ: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Czech (čeština), addressing the reader as "vy", with no gendered forms. */
+/**
+ * Czech (čeština), addressing the reader as "vy", with no gendered forms.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const cs: Catalog = {
   // The form page
   'page.title_error': 'Chyba: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Spanish (español), addressing the reader as "usted". */
+/**
+ * Spanish (español), addressing the reader as "usted".
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const es: Catalog = {
   // The form page
   'page.title_error': 'Error en el formulario: {title}',

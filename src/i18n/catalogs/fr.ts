@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** French (français), addressing the reader as "vous". */
+/**
+ * French (français), addressing the reader as "vous".
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const fr: Catalog = {
   // The form page
   'page.title_error': 'Erreur\u00a0: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Hebrew (עברית), in the impersonal form (יש ל…, אפשר ל…) that does not gender the reader. */
+/**
+ * Hebrew (עברית), in the impersonal form (יש ל…, אפשר ל…) that does not gender the reader.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const he: Catalog = {
   // The form page
   'page.title_error': 'שגיאה: {title}',

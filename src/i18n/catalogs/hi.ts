@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Hindi (हिन्दी), addressing the reader as आप. */
+/**
+ * Hindi (हिन्दी), addressing the reader as आप.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const hi: Catalog = {
   // The form page
   'page.title_error': 'त्रुटि: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Indonesian (Bahasa Indonesia), addressing the reader as "Anda". */
+/**
+ * Indonesian (Bahasa Indonesia), addressing the reader as "Anda".
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const id: Catalog = {
   // The form page
   'page.title_error': 'Kesalahan: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Italian (italiano), addressing the reader as "tu", as Italy's public digital services do. */
+/**
+ * Italian (italiano), addressing the reader as "tu", as Italy's public digital services do.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const it: Catalog = {
   // The form page
   'page.title_error': 'Errore: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Japanese (日本語), polite です/ます form. */
+/**
+ * Japanese (日本語), polite です/ます form.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const ja: Catalog = {
   // The form page
   'page.title_error': 'エラー：{title}',

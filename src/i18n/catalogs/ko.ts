@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Korean (한국어), polite 합니다/해 주세요 form. */
+/**
+ * Korean (한국어), polite 합니다/해 주세요 form.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const ko: Catalog = {
   // The form page
   'page.title_error': '오류: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Norwegian Bokmål (norsk bokmål), addressing the reader as "du". */
+/**
+ * Norwegian Bokmål (norsk bokmål), addressing the reader as "du".
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const nb: Catalog = {
   // The form page
   'page.title_error': 'Feil: {title}',

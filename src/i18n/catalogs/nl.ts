@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Dutch (Nederlands), addressing the reader as "u", as Dutch government forms do. */
+/**
+ * Dutch (Nederlands), addressing the reader as "u", as Dutch government forms do.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const nl: Catalog = {
   // The form page
   'page.title_error': 'Fout: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Polish (polski), addressing the reader with plain imperatives, as gov.pl does, and no gendered forms. */
+/**
+ * Polish (polski), addressing the reader with plain imperatives, as gov.pl does, and no gendered forms.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const pl: Catalog = {
   // The form page
   'page.title_error': 'Błąd: {title}',

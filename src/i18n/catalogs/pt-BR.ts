@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Portuguese, Brazilian (português do Brasil). */
+/**
+ * Portuguese, Brazilian (português do Brasil).
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const ptBR: Catalog = {
   // The form page
   'page.title_error': 'Erro: {title}',

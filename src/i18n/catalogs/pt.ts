@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Portuguese, European (português de Portugal). */
+/**
+ * Portuguese, European (português de Portugal).
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const pt: Catalog = {
   // The form page
   'page.title_error': 'Erro: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Turkish (Türkçe). */
+/**
+ * Turkish (Türkçe).
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const tr: Catalog = {
   // The form page
   'page.title_error': 'Hata: {title}',

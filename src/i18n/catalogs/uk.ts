@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Ukrainian (українська), addressing the reader as "ви". */
+/**
+ * Ukrainian (українська), addressing the reader as "ви".
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const uk: Catalog = {
   // The form page
   'page.title_error': 'Помилка: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Vietnamese (Tiếng Việt), addressing the reader as "bạn". */
+/**
+ * Vietnamese (Tiếng Việt), addressing the reader as "bạn".
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const vi: Catalog = {
   // The form page
   'page.title_error': 'Lỗi: {title}',

@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Simplified Chinese (简体中文, mainland usage), addressing the reader as 您. */
+/**
+ * Simplified Chinese (简体中文, mainland usage), addressing the reader as 您.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const zhHans: Catalog = {
   // The form page
   'page.title_error': '错误：{title}',

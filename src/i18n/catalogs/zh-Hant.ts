@@ -1,6 +1,9 @@
-import type { Catalog } from '../index.ts'
+import type { Catalog } from '../catalog.ts'
 
-/** Traditional Chinese (繁體中文, Taiwan usage), addressing the reader as 您. */
+/**
+ * Traditional Chinese (繁體中文, Taiwan usage), addressing the reader as 您.
+ * @public loaded by catalogs/index.ts with `require`, which knip does not follow
+ */
 export const zhHant: Catalog = {
   // The form page
   'page.title_error': '錯誤：{title}',

@@ -65,6 +65,9 @@ const batchRefusal = (messages: number, perMinute: number) =>
     ? `Rate limit exceeded: a batch of ${messages} MCP messages counts as ${messages} requests, more than this API key may make in a minute (${perMinute}); send smaller batches`
     : `Rate limit exceeded: a batch of ${messages} MCP messages counts as ${messages} requests, more than this API key has left; retry later or send fewer`
 
+/** The SDK's side of /mcp, imported by the first MCP request and kept: a start and the API never load it. */
+let mcpServer: Promise<typeof import('./server.ts')> | undefined
+
 /**
  * MCP over Streamable HTTP at /mcp, stateless: every POST is answered on its
  * own (no session), authenticated with the same bearer keys as the API. The
@@ -97,7 +100,7 @@ export function mcpRoutes(
     // The POST counted as one request; every further message of a batch counts as one more, before any of them runs.
     const messages = Array.isArray(message) ? message.length : 1
     if (messages > 1) takeRequests(limiter, principal, messages - 1, batchRefusal(messages, limiter.perMinute))
-    const { handleMcpRequest } = await import('./server.ts')
+    const { handleMcpRequest } = await (mcpServer ??= import('./server.ts'))
     // The transport reads the message handed to it, not this request's body (read already).
     const forTransport = new Request(request.url, { method: 'POST', headers: request.headers })
     return handleMcpRequest(forTransport, serviceBackend(principal, forms, responses, events), message)
