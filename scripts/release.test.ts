@@ -10,9 +10,9 @@
  * - SHA256SUMS lists exactly these five with the hashes computed here, and
  *   `sha256sum -c` agrees;
  * - the executable for this machine (linux-x64 here: the only one that runs)
- *   prints the version for --version, and `serve --port 0` in a fresh empty
- *   directory prints its listening line and a new API key, answers /healthz
- *   and exits 0 on SIGTERM. On 127.0.0.1 only.
+ *   prints the version and the commit it was built from for --version, and
+ *   `serve --port 0` in a fresh empty directory prints its listening line and
+ *   a new API key, answers /healthz and exits 0 on SIGTERM. On 127.0.0.1 only.
  *
  * It lives outside bunfig.toml's test root (./test), so `bun test` and .ci/run
  * never pick it up: they do not cross-compile.
@@ -299,7 +299,7 @@ describe(`the executable for this machine (${runnable?.name ?? `none for ${proce
     return requireArtifact(runnable)
   }
 
-  test('--version prints the version from package.json', async () => {
+  test('--version prints the version from package.json and the commit the release was built from', async () => {
     const proc = Bun.spawn([artifactPath(), '--version'], {
       cwd: freshDir(),
       env: cleanEnv(),
@@ -312,7 +312,10 @@ describe(`the executable for this machine (${runnable?.name ?? `none for ${proce
       new Response(proc.stderr).text(),
       proc.exited,
     ])
-    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' })
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    const git = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT, stderr: 'ignore' })
+    const commit = git.exitCode === 0 ? git.stdout.toString().trim() : 'unknown'
+    expect(stdout.split('\n').slice(0, 2)).toEqual([`intake ${VERSION}`, `commit: ${commit}`])
   }, 30_000)
 
   test('serve --port 0 in a fresh empty directory: listening line, API key, GET /healthz, exit 0 on SIGTERM', async () => {

@@ -16,7 +16,8 @@
  * mistake) and exits 1.
  *
  * Each target is `bun build` with the flags of package.json's "build" script
- * and `--target=bun-<os>-<arch>`; Bun fetches the target's runtime from the npm
+ * and `--target=bun-<os>-<arch>`, and carries the commit it was built from
+ * (`intake --version`); Bun fetches the target's runtime from the npm
  * registry the first time. Checked by `bun run release:test`
  * (scripts/release.test.ts), which `bun test` and .ci/run leave out.
  */
@@ -38,7 +39,9 @@ const BUILD_FLAGS = [
   '--no-compile-autoload-dotenv',
   '--no-compile-autoload-bunfig',
 ]
-const BUILD_SCRIPT = `bun build --compile --target=bun ${BUILD_FLAGS.join(' ')} ${ENTRY} --outfile dist/intake`
+/** src/version.ts's COMMIT, as the "build" script's shell computes it; releaseCommit() below is the same for each target. */
+const COMMIT_DEFINE = `--define INTAKE_BUILD_COMMIT=\\"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\\"`
+const BUILD_SCRIPT = `bun build --compile --target=bun ${BUILD_FLAGS.join(' ')} ${COMMIT_DEFINE} ${ENTRY} --outfile dist/intake`
 
 interface Target {
   os: 'linux' | 'darwin' | 'windows'
@@ -80,8 +83,24 @@ function fail(message: string): never {
   process.exit(1)
 }
 
+/** The short hash of the checkout's HEAD, or "unknown", as the "build" script's `git rev-parse` gives it. */
+function releaseCommit(): string {
+  try {
+    const git = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], {
+      cwd: PROJECT_ROOT,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'ignore',
+    })
+    const hash = git.stdout.toString().trim()
+    return git.exitCode === 0 && hash !== '' ? hash : 'unknown'
+  } catch {
+    return 'unknown'
+  }
+}
+
 /** The `bun build` command line for one target. */
-function buildCommand(target: Target, outfile: string): string[] {
+function buildCommand(target: Target, outfile: string, commit: string): string[] {
   const flags = target.bytecode ? BUILD_FLAGS : BUILD_FLAGS.filter((flag) => flag !== '--bytecode')
   return [
     process.execPath,
@@ -89,6 +108,8 @@ function buildCommand(target: Target, outfile: string): string[] {
     '--compile',
     `--target=bun-${target.os}-${target.arch}`,
     ...flags,
+    '--define',
+    `INTAKE_BUILD_COMMIT=${JSON.stringify(commit)}`,
     ENTRY,
     '--outfile',
     outfile,
@@ -121,18 +142,19 @@ async function release() {
         `Update BUILD_FLAGS (and ENTRY) in scripts/release.ts to match, so releases are built like dist/intake.`,
     )
   }
+  const commit = releaseCommit()
 
   // Stale files of earlier releases (another version's names, an old SHA256SUMS) go first.
   emptyReleaseDir()
   console.log(
-    `intake ${VERSION}: building ${TARGETS.length} targets into ${relative(PROJECT_ROOT, RELEASE_DIR)}/ with bun ${Bun.version}`,
+    `intake ${VERSION} (commit ${commit}): building ${TARGETS.length} targets into ${relative(PROJECT_ROOT, RELEASE_DIR)}/ with bun ${Bun.version}`,
   )
 
   const built: Array<{ name: string; size: number; sha256: string }> = []
   for (const target of TARGETS) {
     const name = artifactName(target)
     const outfile = join(RELEASE_DIR, name)
-    const command = buildCommand(target, outfile)
+    const command = buildCommand(target, outfile, commit)
     const startedAt = performance.now()
     const proc = Bun.spawn(command, { cwd: PROJECT_ROOT, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
     const [stdout, stderr, code] = await Promise.all([

@@ -4,7 +4,6 @@ import { DatabaseOpenError, DatabaseUnreachable } from '../db/driver.ts'
 import { HttpError } from '../lib/errors.ts'
 import { printError } from '../lib/log.ts'
 import { FirstKeyNotShown, ListenError } from '../server.ts'
-import { VERSION } from '../version.ts'
 import { backupCommand } from './backup.ts'
 import { type Command, UsageError } from './command.ts'
 import { copyCommand } from './copy.ts'
@@ -13,6 +12,7 @@ import { keysCommand } from './keys.ts'
 import { mcpCommand } from './mcp.ts'
 import { migrateCommand } from './migrate.ts'
 import { serveCommand } from './serve.ts'
+import { versionText } from './version.ts'
 
 /** Every command, in the order `intake --help` lists them; serve is the default. */
 const COMMANDS: readonly Command[] = [serveCommand, keysCommand, backupCommand, copyCommand, migrateCommand, mcpCommand]
@@ -57,7 +57,7 @@ async function run(argv: string[]): Promise<void> {
     if (!command) throw new UsageError(`Unknown command "${helpFor}" (see intake --help)`)
     return void process.stdout.write(commandHelp(command))
   }
-  if (values.version) return void console.log(VERSION)
+  if (values.version) return void process.stdout.write(await versionText())
   const flags: ConfigFlags = Object.fromEntries(
     SETTING_FLAGS.map((flag) => [flag, (values as Record<string, unknown>)[flag] as string | undefined]),
   )

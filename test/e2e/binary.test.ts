@@ -26,16 +26,8 @@ const STEP_TIMEOUT = 30_000
 const intake = useBuiltBinary('intake-e2e-')
 const tempDir = () => intake.tempDir()
 
-describe('intake --version / --help', () => {
-  test('--version prints the package.json version and exits 0', async () => {
-    const cwd = tempDir()
-    const result = await runIntake(intake.path, ['--version'], { cwd })
-    expect(result.code).toBe(0)
-    expect(result.stdout.trim()).toBe(packageJson.version)
-    expect(result.stderr).toBe('')
-    expect(readdirSync(cwd)).toEqual([])
-  })
-
+// --version: test/e2e/version.test.ts.
+describe('intake --help', () => {
   test('--help exits 0 and lists serve, keys and backup', async () => {
     const cwd = tempDir()
     const result = await runIntake(intake.path, ['--help'], { cwd })
