@@ -13,6 +13,7 @@ const ROOT = resolve(import.meta.dir, '..')
 const PAGES = [
   'README.md',
   'SECURITY.md',
+  'CHANGELOG.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => join('docs', name)),
