@@ -10,10 +10,12 @@
  *   dist/release/intake-<version>-windows-x64.exe
  *   dist/release/SHA256SUMS        (`cd dist/release && sha256sum -c SHA256SUMS`)
  *
- * The version is package.json's. The folder is emptied first, so it only ever
- * holds one release; when a target fails to compile the script prints what the
- * compiler said, empties the folder again (no half release to upload by
- * mistake) and exits 1.
+ * The version is package.json's, and CHANGELOG.md must describe it: a
+ * `## [<version>] - YYYY-MM-DD` section (scripts/changelog.ts), else the script
+ * says so in one line and exits 1 before building anything. The folder is
+ * emptied first, so it only ever holds one release; when a target fails to
+ * compile the script prints what the compiler said, empties the folder again
+ * (no half release to upload by mistake) and exits 1.
  *
  * Each target is `bun build` with the flags of package.json's "build" script
  * and `--target=bun-<os>-<arch>`, and carries the commit it was built from
@@ -21,13 +23,15 @@
  * registry the first time. Checked by `bun run release:test`
  * (scripts/release.test.ts), which `bun test` and .ci/run leave out.
  */
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import packageJson from '../package.json' with { type: 'json' }
+import { changelogProblem } from './changelog.ts'
 
 const PROJECT_ROOT = resolve(import.meta.dir, '..')
 const RELEASE_DIR = join(PROJECT_ROOT, 'dist', 'release')
 const SUMS_FILE = 'SHA256SUMS'
+const CHANGELOG = join(PROJECT_ROOT, 'CHANGELOG.md')
 
 const ENTRY = 'src/main.ts'
 /** The flags of the "build" script besides --target and --outfile (checked below: the two must not drift apart). */
@@ -142,6 +146,9 @@ async function release() {
         `Update BUILD_FLAGS (and ENTRY) in scripts/release.ts to match, so releases are built like dist/intake.`,
     )
   }
+  if (!existsSync(CHANGELOG)) fail('there is no CHANGELOG.md to say what this release changes')
+  const undescribed = changelogProblem(readFileSync(CHANGELOG, 'utf8'), VERSION)
+  if (undescribed !== undefined) fail(`${undescribed}; nothing was built`)
   const commit = releaseCommit()
 
   // Stale files of earlier releases (another version's names, an old SHA256SUMS) go first.
