@@ -108,6 +108,8 @@ export function createIntake(options: IntakeOptions) {
   const events = createEventService(store, signals, bodies, auth)
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks, events }
+  // From the start of a stop (server.ts): /healthz says so, and no connection is kept for another request.
+  let draining = false
   const app = createApp({
     config,
     clock,
@@ -117,12 +119,13 @@ export function createIntake(options: IntakeOptions) {
     bodies,
     fileStorage,
     renderedPages,
-    healthCheck: store,
+    healthCheck: { ping: () => store.ping(), draining: () => draining },
   })
-  const logged = withAccessLog(
-    async (request) => closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl())),
-    logger,
-  )
+  const logged = withAccessLog(async (request) => {
+    const response = closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl()))
+    if (draining) response.headers.set('connection', 'close')
+    return response
+  }, logger)
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
   // The work that runs beside requests: webhooks, expiry, and removing files no answer holds.
@@ -140,7 +143,16 @@ export function createIntake(options: IntakeOptions) {
       return deliveryWorker.inFlight
     },
   }
-  return { app, handle, background: backgroundWork, signals }
+  return {
+    app,
+    handle,
+    background: backgroundWork,
+    signals,
+    /** The stop's first step: /healthz answers 503 draining, every response closes its connection. */
+    startDraining() {
+      draining = true
+    },
+  }
 }
 
 export type Intake = ReturnType<typeof createIntake>
@@ -161,7 +173,7 @@ interface AppParts {
   bodies: BodyReader
   fileStorage: FileStorage
   renderedPages: RenderedPages
-  healthCheck: Pick<Store, 'ping'>
+  healthCheck: { ping(): Promise<unknown>; draining(): boolean }
 }
 
 /** The HTTP application: routes over the services, one error handler, security headers, the access log. */
@@ -226,7 +238,12 @@ function createApp({
     })
     .get(
       '/healthz',
-      async () => {
+      async ({ set }) => {
+        // Before the database: a stopping server is leaving the rotation whatever the database says.
+        if (healthCheck.draining()) {
+          set.status = 503
+          return { status: 'draining' }
+        }
         await healthCheck.ping()
         return { status: 'ok' }
       },
@@ -235,8 +252,12 @@ function createApp({
           tag: 'Operations',
           auth: false,
           summary: 'Health check',
-          description: 'Answers 200 when the database answers, 503 while it does not.',
-          responses: { 200: Type.Object({ status: Type.Literal('ok') }) },
+          description:
+            'Answers 200 when the database answers, 503 while it does not, and 503 `{"status":"draining"}` from the moment the server is told to stop (SIGTERM) until it exits: a load balancer that probes it takes it out while it still answers.',
+          responses: {
+            200: Type.Object({ status: Type.Literal('ok') }),
+            503: Type.Object({ status: Type.Literal('draining') }, { title: 'Stopping: take it out of rotation' }),
+          },
         }),
       },
     )

@@ -116,6 +116,13 @@ export const SETTINGS = {
     shown: 'false',
     read: (text, name) => boolean(name, text, false),
   },
+  /** How long a stop keeps serving, /healthz answering 503, so load balancers move away before the listener closes. */
+  drainMs: {
+    variable: 'SERVICE_DRAIN_SECONDS',
+    help: 'seconds a stop keeps serving while /healthz says draining, 0 = none',
+    shown: '5',
+    read: (text, name) => Math.round(seconds(name, text, 5, { zeroAllowed: true }) * 1000),
+  },
   /** Request body bytes one process holds at once, all requests together. */
   uploadBudgetBytes: {
     variable: 'SERVICE_UPLOAD_BUDGET',
@@ -168,11 +175,13 @@ function integer(name: string, value: string | undefined, fallback: number, min:
   return Number(value)
 }
 
-function seconds(name: string, value: string | undefined, fallback: number): number {
+function seconds(name: string, value: string | undefined, fallback: number, { zeroAllowed = false } = {}): number {
   if (value === undefined) return fallback
   const n = Number(value)
-  if (!/^\d+(\.\d+)?$/.test(value) || n <= 0 || n > 600) {
-    throw new ConfigError(`${name} must be a number of seconds above 0 and at most 600, got "${value}"`)
+  if (!/^\d+(\.\d+)?$/.test(value) || (zeroAllowed ? n < 0 : n <= 0) || n > 600) {
+    throw new ConfigError(
+      `${name} must be a number of seconds ${zeroAllowed ? 'from 0 to 600' : 'above 0 and at most 600'}, got "${value}"`,
+    )
   }
   return n
 }

@@ -39,7 +39,7 @@ export async function startServer(
   })
 
   let port = config.port
-  const { app, handle, background, signals } = createIntake({
+  const { app, handle, background, signals, startDraining } = createIntake({
     config,
     store,
     logger,
@@ -114,9 +114,22 @@ export async function startServer(
   background.start()
 
   let stopping: Promise<void> | undefined
+  /** Ends the drain now; set while it runs. */
+  let endDrain: (() => void) | undefined
   const stop = () =>
     (stopping ??= (async () => {
-      // Long-polls answer now with what they have; requests in flight finish; attempts in flight
+      // First the drain: everything is still served, but /healthz says draining and connections
+      // close after each response, so load balancers move away before the listener goes.
+      startDraining()
+      await new Promise<void>((resolve) => {
+        const drained = setTimeout(() => endDrain?.(), config.drainMs)
+        endDrain = () => {
+          clearTimeout(drained)
+          endDrain = undefined
+          resolve()
+        }
+      })
+      // Then long-polls answer now with what they have; requests in flight finish; attempts in flight
       // finish (each bounded by the webhook timeout); then the database closes.
       const force = setTimeout(() => server.stop(true), SHUTDOWN_GRACE_MS)
       const serverStopped = server.stop(false)
@@ -127,8 +140,13 @@ export async function startServer(
     })())
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, async () => {
-      logger.info('shutting down', { signal })
+    process.on(signal, async () => {
+      // A second signal (Ctrl-C again, an impatient supervisor) cuts the drain short; the rest of the stop goes on.
+      if (stopping) {
+        if (endDrain) logger.info('drain cut short', { signal })
+        return endDrain?.()
+      }
+      logger.info('shutting down', { signal, drain_seconds: config.drainMs / 1000 })
       await stop()
       process.exit(0)
     })

@@ -1,4 +1,4 @@
-/** The settings that replace waits: the webhook retry schedule and the database connect timeout (src/config.ts). */
+/** The settings that replace waits: the webhook retry schedule, the database connect timeout and the drain (src/config.ts). */
 import { describe, expect, test } from 'bun:test'
 import { ConfigError, loadConfig } from '../src/config.ts'
 
@@ -38,6 +38,21 @@ describe('SERVICE_DATABASE_CONNECT_TIMEOUT', () => {
     for (const bad of ['0', '601', 'soon'])
       expect(() => loadConfig({ SERVICE_DATABASE_CONNECT_TIMEOUT: bad })).toThrow(
         /SERVICE_DATABASE_CONNECT_TIMEOUT must be a number of seconds/,
+      )
+  })
+})
+
+describe('SERVICE_DRAIN_SECONDS', () => {
+  test('5 s by default; seconds, fractions allowed, 0 for none', () => {
+    expect(loadConfig({}).drainMs).toBe(5_000)
+    expect(loadConfig({ SERVICE_DRAIN_SECONDS: '0.5' }).drainMs).toBe(500)
+    expect(loadConfig({ SERVICE_DRAIN_SECONDS: '0' }).drainMs).toBe(0)
+  })
+
+  test('refused unless from 0 to 600', () => {
+    for (const bad of ['-1', '601', 'soon'])
+      expect(() => loadConfig({ SERVICE_DRAIN_SECONDS: bad })).toThrow(
+        /SERVICE_DRAIN_SECONDS must be a number of seconds from 0 to 600/,
       )
   })
 })

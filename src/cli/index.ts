@@ -7,6 +7,7 @@ import { FirstKeyNotShown, ListenError } from '../server.ts'
 import { backupCommand } from './backup.ts'
 import { type Command, UsageError } from './command.ts'
 import { copyCommand } from './copy.ts'
+import { healthcheckCommand } from './healthcheck.ts'
 import { commandHelp, generalHelp } from './help.ts'
 import { keysCommand } from './keys.ts'
 import { mcpCommand } from './mcp.ts'
@@ -15,7 +16,15 @@ import { serveCommand } from './serve.ts'
 import { versionText } from './version.ts'
 
 /** Every command, in the order `intake --help` lists them; serve is the default. */
-const COMMANDS: readonly Command[] = [serveCommand, keysCommand, backupCommand, copyCommand, migrateCommand, mcpCommand]
+const COMMANDS: readonly Command[] = [
+  serveCommand,
+  keysCommand,
+  backupCommand,
+  copyCommand,
+  migrateCommand,
+  mcpCommand,
+  healthcheckCommand,
+]
 
 /** Every flag is a setting's (from config.ts's table) or one command's own option. */
 const OPTIONS = {

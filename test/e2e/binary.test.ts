@@ -44,7 +44,7 @@ describe('intake --help', () => {
 })
 
 describe("each command's --help", () => {
-  const COMMANDS = ['serve', 'keys', 'backup', 'copy', 'migrate', 'mcp']
+  const COMMANDS = ['serve', 'keys', 'backup', 'copy', 'migrate', 'mcp', 'healthcheck']
 
   for (const command of COMMANDS) {
     test(`intake ${command} --help and intake help ${command}: the same text, with its usage and examples, exit 0`, async () => {

@@ -90,13 +90,16 @@ function builtBinary(): Promise<string> {
 
 /**
  * The environment a child gets: ours without any SERVICE_* setting (so the
- * machine running the tests cannot change what is tested), plus `extra`.
+ * machine running the tests cannot change what is tested), no drain (a stop
+ * closes at once, as tests of what a stop does expect; the drain's own tests
+ * set it), plus `extra`.
  */
 export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !name.startsWith('SERVICE_')) env[name] = value
   }
+  env.SERVICE_DRAIN_SECONDS = '0'
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name]
     else env[name] = value

@@ -157,7 +157,7 @@ export interface IntakeOptions {
 
 export type Child = ReturnType<typeof spawnIntake>
 
-/** This process's environment without any SERVICE_* setting, both rate limits off, then `env` on top. */
+/** This process's environment without any SERVICE_* setting, both rate limits off, no drain, then `env` on top. */
 export function intakeEnv(env: Record<string, string> = {}): Record<string, string> {
   const childEnv: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
@@ -166,6 +166,7 @@ export function intakeEnv(env: Record<string, string> = {}): Record<string, stri
   }
   childEnv.SERVICE_RATE_LIMIT = '0'
   childEnv.SERVICE_PUBLIC_RATE_LIMIT = '0'
+  childEnv.SERVICE_DRAIN_SECONDS = '0'
   return Object.assign(childEnv, env)
 }
 

@@ -1,35 +1,31 @@
 /**
- * Two intake instances (from source) on one PostgreSQL database behind
- * Debian's nginx, configured from docs/running.md as written (its
- * site with docs/instances.md's upstream for several instances; test/e2e/nginx.ts
- * changes only the ports and paths the test owns), under a steady load of
- * creates, API reads, page reads and answers through nginx:
- *
- * - restarted one at a time the way docs/instances.md says (each taken out of
- *   nginx, restarted, answering /healthz, then the next): every request is
- *   answered below 500 and nothing acknowledged is lost;
- * - restarted one right after the other without being taken out (issue 25:
- *   nginx's default max_fails made that 502 for 123 of 300 requests): every
- *   read is answered below 500, and a write is acknowledged or, answered
- *   502, was never carried out.
+ * Two intake instances (from source, with the default drain) on one
+ * PostgreSQL database behind Debian's nginx, configured with the site of
+ * docs/operating.md as written (test/e2e/nginx.ts changes only the ports and
+ * paths the test owns), under a steady load of creates, API reads, page
+ * reads, answers and long-polls through nginx, restarted one at a time by
+ * the rolling-restart recipe of docs/operating.md run as written: its
+ * `systemctl restart` stops the instance with SIGTERM, checks it exits 0 and
+ * starts it again; its `intake healthcheck` is the real command. No request
+ * fails: every one is answered with its normal status, and nothing
+ * acknowledged is lost.
  *
  * Everything listens on 127.0.0.1.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { operatingBlock } from '../doc-blocks.ts'
 import { freshPostgresDatabase } from '../postgres.ts'
 import { NGINX, POSTGRES, skipWithout, TEST_DATABASE_URL } from '../prerequisites.ts'
-import { killAllChildren, type RunningIntake } from './binary.ts'
+import { childEnv, killAllChildren, PROJECT_ROOT, type RunningIntake } from './binary.ts'
 import { until } from './instances.ts'
 import {
-  failedWritesDone,
   findLostBehindNginx,
   freePort,
   guideSite,
   type RunningNginx,
-  type SiteOptions,
   selfSignedCertificate,
   startNginx,
   startProxiedLoad,
@@ -38,18 +34,24 @@ import {
 
 const skip = skipWithout(POSTGRES) || skipWithout(NGINX)
 
-/** docs/instances.md: after each reload of nginx, wait 2 s. */
-const AFTER_RELOAD_MS = 2_000
+/** What each kind of request of the load answers when nothing fails. */
+const NORMAL_STATUS = { create: '201', get: '200', page: '200', answer: '201', wait: '200' }
 
-describe.skipIf(skip)('two instances behind nginx, configured as docs/running.md and docs/instances.md say', () => {
+describe.skipIf(skip)('two draining instances behind nginx, configured as docs/operating.md says', () => {
   let dir = ''
   let database: { url: string; drop(): Promise<void> } | undefined
   let ports: number[] = []
   let instances: RunningIntake[] = []
   let key = ''
   let nginx: RunningNginx | undefined
-  let site: SiteOptions
   let ca = ''
+  /** Stands in for systemd: `systemctl restart intake@PORT` of the recipe comes here. */
+  let systemd: ReturnType<typeof Bun.serve> | undefined
+  const stops: Array<{ port: number; exitCode: number | null }> = []
+
+  /** The product's own drain (SERVICE_DRAIN_SECONDS unset): what the site's keepalive_timeout is chosen for. */
+  const start = (port: number) =>
+    startSourceInstance({ databaseUrl: database!.url, cwd: dir, port, env: { SERVICE_DRAIN_SECONDS: undefined } })
 
   beforeAll(async () => {
     if (skip) return
@@ -57,13 +59,13 @@ describe.skipIf(skip)('two instances behind nginx, configured as docs/running.md
     database = await freshPostgresDatabase(TEST_DATABASE_URL, { migrated: false })
     ports = [await freePort(), await freePort()]
     // The first alone: it makes the schema and prints the key.
-    instances = [await startSourceInstance({ databaseUrl: database.url, cwd: dir, port: ports[0]! })]
+    instances = [await start(ports[0]!)]
     key = instances[0]!.apiKey ?? ''
     if (!key) throw new Error(`the first instance printed no key\n${instances[0]!.stdout()}`)
-    instances.push(await startSourceInstance({ databaseUrl: database.url, cwd: dir, port: ports[1]! }))
+    instances.push(await start(ports[1]!))
     const certificate = selfSignedCertificate(dir)
     ca = certificate.pem
-    site = {
+    const site = {
       instancePorts: ports,
       httpsPort: await freePort(),
       httpPort: await freePort(),
@@ -72,71 +74,80 @@ describe.skipIf(skip)('two instances behind nginx, configured as docs/running.md
       accessLog: join(dir, 'intake.access.log'),
     }
     nginx = await startNginx(dir, guideSite(site), site.httpsPort)
+    systemd = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      // A restart takes the drain and a start: longer than Bun's default 10 s would wait without a byte.
+      idleTimeout: 60,
+      fetch: async (request) => {
+        const port = Number(/^\/restart\/intake@(\d+)$/.exec(new URL(request.url).pathname)?.[1])
+        const i = ports.indexOf(port)
+        if (i < 0) return new Response(`no unit for ${request.url}\n`, { status: 404 })
+        // As systemd: SIGTERM, wait for the exit, start again (Type=exec: once it runs; ours once it listens).
+        stops.push({ port, exitCode: await instances[i]!.stop('SIGTERM', 30_000) })
+        instances[i] = await start(port)
+        return new Response('')
+      },
+    })
   }, 60_000)
 
   afterAll(async () => {
+    await systemd?.stop(true)
     await nginx?.stop()
     await killAllChildren()
     await database?.drop().catch(() => {})
     if (dir) rmSync(dir, { recursive: true, force: true })
   }, 30_000)
 
-  /** Stops instance `i` (SIGTERM, as systemd does) and starts it again on its port; resolves once it answers /healthz 200. */
-  async function restart(i: number) {
-    expect(await instances[i]!.stop('SIGTERM', 30_000)).toBe(0)
-    instances[i] = await startSourceInstance({ databaseUrl: database!.url, cwd: dir, port: ports[i]! })
+  /** The recipe as written, its ports the test's, with `sudo`, `systemctl` and `intake` on PATH as stand-ins. */
+  function runRecipe() {
+    const bin = join(dir, 'bin')
+    mkdirSync(bin, { recursive: true })
+    const stub = (name: string, body: string) => writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 })
+    stub('sudo', 'exec "$@"')
+    stub(
+      'systemctl',
+      // Asks the test's stand-in for systemd, and fails as systemctl does when the restart did.
+      `[ "$1" = restart ] || exit 2\nexec '${process.execPath}' -e 'const r = await fetch(process.argv[1], { method: "POST" }); if (!r.ok) { console.error(await r.text()); process.exit(1) }' "http://127.0.0.1:${systemd!.port}/restart/$2"`,
+    )
+    stub('intake', `exec '${process.execPath}' '${join(PROJECT_ROOT, 'src', 'main.ts')}' "$@"`)
+    const recipe = operatingBlock('rolling-restart')
+    if (!recipe.includes('for port in 8080 8081;')) throw new Error(`the rolling-restart recipe changed:\n${recipe}`)
+    const script = join(dir, 'rolling-restart.sh')
+    writeFileSync(script, recipe.replace('for port in 8080 8081;', `for port in ${ports.join(' ')};`))
+    const proc = Bun.spawn(['sh', script], {
+      env: childEnv({ PATH: `${bin}:${process.env.PATH}` }),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    return Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
   }
 
-  function load() {
-    return startProxiedLoad({ url: nginx!.url, ca, key, workers: 4 })
-  }
-
-  test('restarted one at a time as docs/instances.md says: every request answered below 500, nothing acknowledged lost', async () => {
-    const running = load()
+  test('a rolling restart under load, as docs/operating.md says: every instance exits 0, no request fails, nothing is lost', async () => {
+    const running = startProxiedLoad({ url: nginx!.url, ca, key, workers: 4, waiters: 2 })
     try {
       await until(() => running.ledger.answers.length >= 10, 20_000, 'the load to get going')
       for (let round = 0; round < 2; round++) {
-        for (let i = 0; i < instances.length; i++) {
-          // 1. Mark it, and no other, down; reload nginx; wait 2 s.
-          nginx!.reload(guideSite({ ...site, down: [ports[i]!] }))
-          await Bun.sleep(AFTER_RELOAD_MS)
-          // 2. Restart it; wait until it answers /healthz.
-          await restart(i)
-        }
-        // After the last: no instance down; reload.
-        nginx!.reload(guideSite(site))
-        await Bun.sleep(AFTER_RELOAD_MS)
+        const [code, stdout, stderr] = await runRecipe()
+        expect({ code, stdout, stderr }).toMatchObject({ code: 0 })
+        expect(stdout).toContain('200 {"status":"ok"}')
       }
+      const answersBefore = running.ledger.answers.length
+      await until(() => running.ledger.answers.length >= answersBefore + 10, 20_000, 'answers after the restarts')
     } finally {
       await running.stop()
     }
     const { ledger } = running
     console.log(`rolling restart behind nginx: ${JSON.stringify(ledger.statuses)}`)
+    expect(stops).toEqual([...ports, ...ports].map((port) => ({ port, exitCode: 0 })))
     expect(ledger.failures).toEqual([])
-    expect(ledger.answers.length).toBeGreaterThan(10)
+    const kinds = Object.fromEntries(
+      Object.entries(ledger.statuses).map(([what, counts]) => [what, Object.keys(counts)]),
+    )
+    expect(kinds).toEqual(Object.fromEntries(Object.entries(NORMAL_STATUS).map(([what, status]) => [what, [status]])))
     expect(await findLostBehindNginx(instances[0]!.url, key, ledger)).toEqual([])
-  }, 90_000)
-
-  test('restarted one right after the other without being taken out: every read answered below 500, a write acknowledged or not carried out', async () => {
-    const running = load()
-    try {
-      await until(() => running.ledger.answers.length >= 10, 20_000, 'the load to get going')
-      const answersBefore = running.ledger.answers.length
-      // As `systemctl restart` of each in turn (the next once the first answers /healthz), twice.
-      for (let round = 0; round < 2; round++) for (let i = 0; i < instances.length; i++) await restart(i)
-      // The load goes on until both have been answering for a while.
-      await until(() => running.ledger.answers.length >= answersBefore + 20, 20_000, 'answers after the restarts')
-    } finally {
-      await running.stop()
-    }
-    const { ledger } = running
-    console.log(`restarts without taking out: ${JSON.stringify(ledger.statuses)}`)
-    const reads = ledger.failures.filter((failure) => failure.what === 'get' || failure.what === 'page')
-    expect(reads).toEqual([])
-    // A write that failed was answered 502 by nginx (never no answer at all), and was not carried out.
-    const writes = ledger.failures.filter((failure) => failure.what === 'create' || failure.what === 'answer')
-    expect(writes.filter((failure) => failure.status !== 502)).toEqual([])
-    expect(await failedWritesDone({ url: nginx!.url, ca, instanceUrl: instances[0]!.url, key }, writes)).toEqual([])
-    expect(await findLostBehindNginx(instances[0]!.url, key, ledger)).toEqual([])
-  }, 90_000)
+    // Connections cut under a request nginx could send again (a GET) fail nothing, but say the drain missed one.
+    const cut = nginx!.errorLog().match(/.*(upstream prematurely closed|reset by peer).*/g) ?? []
+    console.log(`connections cut under a request: ${cut.length}${cut.length ? `\n${cut.join('\n')}` : ''}`)
+  }, 120_000)
 })

@@ -1,21 +1,19 @@
 /**
  * Debian's nginx in front of intake instances, configured from
- * docs/running.md and docs/instances.md as written: what test/e2e/nginx.test.ts needs.
+ * docs/operating.md as written: what test/e2e/nginx.test.ts needs.
  *
- * - `guideSite`: the site of docs/running.md (`nginx-site`), its upstream replaced
- *   by the one for several instances of docs/instances.md (`nginx-upstreams`), as
- *   the guide tells an operator to do. Only what the test owns is changed:
- *   the instances' ports, the listening addresses (127.0.0.1 and ports of
- *   its own; the IPv6 wildcard listens are left out), the certificate (a
- *   self-signed one made here) and the access log's path.
+ * - `guideSite`: the site of docs/operating.md (`nginx-site`, two instances).
+ *   Only what the test owns is changed: the instances' ports, the listening
+ *   addresses (127.0.0.1 and ports of its own; the IPv6 wildcard listens are
+ *   left out), the certificate (a self-signed one made here) and the access
+ *   log's path.
  * - `startNginx`: nginx as a child process of the test (`daemon off`, as the
  *   current user), its pid file, logs and temporary files in a folder of its own.
  * - `startSourceInstance`: an intake instance run from source on a port,
  *   for a restart on the same port.
  * - `startProxiedLoad`: clients creating, reading, opening and answering
- *   forms through nginx, with a ledger of every answer and failure;
- *   `findLostBehindNginx` and `failedWritesDone` read back what was
- *   acknowledged and whether a failed write was carried out.
+ *   forms, and clients long-polling, through nginx, with a ledger of every
+ *   answer and failure; `findLostBehindNginx` reads back what was acknowledged.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -37,7 +35,7 @@ function replaceIn(
   const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`)
   const found = text.match(global)?.length ?? 0
   if (found === 0 || (times !== undefined && found !== times)) {
-    throw new Error(`the nginx config of docs/running.md: expected ${times ?? 'some'} ${what}, found ${found}`)
+    throw new Error(`the nginx config of docs/operating.md: expected ${times ?? 'some'} ${what}, found ${found}`)
   }
   return text.replace(global, replacement as (match: string, ...groups: string[]) => string)
 }
@@ -51,19 +49,11 @@ export interface SiteOptions {
   certificate: string
   certificateKey: string
   accessLog: string
-  /** Instances taken out of the rotation, as docs/instances.md says: `down` added to their `server` line. */
-  down?: number[]
 }
 
-/** The site of docs/running.md with the upstream of docs/instances.md, changed only where the test owns a port or a path. */
+/** The site of docs/operating.md, changed only where the test owns a port or a path. */
 export function guideSite(options: SiteOptions): string {
-  let site = replaceIn(
-    operatingBlock('nginx-site'),
-    /^upstream intake \{\n[^}]*\}\n/m,
-    operatingBlock('nginx-upstreams'),
-    'upstream block',
-    1,
-  )
+  let site = operatingBlock('nginx-site')
   let n = 0
   site = replaceIn(
     site,
@@ -77,15 +67,6 @@ export function guideSite(options: SiteOptions): string {
     'upstream servers',
     options.instancePorts.length,
   )
-  for (const port of options.down ?? []) {
-    site = replaceIn(
-      site,
-      new RegExp(`^([ \\t]*server 127\\.0\\.0\\.1:${port}\\b[^;]*);`, 'm'),
-      (_, line: string) => `${line} down;`,
-      `server line of port ${port}`,
-      1,
-    )
-  }
   site = replaceIn(site, /^[ \t]*listen \[::\]:\d+[^;]*;\n/gm, '', 'IPv6 listens')
   site = replaceIn(
     site,
@@ -254,12 +235,12 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
   return { url: `https://127.0.0.1:${httpsPort}`, errorLog: readLog, reload, stop }
 }
 
-/** An intake instance from source (`bun src/main.ts serve`) on `port`, on PostgreSQL. */
+/** An intake instance from source (`bun src/main.ts serve`) on `port`, on PostgreSQL; an undefined setting is unset. */
 export function startSourceInstance(options: {
   databaseUrl: string
   cwd: string
   port: number
-  env?: Record<string, string>
+  env?: Record<string, string | undefined>
 }): Promise<RunningIntake> {
   return startIntake(process.execPath, {
     cwd: options.cwd,
@@ -277,7 +258,7 @@ export function startSourceInstance(options: {
 
 /** One request of the load that was not answered with a status below 500. */
 export interface Failure {
-  what: 'create' | 'get' | 'page' | 'answer'
+  what: 'create' | 'get' | 'page' | 'answer' | 'wait'
   /** The status nginx answered, or undefined when no answer came. */
   status?: number
   /** What came back: the status and the start of the body, or the error. */
@@ -321,12 +302,23 @@ async function throughNginx(
   return { status: res.status, headers: res.headers, body, text }
 }
 
+/** How long each long-poll of the load waits for an answer that never comes. */
+const LONG_POLL_SECONDS = 5
+
 /**
  * `workers` loops through nginx, each: create a form (with an
- * Idempotency-Key), read it through the API, open its page, answer it.
- * Every answer and every failure goes into the ledger.
+ * Idempotency-Key), read it through the API, open its page, answer it; and
+ * `waiters` loops, each: create a form and long-poll its responses (no one
+ * answers: the normal answer is 200 `[]`). Every answer and every failure
+ * goes into the ledger.
  */
-export function startProxiedLoad(options: { url: string; ca: string; key: string; workers?: number }) {
+export function startProxiedLoad(options: {
+  url: string
+  ca: string
+  key: string
+  workers?: number
+  waiters?: number
+}) {
   const ledger: ProxiedLedger = { statuses: {}, failures: [], creates: [], answers: [] }
   const auth = { authorization: `Bearer ${options.key}` }
   const send = async (
@@ -354,22 +346,26 @@ export function startProxiedLoad(options: { url: string; ca: string; key: string
     return undefined
   }
   let stopped = false
+  const create = async () => {
+    const idempotencyKey = crypto.randomUUID()
+    const created = await send(
+      'create',
+      '/api/v1/forms',
+      {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        body: JSON.stringify(PROXIED_FORM),
+      },
+      { idempotencyKey },
+    )
+    if (created?.status !== 201) return undefined
+    ledger.creates.push(created.body.id)
+    return created.body.id as string
+  }
   const worker = async (w: number) => {
     for (let n = 0; !stopped; n++) {
-      const idempotencyKey = crypto.randomUUID()
-      const created = await send(
-        'create',
-        '/api/v1/forms',
-        {
-          method: 'POST',
-          headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
-          body: JSON.stringify(PROXIED_FORM),
-        },
-        { idempotencyKey },
-      )
-      if (created?.status !== 201) continue
-      const formId: string = created.body.id
-      ledger.creates.push(formId)
+      const formId = await create()
+      if (!formId) continue
       await send('get', `/api/v1/forms/${formId}`, { headers: auth }, { formId })
       await send('page', `/f/${formId}`, {}, { formId })
       const answered = await send(
@@ -385,7 +381,24 @@ export function startProxiedLoad(options: { url: string; ca: string; key: string
       if (answered?.status === 201) ledger.answers.push({ formId, responseId: answered.body.id })
     }
   }
-  const running = Promise.all(Array.from({ length: options.workers ?? 4 }, (_, w) => worker(w)))
+  const waiter = async () => {
+    while (!stopped) {
+      const formId = await create()
+      if (!formId) continue
+      const waited = await send(
+        'wait',
+        `/api/v1/forms/${formId}/responses?wait=${LONG_POLL_SECONDS}`,
+        { headers: auth },
+        { formId },
+      )
+      if (waited && (waited.status !== 200 || waited.text !== '[]'))
+        ledger.failures.push({ what: 'wait', status: waited.status, outcome: waited.text.slice(0, 80), formId })
+    }
+  }
+  const running = Promise.all([
+    ...Array.from({ length: options.workers ?? 4 }, (_, w) => worker(w)),
+    ...Array.from({ length: options.waiters ?? 0 }, waiter),
+  ])
   return {
     ledger,
     /** Stops the workers after the requests they have in flight. */
@@ -394,39 +407,6 @@ export function startProxiedLoad(options: { url: string; ca: string; key: string
       await running
     },
   }
-}
-
-/**
- * Whether each failed write was carried out all the same, one line for each
- * that was: a create is sent again with its Idempotency-Key (a replay means
- * the first was made), an answer's form is read (a response means it was
- * recorded). Reads through `instanceUrl`, creates through nginx.
- */
-export async function failedWritesDone(
-  options: { url: string; ca: string; instanceUrl: string; key: string },
-  failures: Failure[],
-): Promise<string[]> {
-  const done: string[] = []
-  const auth = { authorization: `Bearer ${options.key}` }
-  for (const failure of failures) {
-    if (failure.what === 'create') {
-      const again = await throughNginx(options.url, options.ca, '/api/v1/forms', {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': failure.idempotencyKey! },
-        body: JSON.stringify(PROXIED_FORM),
-      })
-      if (again.status !== 201 || again.headers.get('idempotent-replayed') === 'true')
-        done.push(
-          `create (${failure.outcome}) was made: sent again, ${again.status} replayed=${again.headers.get('idempotent-replayed')}`,
-        )
-    } else if (failure.what === 'answer') {
-      const responses = (await (
-        await fetch(`${options.instanceUrl}/api/v1/forms/${failure.formId}/responses`, { headers: auth })
-      ).json()) as unknown[]
-      if (responses.length) done.push(`answer to ${failure.formId} (${failure.outcome}) was recorded`)
-    }
-  }
-  return done
 }
 
 /**
