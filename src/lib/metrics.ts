@@ -1,5 +1,5 @@
 import { Memoirist } from 'memoirist'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client'
 import { pathOf } from './http.ts'
 import { settledWithin } from './time.ts'
 
@@ -43,19 +43,7 @@ export function createMetrics(sources: MetricsSources) {
     if (!metric.name.startsWith('process_')) registry.removeSingleMetric(metric.name)
   const registers = [registry]
 
-  const requests = new Counter({
-    name: 'intake_http_requests_total',
-    help: 'HTTP requests answered, by route template, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers,
-  })
-  const durations = new Histogram({
-    name: 'intake_http_request_duration_seconds',
-    help: 'Seconds from a request until its response was ready (long-polls include their wait).',
-    labelNames: ['route', 'method'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers,
-  })
+  const requests = requestCounts(registers)
   const responses = new Counter({
     name: 'intake_responses_total',
     help: 'Answers recorded by this process.',
@@ -126,9 +114,7 @@ export function createMetrics(sources: MetricsSources) {
   return {
     /** Counts one answered request under its route template (never its path). */
     request(route: string, method: string, status: number, seconds: number) {
-      const knownMethod = KNOWN_METHODS.has(method) ? method : 'other'
-      requests.inc({ route, method: knownMethod, status })
-      durations.observe({ route, method: knownMethod }, seconds)
+      requests.count(route, KNOWN_METHODS.has(method) ? method : 'other', status, seconds)
     },
     responseRecorded() {
       responses.inc()
@@ -145,6 +131,83 @@ export function createMetrics(sources: MetricsSources) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
+
+type Nested<K, V> = Map<string, Map<K, V>>
+type MetricValue = { metricName?: string; labels: Record<string, string | number>; value: number }
+
+/** The map under `key` in `outer`, made when missing. */
+function inner<K, V>(outer: Nested<K, V>, key: string): Map<K, V> {
+  let map = outer.get(key)
+  if (map === undefined) outer.set(key, (map = new Map()))
+  return map
+}
+
+/**
+ * The two metrics every request moves, counted in nested maps and arrays that
+ * a request only increments: prom-client's labelled inc and observe hash their
+ * label objects on every call, about 10 µs of CPU a request in a server,
+ * against nothing measurable for these (bench/metrics-cost.ts; bench/results.md,
+ * "Issue 28"). prom-client's registry still writes them out, through `get`.
+ */
+function requestCounts(registers: Registry[]) {
+  // route -> method -> status -> requests
+  const counts: Nested<string, Map<number, number>> = new Map()
+  // route -> method -> [per bucket (not cumulative)..., +Inf], with the sum of seconds
+  const timings: Nested<string, { buckets: number[]; sum: number }> = new Map()
+
+  const counter = {
+    name: 'intake_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status.',
+    type: 'counter',
+    values() {
+      const values: MetricValue[] = []
+      for (const [route, byMethod] of counts)
+        for (const [method, byStatus] of byMethod)
+          for (const [status, value] of byStatus) values.push({ labels: { route, method, status }, value })
+      return values
+    },
+  }
+  const histogram = {
+    name: 'intake_http_request_duration_seconds',
+    help: 'Seconds from a request until its response was ready (long-polls include their wait).',
+    type: 'histogram',
+    values() {
+      const values: MetricValue[] = []
+      for (const [route, byMethod] of timings)
+        for (const [method, { buckets, sum }] of byMethod) {
+          let cumulative = 0
+          buckets.forEach((n, i) => {
+            cumulative += n
+            const le = i < REQUEST_BUCKETS.length ? REQUEST_BUCKETS[i]! : '+Inf'
+            values.push({ metricName: `${histogram.name}_bucket`, labels: { route, method, le }, value: cumulative })
+          })
+          values.push({ metricName: `${histogram.name}_sum`, labels: { route, method }, value: sum })
+          values.push({ metricName: `${histogram.name}_count`, labels: { route, method }, value: cumulative })
+        }
+      return values
+    },
+  }
+  for (const metric of [counter, histogram]) {
+    const written = { ...metric, get: async () => ({ ...metric, values: metric.values(), aggregator: 'sum' }) }
+    // The registry reads a metric through its name and get() alone.
+    for (const registry of registers) registry.registerMetric(written as unknown as Metric)
+  }
+
+  return {
+    count(route: string, method: string, status: number, seconds: number) {
+      const byStatus = inner(inner(counts, route), method)
+      byStatus.set(status, (byStatus.get(status) ?? 0) + 1)
+      const byMethod = inner(timings, route)
+      let timing = byMethod.get(method)
+      if (timing === undefined)
+        byMethod.set(method, (timing = { buckets: new Array(REQUEST_BUCKETS.length + 1).fill(0), sum: 0 }))
+      let bucket = 0
+      while (bucket < REQUEST_BUCKETS.length && seconds > REQUEST_BUCKETS[bucket]!) bucket++
+      timing.buckets[bucket]!++
+      timing.sum += seconds
+    },
+  }
+}
 
 /** The value, or undefined when the read failed or took longer than DATABASE_READ_MS. */
 async function withinDeadline<T>(read: Promise<T>): Promise<T | undefined> {

@@ -100,9 +100,9 @@ export function createSqliteFormStore(db: Database): FormWrites {
   const nextExpiry = db.query<{ at: number | null }, []>(
     `SELECT min(expires_at) AS at FROM forms INDEXED BY forms_active_expiry WHERE status = 'active' AND expires_at IS NOT NULL`,
   )
-  // The status index's every entry is read, never a form's row.
-  const byStatus = db.query<{ status: FormStatus; n: number }, []>(
-    'SELECT status, count(*) AS n FROM forms INDEXED BY forms_account_status_newest GROUP BY status',
+  // One walk of the status index in its own order (grouped by status alone, SQLite would sort every entry first).
+  const byAccountStatus = db.query<{ status: FormStatus; n: number }, []>(
+    'SELECT status, count(*) AS n FROM forms INDEXED BY forms_account_status_newest GROUP BY account_id, status',
   )
   const webhookTarget = db.query<{ account_id: string; webhook_secret: string }, [string]>(
     'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
@@ -188,7 +188,11 @@ export function createSqliteFormStore(db: Database): FormWrites {
       return due.map(toExpiredForm)
     },
     nextExpiryAt: async () => nextExpiry.get()!.at,
-    countByStatus: async () => new Map(byStatus.all().map((row) => [row.status, row.n])),
+    async countByStatus() {
+      const counts = new Map<FormStatus, number>()
+      for (const row of byAccountStatus.all()) counts.set(row.status, (counts.get(row.status) ?? 0) + row.n)
+      return counts
+    },
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()
       for (const id of new Set(formIds)) {
