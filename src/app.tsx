@@ -12,6 +12,7 @@ import { requestIdOf, requestIds, withAccessLog } from './lib/access-log.ts'
 import { HttpError, publicProblem } from './lib/errors.ts'
 import { htmlPage, isFormContentType, isJsonContentType, pathOf, SECURITY_HEADERS } from './lib/http.ts'
 import { createLogger, type Logger } from './lib/log.ts'
+import { createMetrics, type Metrics, routeTemplates } from './lib/metrics.ts'
 import { apiDoc, buildOpenApi } from './lib/openapi.ts'
 import { addressBlock, createRateLimiter } from './lib/rate-limit.ts'
 import { type BodyPace, type BodyReader, closeWhenBodyUnread, createBodyReader } from './lib/request-body.ts'
@@ -70,6 +71,10 @@ export function createIntake(options: IntakeOptions) {
   const baseUrl = typeof options.baseUrl === 'string' ? () => options.baseUrl as string : options.baseUrl
 
   const signals = createFormSignals()
+  // Only when they are scraped: otherwise nothing is counted, and no request pays for it.
+  let metrics: Metrics | undefined
+  const countAttempt = (delivered: boolean, answeredAt: number | null, now: number) =>
+    metrics?.webhookAttempt(delivered, delivered && answeredAt !== null ? (now - answeredAt) / 1000 : undefined)
   // Forms other servers changed, and feeds they added to (PostgreSQL): long-polls here wake too.
   store.watchForms((formIds) => (formIds ? formIds.forEach(signals.notify) : signals.notifyAll()))
   store.watchEvents((accountIds) =>
@@ -84,6 +89,7 @@ export function createIntake(options: IntakeOptions) {
     webhookRetryScheduleMs: config.webhookRetryScheduleMs,
     webhookBlockPrivate: config.webhookBlockPrivate,
     resolver: options.resolver,
+    onAttempt: config.metricsListen ? countAttempt : undefined,
   })
   const fileStorage = createFileStorage({ store, clock, logger, forgetLapsed: () => submissions.forgetLapsed() })
   const renderedPages = createRenderedPages()
@@ -104,7 +110,10 @@ export function createIntake(options: IntakeOptions) {
     fileStorage.wake()
   })
   const responses = createResponseService(store, forms, signals, auth)
-  const submissions = createSubmissionService(store, clock, baseUrl, formChanged)
+  const submissions = createSubmissionService(store, clock, baseUrl, (form, deliveryQueued) => {
+    metrics?.responseRecorded()
+    formChanged(form, deliveryQueued)
+  })
   const events = createEventService(store, signals, bodies, auth)
   const webhooks = createWebhookService(store, forms, clock, deliveryWorker.wake)
   const services = { auth, forms, responses, submissions, webhooks, events }
@@ -121,11 +130,24 @@ export function createIntake(options: IntakeOptions) {
     renderedPages,
     healthCheck: { ping: () => store.ping(), draining: () => draining },
   })
-  const logged = withAccessLog(async (request) => {
-    const response = closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl()))
-    if (draining) response.headers.set('connection', 'close')
-    return response
-  }, logger)
+  if (config.metricsListen) {
+    metrics = createMetrics({
+      formsByStatus: () => store.forms.countByStatus(),
+      pendingDeliveries: () => store.deliveries.countPending(),
+      databaseUp: () => store.ping(),
+      eventWaiters: () => signals.waiting,
+      uploadBudgetBytesInUse: () => bodies.bytesHeld,
+    })
+  }
+  const logged = withAccessLog(
+    async (request) => {
+      const response = closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl()))
+      if (draining) response.headers.set('connection', 'close')
+      return response
+    },
+    logger,
+    metrics && countRequest(metrics, routeTemplates(app.routes)),
+  )
   /** Every request goes through here: its url made routable, then the app, with the access log around it. */
   const handle = (request: Request) => logged(withRoutableUrl(request))
   // The work that runs beside requests: webhooks, expiry, and removing files no answer holds.
@@ -148,11 +170,18 @@ export function createIntake(options: IntakeOptions) {
     handle,
     background: backgroundWork,
     signals,
+    metrics,
     /** The stop's first step: /healthz answers 503 draining, every response closes its connection. */
     startDraining() {
       draining = true
     },
   }
+}
+
+/** Counts a request under its route template: an Elysia hook would cost every route, and miss the 404s. */
+function countRequest(metrics: Metrics, routeOf: (request: Request) => string) {
+  return (request: Request, status: number, ms: number) =>
+    metrics.request(routeOf(request), request.method, status, ms / 1000)
 }
 
 export type Intake = ReturnType<typeof createIntake>

@@ -130,6 +130,13 @@ export const SETTINGS = {
     shown: '268435456',
     read: (text, name) => integer(name, text, 268_435_456, MIN_UPLOAD_BUDGET_BYTES, Number.MAX_SAFE_INTEGER),
   },
+  /** Where Prometheus scrapes GET /metrics: a listener of its own, off unless set. */
+  metricsListen: {
+    variable: 'SERVICE_METRICS_LISTEN',
+    help: 'HOST:PORT serving GET /metrics (Prometheus), e.g. 127.0.0.1:9464',
+    shown: 'off',
+    read: (text, name) => listenAddress(name, text),
+  },
 } satisfies Record<string, Setting<unknown>>
 
 type Settings = typeof SETTINGS
@@ -252,6 +259,29 @@ function postgresUrl(name: string, value: string | undefined): string | undefine
     )
   }
   return value
+}
+
+/** Where a listener binds. */
+interface ListenAddress {
+  host: string
+  port: number
+}
+
+/**
+ * HOST:PORT, or [IPv6]:PORT. The host is never implied: metrics need no key,
+ * so ":9464" is refused rather than read as every address (Go's meaning) or
+ * loopback (what most would want).
+ */
+function listenAddress(name: string, value: string | undefined): ListenAddress | undefined {
+  if (value === undefined) return undefined
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]/]+)):(\d{1,5})$/.exec(value)
+  const port = Number(match?.[3])
+  if (!match || port > 65535) {
+    throw new ConfigError(
+      `${name} must be HOST:PORT like 127.0.0.1:9464 ([::1]:9464 for IPv6; 0.0.0.0:9464 for every address), got "${value}"`,
+    )
+  }
+  return { host: match[1] ?? match[2]!, port }
 }
 
 function apiKey(name: string, value: string | undefined): string | undefined {

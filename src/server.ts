@@ -2,7 +2,9 @@ import { createIntake } from './app.tsx'
 import { INTAKE_COMMAND } from './cli/invocation.ts'
 import { type Config, resolveBaseUrl } from './config.ts'
 import { describeUpgrade } from './db/driver.ts'
+import { pathOf } from './lib/http.ts'
 import { createLogger, type Logger, StdoutUnwritable, type StdoutWriter, stdoutWriter } from './lib/log.ts'
+import type { Metrics } from './lib/metrics.ts'
 import { systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
 import { openStore } from './stores.ts'
@@ -19,6 +21,8 @@ const FIRST_KEY_OUTPUT_TIMEOUT_MS = 10_000
 
 export interface RunningServer {
   url: string
+  /** Where GET /metrics is served, when SERVICE_METRICS_LISTEN is set. */
+  metricsUrl?: string
   stop(): Promise<void>
 }
 
@@ -39,7 +43,7 @@ export async function startServer(
   })
 
   let port = config.port
-  const { app, handle, background, signals, startDraining } = createIntake({
+  const { app, handle, background, signals, metrics, startDraining } = createIntake({
     config,
     store,
     logger,
@@ -68,6 +72,18 @@ export async function startServer(
     throw new ListenError(
       `Cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`,
     )
+  }
+  let metricsServer: ReturnType<typeof Bun.serve> | undefined
+  if (metrics && config.metricsListen) {
+    try {
+      metricsServer = serveMetrics(metrics, config.metricsListen)
+    } catch (error) {
+      server.stop(true)
+      await store.close()
+      throw new ListenError(
+        `Cannot listen on ${config.metricsListen.host}:${config.metricsListen.port} (SERVICE_METRICS_LISTEN): ${error instanceof Error ? error.message : String(error)}`,
+      )
+    }
   }
   // Routes read the peer address (server.requestIP) through the app's server.
   app.server = server
@@ -100,6 +116,7 @@ export async function startServer(
   })
   if (firstKey instanceof StdoutUnwritable) {
     server.stop(true)
+    metricsServer?.stop(true)
     await store.close()
     throw new FirstKeyNotShown(
       `the first start shows its new API key on stdout, and ${firstKey.message}: no key was made. ` +
@@ -107,6 +124,7 @@ export async function startServer(
     )
   }
   if (firstKey === 'none') stdout.print(`intake ${VERSION} listening on ${listeningUrl} (data: ${store.location})`)
+  if (metricsServer) stdout.print(`metrics for Prometheus on ${metricsServer.url.href}metrics`)
   // From here requests go straight to intake.
   server.reload({ fetch: handle })
   ready()
@@ -131,6 +149,7 @@ export async function startServer(
       })
       // Then long-polls answer now with what they have; requests in flight finish; attempts in flight
       // finish (each bounded by the webhook timeout); then the database closes.
+      metricsServer?.stop(true)
       const force = setTimeout(() => server.stop(true), SHUTDOWN_GRACE_MS)
       const serverStopped = server.stop(false)
       signals.close()
@@ -151,7 +170,25 @@ export async function startServer(
       process.exit(0)
     })
   }
-  return { url: listeningUrl, stop }
+  return { url: listeningUrl, metricsUrl: metricsServer?.url.href.replace(/\/$/, ''), stop }
+}
+
+/** The second listener: GET /metrics and nothing else, apart from what the public one serves. */
+function serveMetrics(metrics: Metrics, at: { host: string; port: number }) {
+  return Bun.serve({
+    hostname: at.host,
+    port: at.port,
+    reusePort: false,
+    development: false,
+    fetch: async (request) => {
+      if (pathOf(request.url) !== '/metrics') return new Response('Not found\n', { status: 404 })
+      if (request.method !== 'GET' && request.method !== 'HEAD')
+        return new Response('Method not allowed\n', { status: 405, headers: { allow: 'GET, HEAD' } })
+      return new Response(await metrics.text(), {
+        headers: { 'content-type': metrics.contentType, 'cache-control': 'no-store' },
+      })
+    },
+  })
 }
 
 export class ListenError extends Error {}

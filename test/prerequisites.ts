@@ -94,3 +94,15 @@ export const NGINX: Prerequisite = {
   toRun: "install Debian's nginx and openssl (apt-get install nginx-light openssl)",
   requiredBy: 'INTAKE_REQUIRE_POSTGRES',
 }
+
+/** Debian's promtool (package prometheus): Prometheus's own checks of metrics text and alert rules. */
+export const PROMTOOL_PATH = '/usr/bin/promtool'
+
+/** promtool, for the metrics tests. Required where INTAKE_REQUIRE_PROMTOOL=1 (.ci/run installs it). */
+export const PROMTOOL: Prerequisite = {
+  tests: 'the promtool checks of the metrics and of the alert rules',
+  present: existsSync(PROMTOOL_PATH),
+  missing: `promtool is not installed at ${PROMTOOL_PATH}`,
+  toRun: "install Debian's prometheus (apt-get install prometheus)",
+  requiredBy: 'INTAKE_REQUIRE_PROMTOOL',
+}

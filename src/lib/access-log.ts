@@ -30,17 +30,24 @@ export function requestIds() {
  * else: no headers, no bodies. (Around the handler rather than an Elysia
  * afterResponse hook, which schedules an async task for every request.)
  */
-export function withAccessLog(handle: (request: Request) => Promise<Response>, logger: Logger) {
+export function withAccessLog(
+  handle: (request: Request) => Promise<Response>,
+  logger: Logger,
+  /** Told of every request as it is logged (the metrics, when they are on). */
+  observe?: (request: Request, status: number, ms: number) => void,
+) {
   return async (request: Request): Promise<Response> => {
     const startedAt = performance.now()
     const response = await handle(request)
+    const ms = performance.now() - startedAt
     logger.info('request', {
       method: request.method,
       path: pathOf(request.url),
       status: response.status,
-      ms: Math.round((performance.now() - startedAt) * 10) / 10,
+      ms: Math.round(ms * 10) / 10,
       request_id: response.headers.get('x-request-id') ?? undefined,
     })
+    observe?.(request, response.status, ms)
     return response
   }
 }

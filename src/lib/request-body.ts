@@ -104,6 +104,9 @@ function createByteBudget(capacity: number) {
         held -= wanted
       }
     },
+    get held() {
+      return held
+    },
   }
 }
 
@@ -281,6 +284,11 @@ export function createBodyReader(options: BodyReaderOptions) {
      * function, or undefined when they would pass it (then refuse with 503).
      */
     reserve: (bytes: number) => budget.reserve(bytes),
+
+    /** Bytes of the budget held now, bodies and pages together. */
+    get bytesHeld(): number {
+      return budget.held
+    },
 
     /** A JSON body of at most `limit` bytes; malformed JSON is a 422 like any other invalid body. */
     async json(request: Request, limit = API_BODY_LIMIT): Promise<unknown> {

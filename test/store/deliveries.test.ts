@@ -108,9 +108,13 @@ const cases: StoreCase[] = [
       const [a, b, c] = ids as [string, string, string]
       const now = T0 + 50
       expect(await store.transaction((tx) => tx.deliveries.lease(ids, 60_000, T0 - 1))).toEqual([])
+      expect(await store.deliveries.countPending()).toBe(3)
       const leased = await store.transaction((tx) => tx.deliveries.lease(ids, 60_000, now))
       expect(leased.map((d) => [d.id, d.roundAttempts, d.payload])).toEqual(ids.map((id) => [id, 1, `{"id":"${id}"}`]))
-      expect(leased[0]).toMatchObject({ formId, event: 'form.completed', url: HOOK })
+      // A form.completed delivery carries when its answer came (it was queued with it).
+      expect(leased[0]).toMatchObject({ formId, event: 'form.completed', url: HOOK, answeredAt: T0 })
+      // Leased is still pending: the attempt has not ended.
+      expect(await store.deliveries.countPending()).toBe(3)
       // Held: neither leased again nor offered as due.
       expect(await store.transaction((tx) => tx.deliveries.lease(ids, 60_000, now))).toEqual([])
       expect(await store.transaction((tx) => tx.deliveries.dueNewest(now, 10))).toEqual([])
@@ -160,6 +164,8 @@ const cases: StoreCase[] = [
         lastError: 'timeout',
         nextAttemptAt: null,
       })
+      // a delivered, b failed for good; c's outcome came with a claim it no longer held: still pending.
+      expect(await store.deliveries.countPending()).toBe(1)
       await store.transaction((tx) => tx.deliveries.recordAttempts([]))
       expect(await store.transaction((tx) => tx.deliveries.lease([], 1000, now))).toEqual([])
     },

@@ -268,6 +268,44 @@ const cases: StoreCase[] = [
     },
   },
   {
+    name: 'countByStatus: forms of every account by status as stored, a status with none left out',
+    async run({ store, account }) {
+      expect(await store.forms.countByStatus()).toEqual(new Map())
+      const [one, two] = [await account('one'), await account('two')]
+      const forms = [formRecord(one), formRecord(one), formRecord(two), formRecord(two)]
+      await store.transaction(async (tx) => {
+        for (const form of forms) await tx.forms.insert(form)
+        await tx.forms.complete(forms[1]!.id, T0)
+        await tx.forms.setStatus(forms[2]!.id, 'cancelled', T0)
+      })
+      expect(await store.forms.countByStatus()).toEqual(
+        new Map([
+          ['active', 2],
+          ['completed', 1],
+          ['cancelled', 1],
+        ]),
+      )
+    },
+  },
+  {
+    name: 'countByStatus counts past one step of its walk (SQLite counts 5,000 index entries at a time)',
+    only: 'sqlite',
+    async run({ store, account }) {
+      const [one, two] = [await account('one'), await account('two')]
+      const forms = Array.from({ length: 10_003 }, (_, i) => formRecord(i % 2 ? one : two))
+      await store.transaction(async (tx) => {
+        for (const form of forms) await tx.forms.insert(form)
+        await tx.forms.complete(forms[0]!.id, T0)
+      })
+      expect(await store.forms.countByStatus()).toEqual(
+        new Map([
+          ['active', 10_002],
+          ['completed', 1],
+        ]),
+      )
+    },
+  },
+  {
     name: 'webhookTargets: the account and secret of each form that has a callback, asked once per form',
     async run({ store, account }) {
       const owner = await account()

@@ -44,6 +44,8 @@ export interface DeliveryWorkerOptions {
   webhookBlockPrivate: boolean
   /** How host names are resolved when private targets are blocked; tests stub it. */
   resolver?: Resolver
+  /** Told of each finished attempt (the metrics, when they are on); `answeredAt` as leased. */
+  onAttempt?: (delivered: boolean, answeredAt: number | null, now: number) => void
 }
 
 /**
@@ -223,11 +225,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   }
 
   function record(claim: ClaimedDelivery, outcome: AttemptOutcome) {
+    const now = clock()
+    options.onAttempt?.(outcome.delivered, claim.answeredAt, now)
     outcomes.push({
       id: claim.id,
       lease: claim.leaseUntil,
       roundAttempt: claim.roundAttempts,
-      now: clock(),
+      now,
       delivered: outcome.delivered,
       statusCode: outcome.statusCode,
       error: outcome.error,

@@ -100,6 +100,11 @@ export interface FormReads {
   idempotencyKey(accountId: string, key: string): Promise<IdempotencyRecord | undefined>
   /** The earliest expiry among active forms, if any. */
   nextExpiryAt(): Promise<number | null>
+  /**
+   * How many forms each status holds, every account together, as stored: a
+   * form whose time ran out counts as active until the sweep (within a second) writes it expired.
+   */
+  countByStatus(): Promise<Map<FormStatus, number>>
   /** The account and webhook secret of each of these forms that has a callback. */
   webhookTargets(formIds: string[]): Promise<Map<string, WebhookTarget>>
 }

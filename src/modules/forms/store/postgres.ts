@@ -1,5 +1,6 @@
 import type { Query } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
+import type { FormStatus } from '../model.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 import {
   EXPIRED_COLUMNS,
@@ -92,6 +93,7 @@ const EXPIRE_DUE = `WITH due AS (
     UPDATE forms SET status = 'expired', context = NULL, updated_at = $1 FROM due WHERE forms.id = due.id RETURNING forms.id
   )
   SELECT due.* FROM due JOIN expired USING (id) ORDER BY due.expires_at, due.id`
+const COUNT_BY_STATUS = `SELECT status, count(*) AS n FROM forms GROUP BY status`
 const NEXT_EXPIRY = `SELECT min(expires_at) AS at FROM forms WHERE status = 'active' AND expires_at IS NOT NULL`
 const WEBHOOK_TARGETS =
   'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
@@ -147,6 +149,10 @@ export function createPostgresFormStore(query: Query): FormWrites {
     async nextExpiryAt() {
       const [row] = await query<{ at: string | null }>(NEXT_EXPIRY)
       return optionalTimeOf(row!.at)
+    },
+    async countByStatus() {
+      const rows = await query<{ status: FormStatus; n: string }>(COUNT_BY_STATUS)
+      return new Map(rows.map((row) => [row.status, Number(row.n)]))
     },
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()

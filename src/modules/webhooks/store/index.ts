@@ -61,6 +61,8 @@ export interface LeasedDelivery {
   roundAttempts: number
   /** Identifies this claim: recording the outcome only counts while it holds. */
   leaseUntil: number
+  /** When the answer it tells of was recorded (it was queued with it); null for other endings. */
+  answeredAt: number | null
 }
 
 export interface AttemptRecord {
@@ -82,6 +84,8 @@ export interface DeliveryReads {
   listForForm(formId: string): Promise<DeliveryRecord[]>
   /** When the earliest pending delivery due after `after` falls due, if there is one. */
   earliestDueAfter(after: number): Promise<number | null>
+  /** How many deliveries wait for an attempt or a retry (the due index holds exactly those). */
+  countPending(): Promise<number>
 }
 
 export interface DeliveryWrites extends DeliveryReads {

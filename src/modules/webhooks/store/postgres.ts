@@ -44,7 +44,8 @@ const LEASE = `UPDATE deliveries SET lease_until = ${DATABASE_NOW_MS} + $2, atte
   WHERE id IN (SELECT id FROM deliveries
                 WHERE id = ANY($1::text[]) AND status = 'pending' AND next_attempt_at <= $3 AND ${UNLEASED}
                 FOR UPDATE SKIP LOCKED)
-  RETURNING id, form_id, event, url, payload, round_attempts, lease_until`
+  RETURNING id, form_id, event, url, payload, round_attempts, lease_until,
+       CASE WHEN response_id IS NULL THEN NULL ELSE created_at END AS answered_at`
 // All the outcomes in one statement; each counts only while its claim holds.
 const RECORD = `UPDATE deliveries d SET
     last_status_code = a.status_code,
@@ -56,6 +57,7 @@ const RECORD = `UPDATE deliveries d SET
   FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::boolean[], $5::integer[], $6::text[], $7::integer[], $8::bigint[])
     AS a(id, lease, now, delivered, status_code, error, per_round, retry_delay)
   WHERE d.id = a.id AND d.lease_until = a.lease`
+const COUNT_PENDING = `SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`
 const EARLIEST_DUE = `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $1`
 const FOR_FORM = `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = $1 ORDER BY id`
 const REDELIVER = `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $3, delivered_at = NULL, lease_until = NULL
@@ -94,6 +96,7 @@ export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
         payload: string
         round_attempts: number
         lease_until: string
+        answered_at: string | null
       }>(LEASE, [[...new Set(ids)], leaseMs, now])
       // In the order asked for, as one statement returns rows in no order of its own.
       const byId = new Map(rows.map((row) => [row.id, row]))
@@ -110,6 +113,7 @@ export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
           payload: row.payload,
           roundAttempts: row.round_attempts,
           leaseUntil: Number(row.lease_until),
+          answeredAt: optionalTimeOf(row.answered_at),
         })
       }
       return leased
@@ -129,6 +133,7 @@ export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
     },
     earliestDueAfter: async (after) =>
       optionalTimeOf((await query<{ at: string | null }>(EARLIEST_DUE, [bounded(after)]))[0]!.at),
+    countPending: async () => Number((await query<{ n: string }>(COUNT_PENDING))[0]!.n),
     listForForm: async (formId): Promise<DeliveryRecord[]> =>
       (await query<DeliveryRow>(FOR_FORM, [formId])).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => (await query(REDELIVER, [id, formId, now])).count === 1,

@@ -41,12 +41,14 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
       payload: string
       round_attempts: number
       lease_until: number
+      answered_at: number | null
     },
     { id: string; lease_until: number; now: number }
   >(
     `UPDATE deliveries SET lease_until = $lease_until, attempts = attempts + 1, round_attempts = round_attempts + 1
       WHERE id = $id AND status = 'pending' AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
-     RETURNING id, form_id, event, url, payload, round_attempts, lease_until`,
+     RETURNING id, form_id, event, url, payload, round_attempts, lease_until,
+       CASE WHEN response_id IS NULL THEN NULL ELSE created_at END AS answered_at`,
   )
   const record = db.query(
     `UPDATE deliveries SET
@@ -60,6 +62,9 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   )
   const earliestDue = db.query<{ at: number | null }, { after: number }>(
     `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $after`,
+  )
+  const pending = db.query<{ n: number }, []>(
+    `SELECT count(*) AS n FROM deliveries INDEXED BY deliveries_due WHERE status = 'pending'`,
   )
   const forForm = db.query<DeliveryRow, [string]>(
     `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = ? ORDER BY id`,
@@ -104,6 +109,7 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
             payload: row.payload,
             roundAttempts: row.round_attempts,
             leaseUntil: row.lease_until,
+            answeredAt: row.answered_at,
           })
         }
       }
@@ -124,6 +130,7 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
       }
     },
     earliestDueAfter: async (after) => earliestDue.get({ after })!.at,
+    countPending: async () => pending.get()!.n,
     listForForm: async (formId): Promise<DeliveryRecord[]> => forForm.all(formId).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => redeliver.run({ id, form_id: formId, now }).changes === 1,
     forgetSettledBefore: async (event, before, limit) => forgetSettled.run({ event, before, limit }).changes,
