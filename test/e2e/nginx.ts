@@ -154,8 +154,10 @@ export interface RunningNginx {
   url: string
   /** What nginx wrote to its error log so far. */
   errorLog(): string
-  /** Writes `site` in place of the running one and reloads nginx (SIGHUP, what `nginx -s reload` sends). */
-  reload(site: string): void
+  /** The site file nginx includes: what the rolling-restart recipe edits. */
+  siteFile: string
+  /** nginx pointed at this one's configuration: add `-t` or `-s reload`. */
+  command: string[]
   stop(): Promise<void>
 }
 
@@ -228,11 +230,13 @@ export async function startNginx(dir: string, site: string, httpsPort: number): 
       await Bun.sleep(50)
     }
   }
-  const reload = (next: string) => {
-    writeFileSync(join(dir, 'site.conf'), next)
-    proc.kill('SIGHUP')
+  return {
+    url: `https://127.0.0.1:${httpsPort}`,
+    errorLog: readLog,
+    siteFile: join(dir, 'site.conf'),
+    command: [NGINX_PATH, '-p', dir, '-c', conf],
+    stop,
   }
-  return { url: `https://127.0.0.1:${httpsPort}`, errorLog: readLog, reload, stop }
 }
 
 /** An intake instance from source (`bun src/main.ts serve`) on `port`, on PostgreSQL; an undefined setting is unset. */
