@@ -33,6 +33,8 @@ async function serve(env: Record<string, string>): Promise<RunningServer> {
   const config = loadConfig({
     SERVICE_PORT: '0',
     SERVICE_METRICS_LISTEN: '127.0.0.1:0',
+    // A stop here is the test's cleanup, not a restart behind a proxy: no drain.
+    SERVICE_DRAIN_SECONDS: '0',
     SERVICE_API_KEY: KEY,
     ...(env.SERVICE_DATABASE_URL ? {} : { SERVICE_DB_PATH: join(dir, 'intake.db') }),
     ...env,
