@@ -2,8 +2,10 @@ import { Elysia } from 'elysia'
 import type { ConsoleDeps } from './deps.ts'
 import { accountsPages } from './pages/accounts.tsx'
 import { passwordPages } from './pages/password.tsx'
+import { serverPages } from './pages/server.tsx'
 import { setupPages } from './pages/setup.tsx'
 import { signInPages } from './pages/sign-in.tsx'
+import { usersPages } from './pages/users.tsx'
 
 /**
  * The console at /console (CONTRACT 15): server-rendered pages over the same
@@ -15,4 +17,6 @@ export function consoleRoutes(deps: ConsoleDeps) {
     .use(setupPages(deps))
     .use(accountsPages(deps))
     .use(passwordPages(deps))
+    .use(usersPages(deps))
+    .use(serverPages(deps))
 }
