@@ -6,9 +6,9 @@
 
 /** The world the walk builds before it visits (browser-console.test.ts's `consoleWorld`). */
 export interface ConsoleWalkContext {
-  /** The account "research": keys, forms in several states, answers, events. */
+  /** The account "default" (the first start's key): forms, an answer, events. */
   accountId: string
-  /** An active form of that account with a field of every kind. */
+  /** An active form of that account with a field of every kind (test/e2e/every-field.ts). */
   formId: string
   /** An answered form of that account. */
   answeredFormId: string
@@ -20,7 +20,7 @@ export interface ConsolePage {
   /** Names the screenshots: test-output/console/<name>-<width>.png. */
   name: string
   path(ctx: ConsoleWalkContext): string
-  /** Who looks: an operator unless told (`signed-out` for sign-in and set-up pages, `member` of "research"). */
+  /** Who looks: an operator unless told (`signed-out` for sign-in and set-up pages, `member` of "default"). */
   as?: 'operator' | 'member' | 'signed-out'
 }
 
@@ -28,5 +28,7 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { name: 'sign-in', path: () => '/console/sign-in', as: 'signed-out' },
   { name: 'setup', path: (ctx) => ctx.setupPath, as: 'signed-out' },
   { name: 'accounts', path: () => '/console' },
+  { name: 'users', path: () => '/console/users' },
+  { name: 'server', path: () => '/console/server' },
   { name: 'password', path: () => '/console/password', as: 'member' },
 ]

@@ -49,7 +49,7 @@ export function accountsPages(deps: ConsoleDeps) {
                           {account.name}
                         </a>
                       </th>
-                      <td class="console-number" safe>
+                      <td class="console-number" data-label={attr(t('accounts.keys'))} safe>
                         {words.number(usableKeys.get(account.name) ?? 0)}
                       </td>
                     </tr>

@@ -1,5 +1,6 @@
 /** @jsxImportSource @kitajs/html */
 import { Elysia } from 'elysia'
+import { attr } from '../../../../views/attributes.ts'
 import { type Config, SETTINGS } from '../../../config.ts'
 import { VERSION } from '../../../version.ts'
 import type { ConsoleDeps } from '../deps.ts'
@@ -21,9 +22,10 @@ function shown(key: SettingKey, value: unknown): string {
 /** Each setting's value in force, with what it is; secrets and a database URL's password never appear. */
 function settingsInForce(config: Config, databaseLocation: string, words: ConsoleWords) {
   return (Object.entries(SETTINGS) as Array<[SettingKey, (typeof SETTINGS)[SettingKey]]>).map(([key, setting]) => {
-    const value = config[key]
+    // Retries past SERVICE_WEBHOOK_MAX_RETRIES never happen: their delays are not in force.
+    const value = key === 'webhookRetryScheduleMs' ? config[key].slice(0, config.webhookMaxRetries) : config[key]
     const fallback = (setting.read as (text: undefined, name: string) => unknown)(undefined, setting.variable)
-    const isDefault = JSON.stringify(value) === JSON.stringify(fallback)
+    const isDefault = JSON.stringify(config[key]) === JSON.stringify(fallback)
     let text: string
     if (value === undefined) text = words.t('server.unset')
     else if (key === 'databaseUrl') text = databaseLocation
@@ -83,7 +85,7 @@ export function serverPages(deps: ConsoleDeps) {
                     <th scope="row">
                       <code safe>{setting.variable}</code>
                     </th>
-                    <td>
+                    <td data-label={attr(t('server.value'))}>
                       <span safe>{setting.text}</span>
                       {setting.isDefault ? (
                         <span class="console-muted" safe>
@@ -93,7 +95,9 @@ export function serverPages(deps: ConsoleDeps) {
                         ''
                       )}
                     </td>
-                    <td safe>{setting.help}</td>
+                    <td data-label={attr(t('server.about'))} safe>
+                      {setting.help}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -55,7 +55,7 @@ function SignInPage(props: {
           </button>
         </div>
       </form>
-      <p class="muted" safe>
+      <p class="console-muted" safe>
         {t('sign_in.forgot')}
       </p>
     </ConsoleBareLayout>

@@ -69,33 +69,41 @@ async function UsersPage({ viewer, words, deps, problems = [], typed, notice }: 
                 <th scope="row" safe>
                   {user.email}
                 </th>
-                <td safe>{user.account ?? t('users.every_account')}</td>
-                <td safe>{user.passwordSet ? t('common.yes') : t('common.no')}</td>
-                <td safe>{user.lastSeenAt === null ? t('common.never') : words.dateTime(user.lastSeenAt)}</td>
+                <td data-label={attr(t('users.role'))} safe>
+                  {user.account ?? t('users.every_account')}
+                </td>
+                <td data-label={attr(t('users.password'))} safe>
+                  {user.passwordSet ? t('common.yes') : t('common.no')}
+                </td>
+                <td data-label={attr(t('users.last_seen'))} safe>
+                  {user.lastSeenAt === null ? t('common.never') : words.dateTime(user.lastSeenAt)}
+                </td>
                 <td class="console-actions">
-                  <form method="post" action="/console/users/reset">
-                    <CsrfField viewer={viewer} />
-                    <input type="hidden" name="email" value={attr(user.email)} />
-                    <button
-                      type="submit"
-                      class="console-link-button"
-                      aria-label={attr(t('users.reset_for', { email: user.email }))}
-                      safe
-                    >
-                      {t('users.reset')}
-                    </button>
-                  </form>
-                  {user.email === viewer.email ? (
-                    ''
-                  ) : (
-                    <a
-                      href={`/console/users/remove?email=${attr(encodeURIComponent(user.email))}`}
-                      aria-label={attr(t('users.remove_for', { email: user.email }))}
-                      safe
-                    >
-                      {t('users.remove')}
-                    </a>
-                  )}
+                  <div>
+                    <form method="post" action="/console/users/reset">
+                      <CsrfField viewer={viewer} />
+                      <input type="hidden" name="email" value={attr(user.email)} />
+                      <button
+                        type="submit"
+                        class="console-link-button"
+                        aria-label={attr(t('users.reset_for', { email: user.email }))}
+                        safe
+                      >
+                        {t('users.reset')}
+                      </button>
+                    </form>
+                    {user.email === viewer.email ? (
+                      ''
+                    ) : (
+                      <a
+                        href={`/console/users/remove?email=${attr(encodeURIComponent(user.email))}`}
+                        aria-label={attr(t('users.remove_for', { email: user.email }))}
+                        safe
+                      >
+                        {t('users.remove')}
+                      </a>
+                    )}
+                  </div>
                 </td>
               </tr>
             ))}
