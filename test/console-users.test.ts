@@ -1,7 +1,7 @@
 /** The operator's console pages: Users (add with a link shown once, a new link, remove behind a confirmation), Server, Accounts. */
 import { expect, test } from 'bun:test'
 import { consoleClient, consoleRequest, setUpThroughLink } from './console-fixtures.ts'
-import { contextsPerTest } from './utils.ts'
+import { apiClient, contextsPerTest, submit } from './utils.ts'
 
 const contexts = contextsPerTest()
 const linkIn = (html: string) => /value="(http:\/\/intake\.test\/console\/setup\/[A-Za-z0-9_-]{43})"/.exec(html)?.[1]
@@ -71,13 +71,27 @@ test('the server page: version, store and schema, settings in force, never a sec
   expect(page).toContain('(set, not shown)')
 })
 
-test('the accounts list links each account; members never see it', async () => {
+test('the accounts list: each account linked, its active forms, answers in 30 days and keys; members never see it', async () => {
   const t = await contexts.create()
+  const research = apiClient(t.app, (await t.createKey('research')).key)
   await t.createKey('research')
+  const answered = await research.createForm()
+  await research.createForm()
+  await t.api.createForm()
+  expect((await submit(t.app, answered.id, { name: 'Ada' })).status).toBe(201)
   const ops = await consoleClient(t, { operator: true })
   const page = await (await ops.get('/console')).text()
-  const research = await t.store.keys.accountByName('research')
-  expect(page).toContain(`<a href="/console/accounts/${research!.id}">research</a>`)
+  const account = await t.store.keys.accountByName('research')
+  const cells = (name: string) =>
+    [...(new RegExp(`>${name}</a></th>(.*?)</tr>`).exec(page)?.[1] ?? '').matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map(
+      (m) => m[1],
+    )
+  expect(page).toContain(`<a href="/console/accounts/${account!.id}">research</a>`)
+  expect(cells('research')).toEqual(['1', '1', '2'])
+  expect(cells('default')).toEqual(['1', '0', '1'])
+  t.clock.advance(30 * 86_400_000)
+  const later = await consoleClient(t, { operator: true })
+  expect(await (await later.get('/console')).text()).toMatch(/>research<\/a><\/th><td[^>]*>\d+<\/td><td[^>]*>0<\/td>/)
   const member = await consoleClient(t, { account: 'research' })
   expect((await member.get('/console')).status).toBe(303)
 })

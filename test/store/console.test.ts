@@ -1,7 +1,7 @@
 /** Every method of the console store (users, set-up links, sessions, sign-in failures) and the accounts it reads, on every driver. */
 import { expect } from 'bun:test'
 import { newId } from '../../src/lib/ids.ts'
-import { runOnEveryDriver, type StoreCase, T0 } from './drivers.ts'
+import { formRecord, runOnEveryDriver, type StoreCase, T0 } from './drivers.ts'
 
 const HOUR = 3_600_000
 const hash = (c: string) => c.repeat(64)
@@ -125,4 +125,46 @@ const cases: StoreCase[] = [
   },
 ]
 
+/** What the operator's accounts list counts, read from the forms and responses stores. */
+const countCases: StoreCase[] = [
+  {
+    name: 'active forms per account (an expired one is not, though not yet swept); answers per account since a time',
+    async run({ store, account }) {
+      const a = await account()
+      const b = await account()
+      const forms = [formRecord(a), formRecord(a, { expiresAt: T0 + HOUR }), formRecord(a), formRecord(b)]
+      await store.transaction(async (tx) => {
+        for (const form of forms) await tx.forms.insert(form)
+        await tx.forms.setStatus(forms[2]!.id, 'completed', T0)
+      })
+      expect(await store.forms.activeFormsByAccount(T0)).toEqual(
+        new Map([
+          [a, 2],
+          [b, 1],
+        ]),
+      )
+      expect(await store.forms.activeFormsByAccount(T0 + HOUR)).toEqual(
+        new Map([
+          [a, 1],
+          [b, 1],
+        ]),
+      )
+      const answer = (formId: string, submittedAt: number) =>
+        store.transaction((tx) =>
+          tx.responses.insert({ id: newId(), formId, data: {}, ip: null, userAgent: null, submittedAt }, []),
+        )
+      await answer(forms[2]!.id, T0)
+      await answer(forms[3]!.id, T0 + 10)
+      expect(await store.responses.answersByAccountSince(T0 - 1)).toEqual(
+        new Map([
+          [a, 1],
+          [b, 1],
+        ]),
+      )
+      expect(await store.responses.answersByAccountSince(T0)).toEqual(new Map([[b, 1]]))
+    },
+  },
+]
+
 runOnEveryDriver('the console store', cases)
+runOnEveryDriver('the accounts list counts', countCases)

@@ -432,6 +432,9 @@ export const migrations: readonly PostgresMigration[] = [
   CREATE INDEX console_sign_in_failures_email ON console_sign_in_failures(email, failed_at);
   CREATE INDEX console_sign_in_failures_client ON console_sign_in_failures(client, failed_at);
   CREATE INDEX console_sign_in_failures_at ON console_sign_in_failures(failed_at);
+
+  -- The console counts each account's answers of the last 30 days from the newest answers.
+  CREATE INDEX responses_submitted_at ON responses(submitted_at);
   `,
   },
 ]

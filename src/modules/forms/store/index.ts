@@ -100,6 +100,8 @@ export interface FormReads {
   idempotencyKey(accountId: string, key: string): Promise<IdempotencyRecord | undefined>
   /** The earliest expiry among active forms, if any. */
   nextExpiryAt(): Promise<number | null>
+  /** How many forms each account has active at `now` (accounts with none are left out). */
+  activeFormsByAccount(now: number): Promise<Map<string, number>>
   /** The account and webhook secret of each of these forms that has a callback. */
   webhookTargets(formIds: string[]): Promise<Map<string, WebhookTarget>>
 }

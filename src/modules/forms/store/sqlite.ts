@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite'
 import type { FormStatus } from '../model.ts'
 import type { FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
 import {
+  ACTIVE_FORMS_BY_ACCOUNT,
   EXPIRED_COLUMNS,
   type ExpiredRow,
   type FormRow,
@@ -113,7 +114,11 @@ export function createSqliteFormStore(db: Database): FormWrites {
     return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: row.created_at } : undefined
   }
 
+  const activeByAccount = db.query<{ account_id: string; n: number }, [number]>(ACTIVE_FORMS_BY_ACCOUNT)
   return {
+    async activeFormsByAccount(now) {
+      return new Map(activeByAccount.all(now).map((row) => [row.account_id, Number(row.n)]))
+    },
     async insert(form: NewForm) {
       insert.run({
         id: form.id,
