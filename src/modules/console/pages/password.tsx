@@ -2,10 +2,11 @@
 import { Elysia } from 'elysia'
 import type { ConsoleDeps } from '../deps.ts'
 import { ConsoleLayout, type ConsoleProblem, CsrfField, consoleHtml, ErrorSummary } from '../layout.tsx'
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../service.ts'
+import { PASSWORD_MIN_LENGTH } from '../service.ts'
 import { sessionTokenOf } from '../session.ts'
 import type { Viewer } from '../viewer.ts'
 import { type ConsoleWords, consoleWords } from '../words/index.ts'
+import { newPasswordProblem } from './setup.tsx'
 
 function PasswordPage(props: { viewer: Viewer; words: ConsoleWords; problems?: ConsoleProblem[]; changed?: boolean }) {
   const { words } = props
@@ -82,11 +83,7 @@ export function passwordPages(deps: ConsoleDeps) {
         const problem: ConsoleProblem =
           outcome.kind === 'wrong-current'
             ? { text: words.t('password.wrong_current'), controlId: 'current' }
-            : outcome.problem === 'mismatch'
-              ? { text: words.t('setup.mismatch'), controlId: 'again' }
-              : outcome.problem === 'too_long'
-                ? { text: words.t('setup.too_long', { count: PASSWORD_MAX_LENGTH }), controlId: 'password' }
-                : { text: words.t('setup.too_short', { count: PASSWORD_MIN_LENGTH }), controlId: 'password' }
+            : newPasswordProblem(outcome.problem, words)
         return consoleHtml(set, <PasswordPage viewer={viewer} words={words} problems={[problem]} />, 422)
       },
       { signedIn: true },

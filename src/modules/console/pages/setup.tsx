@@ -5,7 +5,7 @@ import { HttpError } from '../../../lib/errors.ts'
 import { isCrossSite } from '../../submissions/form-post.ts'
 import type { ConsoleDeps } from '../deps.ts'
 import { ConsoleBareLayout, type ConsoleProblem, consoleHtml, ErrorSummary } from '../layout.tsx'
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, type SetupOutcome } from '../service.ts'
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, type PasswordProblem, type SetupOutcome } from '../service.ts'
 import { readConsoleFields, sessionCookie } from '../session.ts'
 import type { SetupGrant } from '../store/index.ts'
 import { type ConsoleWords, consoleWords } from '../words/index.ts'
@@ -95,11 +95,16 @@ function problemOf(
     case 'email-taken':
       return { text: words.t('setup.email_taken'), controlId: 'email' }
     case 'password':
-      if (outcome.problem === 'mismatch') return { text: words.t('setup.mismatch'), controlId: 'again' }
-      if (outcome.problem === 'too_long')
-        return { text: words.t('setup.too_long', { count: PASSWORD_MAX_LENGTH }), controlId: 'password' }
-      return { text: words.t('setup.too_short', { count: PASSWORD_MIN_LENGTH }), controlId: 'password' }
+      return newPasswordProblem(outcome.problem, words)
   }
+}
+
+/** What a refused new password says (set-up and Change password alike), at its control. */
+export function newPasswordProblem(problem: PasswordProblem, words: ConsoleWords): ConsoleProblem {
+  if (problem === 'mismatch') return { text: words.t('setup.mismatch'), controlId: 'again' }
+  if (problem === 'too_long')
+    return { text: words.t('setup.too_long', { count: PASSWORD_MAX_LENGTH }), controlId: 'password' }
+  return { text: words.t('setup.too_short', { count: PASSWORD_MIN_LENGTH }), controlId: 'password' }
 }
 
 /** One-time set-up links: GET shows the form, POST sets the password and signs the person in. */
