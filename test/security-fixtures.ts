@@ -242,8 +242,16 @@ export const realIds = (fx: Fixture) => ({
   responseId: fx.responseId,
   deliveryId: fx.deliveryId,
   key: 'photo',
+  token: 'nothing',
 })
-export const unknownIds = { id: UNKNOWN_ID, responseId: UNKNOWN_ID, deliveryId: UNKNOWN_ID, key: 'nothing' }
+export const unknownIds = {
+  id: UNKNOWN_ID,
+  responseId: UNKNOWN_ID,
+  deliveryId: UNKNOWN_ID,
+  key: 'nothing',
+  // A console set-up link's token.
+  token: 'nothing',
+}
 
 /** A body and headers a client would send to this route (none for routes that take none). */
 export function typicalRequest(route: Route): { body?: unknown; headers: Record<string, string> } {

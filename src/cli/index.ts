@@ -13,12 +13,14 @@ import { keysCommand } from './keys.ts'
 import { mcpCommand } from './mcp.ts'
 import { migrateCommand } from './migrate.ts'
 import { serveCommand } from './serve.ts'
+import { usersCommand } from './users.ts'
 import { versionText } from './version.ts'
 
 /** Every command, in the order `intake --help` lists them; serve is the default. */
 const COMMANDS: readonly Command[] = [
   serveCommand,
   keysCommand,
+  usersCommand,
   backupCommand,
   copyCommand,
   migrateCommand,
@@ -31,6 +33,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   account: { type: 'string' },
+  operator: { type: 'boolean' },
   json: { type: 'boolean' },
   url: { type: 'string' },
   key: { type: 'string' },
@@ -76,7 +79,13 @@ async function run(argv: string[]): Promise<void> {
   await command.run({
     args,
     flags,
-    options: { account: values.account, json: values.json, url: values.url, key: values.key },
+    options: {
+      account: values.account,
+      operator: values.operator,
+      json: values.json,
+      url: values.url,
+      key: values.key,
+    },
   })
 }
 

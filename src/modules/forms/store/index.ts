@@ -105,6 +105,8 @@ export interface FormReads {
    * form whose time ran out counts as active until the sweep (within a second) writes it expired.
    */
   countByStatus(): Promise<Map<FormStatus, number>>
+  /** How many forms each account has active at `now` (accounts with none are left out). */
+  activeFormsByAccount(now: number): Promise<Map<string, number>>
   /** The account and webhook secret of each of these forms that has a callback. */
   webhookTargets(formIds: string[]): Promise<Map<string, WebhookTarget>>
 }

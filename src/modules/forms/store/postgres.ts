@@ -3,6 +3,7 @@ import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormStatus } from '../model.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 import {
+  ACTIVE_FORMS_BY_ACCOUNT,
   EXPIRED_COLUMNS,
   type ExpiredRow,
   type FormRow,
@@ -111,6 +112,10 @@ export function createPostgresFormStore(query: Query): FormWrites {
   const publicStateOf = lookup<PublicStateRow>(PUBLIC_STATE)
   const stateOf = lookup<StateRow>(STATE_FOR_ACCOUNT)
   const reads: FormReads = {
+    async activeFormsByAccount(now) {
+      const rows = await query<{ account_id: string; n: string }>(ACTIVE_FORMS_BY_ACCOUNT.replace('?', '$1'), [now])
+      return new Map(rows.map((row) => [row.account_id, Number(row.n)]))
+    },
     async find(id, now) {
       const row = await formOf([id, now])
       return row ? toStoredForm(row) : undefined

@@ -85,3 +85,7 @@ export const toExpiredForm = (row: ExpiredRow): ExpiredForm => ({
   context: row.context,
   expiresAt: timeOf(row.expires_at),
 })
+
+/** Per account, its forms active at a time: a walk of each account's active forms (forms_account_status_newest). */
+export const ACTIVE_FORMS_BY_ACCOUNT = `SELECT account_id, count(*) AS n FROM forms
+  WHERE status = 'active' AND (expires_at IS NULL OR expires_at > ?) GROUP BY account_id`

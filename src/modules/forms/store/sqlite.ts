@@ -3,6 +3,7 @@ import { timeSlicer } from '../../../lib/slices.ts'
 import { FORM_STATUSES, type FormStatus } from '../model.ts'
 import type { FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
 import {
+  ACTIVE_FORMS_BY_ACCOUNT,
   EXPIRED_COLUMNS,
   type ExpiredRow,
   type FormRow,
@@ -128,7 +129,11 @@ export function createSqliteFormStore(db: Database): FormWrites {
     return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: row.created_at } : undefined
   }
 
+  const activeByAccount = db.query<{ account_id: string; n: number }, [number]>(ACTIVE_FORMS_BY_ACCOUNT)
   return {
+    async activeFormsByAccount(now) {
+      return new Map(activeByAccount.all(now).map((row) => [row.account_id, Number(row.n)]))
+    },
     async insert(form: NewForm) {
       insert.run({
         id: form.id,

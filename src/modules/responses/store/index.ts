@@ -50,6 +50,8 @@ export interface ResponseReads {
    * 0, 1, 2, ... without a gap) or adding up to other than `size` bytes.
    */
   incompleteFiles(files: Array<{ fileId: string; size: number }>): Promise<string[]>
+  /** How many answers each account's forms received after `since` (accounts with none are left out). */
+  answersByAccountSince(since: number): Promise<Map<string, number>>
 }
 
 export interface ResponseWrites extends ResponseReads {

@@ -1,6 +1,6 @@
 import type { Query } from '../../../db/postgres/driver.ts'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
-import { RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
+import { ANSWERS_BY_ACCOUNT_SINCE, RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
 const FOR_FORM = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 ORDER BY submitted_at DESC, id DESC`
 const BY_ID = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 AND id = $2`
@@ -43,6 +43,10 @@ const FORGET = 'DELETE FROM unclaimed_files WHERE file_id = $1'
 /** The responses module's store on PostgreSQL: one for the pool's reads, one per transaction. */
 export function createPostgresResponseStore(query: Query): ResponseWrites {
   return {
+    async answersByAccountSince(since) {
+      const rows = await query<{ account_id: string; n: string }>(ANSWERS_BY_ACCOUNT_SINCE.replace('?', '$1'), [since])
+      return new Map(rows.map((row) => [row.account_id, Number(row.n)]))
+    },
     listForForm: async (formId) => (await query<ResponseRow>(FOR_FORM, [formId])).map(toStoredResponse),
     async find(formId, responseId) {
       const [row] = await query<ResponseRow>(BY_ID, [formId, responseId])

@@ -21,3 +21,8 @@ export const toStoredResponse = (row: ResponseRow): StoredResponse => ({
   userAgent: row.user_agent,
   submittedAt: timeOf(row.submitted_at),
 })
+
+/** Per account, the answers received after a time: the newest answers by responses_submitted_at, each form by its key. */
+export const ANSWERS_BY_ACCOUNT_SINCE = `SELECT f.account_id, count(*) AS n
+  FROM responses r JOIN forms f ON f.id = r.form_id
+  WHERE r.submitted_at > ? GROUP BY f.account_id`

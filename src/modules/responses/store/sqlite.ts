@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
-import { RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
+import { ANSWERS_BY_ACCOUNT_SINCE, RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
 /** The responses module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteResponseStore(db: Database): ResponseWrites {
@@ -60,7 +60,11 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
     'DELETE FROM file_chunks WHERE file_id = ? AND seq IN (SELECT seq FROM file_chunks WHERE file_id = ? ORDER BY seq LIMIT ?)',
   )
 
+  const answersByAccount = db.query<{ account_id: string; n: number }, [number]>(ANSWERS_BY_ACCOUNT_SINCE)
   return {
+    async answersByAccountSince(since) {
+      return new Map(answersByAccount.all(since).map((row) => [row.account_id, Number(row.n)]))
+    },
     listForForm: async (formId) => forForm.all(formId).map(toStoredResponse),
     async find(formId, responseId) {
       const row = byId.get(formId, responseId)
