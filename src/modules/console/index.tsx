@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { ConsoleDeps } from './deps.ts'
 import { accountsPages } from './pages/accounts.tsx'
+import { consoleFormPages } from './pages/forms.tsx'
 import { passwordPages } from './pages/password.tsx'
 import { setupPages } from './pages/setup.tsx'
 import { signInPages } from './pages/sign-in.tsx'
@@ -15,4 +16,5 @@ export function consoleRoutes(deps: ConsoleDeps) {
     .use(setupPages(deps))
     .use(accountsPages(deps))
     .use(passwordPages(deps))
+    .use(consoleFormPages(deps))
 }

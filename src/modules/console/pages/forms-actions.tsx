@@ -86,7 +86,13 @@ export function formActionPages(deps: ConsoleDeps) {
           <p id="expiry-time-hint" class="hint" safe>
             {t('form_expiry.time_hint')}
           </p>
-          <input type="datetime-local" id="expiry-time" name="at" value={attr(at)} aria-describedby="expiry-time-hint" />
+          <input
+            type="datetime-local"
+            id="expiry-time"
+            name="at"
+            value={attr(at)}
+            aria-describedby="expiry-time-hint"
+          />
         </div>
         <div class="choice">
           <input type="radio" id="expiry-none" name="choice" value="none" checked={none} />
@@ -104,7 +110,10 @@ export function formActionPages(deps: ConsoleDeps) {
       '/console/accounts/:account/forms/:id/cancel',
       async ({ viewer, account, params, set }) => {
         const form = await accountForm(deps, account.id, params.id)
-        return consoleHtml(set, confirmPage({ viewer, account, form, action: 'cancel' }, [], explain(t('form_cancel.explain'))))
+        return consoleHtml(
+          set,
+          confirmPage({ viewer, account, form, action: 'cancel' }, [], explain(t('form_cancel.explain'))),
+        )
       },
       { account: true },
     )
@@ -115,7 +124,11 @@ export function formActionPages(deps: ConsoleDeps) {
         try {
           await forms.update(consolePrincipal(account.id), form.id, { status: 'cancelled' })
         } catch (error) {
-          const page = confirmPage({ viewer, account, form, action: 'cancel' }, problemsOf(error), explain(t('form_cancel.explain')))
+          const page = confirmPage(
+            { viewer, account, form, action: 'cancel' },
+            problemsOf(error),
+            explain(t('form_cancel.explain')),
+          )
           return consoleHtml(set, page, 409)
         }
         set.headers.location = `${formPath(account.id, form.id)}?done=cancelled`
@@ -145,7 +158,11 @@ export function formActionPages(deps: ConsoleDeps) {
           await forms.update(consolePrincipal(account.id), form.id, { expires_at: expiresAt })
         } catch (error) {
           const problems = problemsOf(error)
-          const page = confirmPage({ viewer, account, form, action: 'expiry' }, problems, expiryBody(form, words, typed))
+          const page = confirmPage(
+            { viewer, account, form, action: 'expiry' },
+            problems,
+            expiryBody(form, words, typed),
+          )
           return consoleHtml(set, page, 422)
         }
         set.headers.location = `${formPath(account.id, form.id)}?done=expiry`
@@ -157,7 +174,10 @@ export function formActionPages(deps: ConsoleDeps) {
       '/console/accounts/:account/forms/:id/delete',
       async ({ viewer, account, params, set }) => {
         const form = await accountForm(deps, account.id, params.id)
-        return consoleHtml(set, confirmPage({ viewer, account, form, action: 'delete' }, [], explain(t('form_delete.explain'))))
+        return consoleHtml(
+          set,
+          confirmPage({ viewer, account, form, action: 'delete' }, [], explain(t('form_delete.explain'))),
+        )
       },
       { account: true },
     )

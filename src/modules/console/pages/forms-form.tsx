@@ -11,9 +11,9 @@ import type { ConsoleDeps } from '../deps.ts'
 import { ConsoleLayout, consoleHtml } from '../layout.tsx'
 import { consoleWords } from '../words/index.ts'
 import {
-  accountForm,
-  AnswerSection,
   type AnswerFile,
+  AnswerSection,
+  accountForm,
   DeliveriesTable,
   EventsList,
   FieldsTable,
@@ -118,9 +118,7 @@ export function formPages(deps: ConsoleDeps) {
                   <code safe>{form.id}</code>
                 </dd>
                 <dt safe>{t('form.webhook')}</dt>
-                <dd safe>
-                  {form.callbackUrl === null ? t('form.no_webhook') : form.callbackEvents.join(', ')}
-                </dd>
+                <dd safe>{form.callbackUrl === null ? t('form.no_webhook') : form.callbackEvents.join(', ')}</dd>
               </dl>
               {form.description ? (
                 <p class="console-description" dir="auto" safe>
@@ -216,7 +214,10 @@ export function formPages(deps: ConsoleDeps) {
               <h2 id="form-events" safe>
                 {t('form.events')}
               </h2>
-              <EventsList events={events.map((event) => ({ ...event, id: encodeNumber(event.number) }))} words={words} />
+              <EventsList
+                events={events.map((event) => ({ ...event, id: encodeNumber(event.number) }))}
+                words={words}
+              />
             </section>
           </ConsoleLayout>,
         )

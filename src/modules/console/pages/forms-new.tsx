@@ -8,7 +8,7 @@ import { consolePrincipal } from '../../auth/service.ts'
 import type { StoredForm } from '../../forms/store/index.ts'
 import { formView } from '../../submissions/pages.tsx'
 import type { ConsoleDeps } from '../deps.ts'
-import { ConsoleLayout, consoleHtml, CsrfField, ErrorSummary } from '../layout.tsx'
+import { ConsoleLayout, CsrfField, consoleHtml, ErrorSummary } from '../layout.tsx'
 import type { Viewer } from '../viewer.ts'
 import { consoleWords } from '../words/index.ts'
 import { accountPath, formPath, problemsOf } from './forms-parts.tsx'
@@ -51,7 +51,8 @@ export function newFormPages(deps: ConsoleDeps) {
   async function previewOf(form: StoredForm): Promise<{ html: string; locale: string; dir: string }> {
     const chosen = form.page.locale === undefined ? undefined : languageOfTag(form.page.locale)
     const page = translator(chosen?.locale ?? 'en', chosen?.region)
-    const text = await pageText(await renderFormPage({
+    const text = await pageText(
+      await renderFormPage({
         form: formView(form),
         t: page,
         preview: (
@@ -59,7 +60,8 @@ export function newFormPages(deps: ConsoleDeps) {
             {t('preview.banner')}
           </p>
         ),
-      }))
+      }),
+    )
     const main = text.slice(text.indexOf('<main>') + '<main>'.length, text.lastIndexOf('</main>'))
     return { html: main, locale: page.locale, dir: page.dir }
   }

@@ -12,9 +12,9 @@ import type { StoredForm } from '../../forms/store/index.ts'
 import type { ResponseObject } from '../../responses/model.ts'
 import type { DeliveryObject } from '../../webhooks/model.ts'
 import type { ConsoleDeps } from '../deps.ts'
+import { CsrfField } from '../layout.tsx'
 import type { Viewer } from '../viewer.ts'
 import type { ConsoleWords } from '../words/index.ts'
-import { CsrfField } from '../layout.tsx'
 
 /** The pieces of the form pages: paths, a status, the fields, the answer, deliveries and events. */
 
@@ -139,7 +139,7 @@ export function AnswerSection({
                 {file ? (
                   <>
                     {' '}
-                    <a href={attr(file.href)} download safe>
+                    <a href={attr(file.href)} download="" safe>
                       {t('form.download', { name: file.name })}
                     </a>
                   </>
@@ -205,7 +205,10 @@ export function DeliveriesTable({
                 {words.number(delivery.attempts)}
               </td>
               <td safe>
-                {[delivery.last_status_code === null ? '' : `HTTP ${delivery.last_status_code}`, delivery.last_error ?? '']
+                {[
+                  delivery.last_status_code === null ? '' : `HTTP ${delivery.last_status_code}`,
+                  delivery.last_error ?? '',
+                ]
                   .filter((part) => part !== '')
                   .join(': ') || t('form.delivery_none_yet')}
               </td>

@@ -132,7 +132,9 @@ function formListPage(deps: ConsoleDeps) {
                       </td>
                       <td safe>{words.dateTime(parseApiTime(form.created_at)!)}</td>
                       <td safe>
-                        {form.expires_at === null ? t('forms.no_expiry') : words.dateTime(parseApiTime(form.expires_at)!)}
+                        {form.expires_at === null
+                          ? t('forms.no_expiry')
+                          : words.dateTime(parseApiTime(form.expires_at)!)}
                       </td>
                     </tr>
                   ))}
