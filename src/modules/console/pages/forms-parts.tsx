@@ -52,9 +52,11 @@ export function problemsOf(error: unknown): Array<{ path: string; message: strin
 /** JSON as a block to read and copy: indented, in a focusable region so a keyboard can scroll it. */
 export function JsonBlock({ value, label }: { value: unknown; label: string }) {
   return (
-    <pre class="console-json" tabindex="0" role="region" aria-label={attr(label)} safe>
-      {JSON.stringify(value, null, 2)}
-    </pre>
+    <section aria-label={attr(label)}>
+      <pre class="console-json" tabindex="0" safe>
+        {JSON.stringify(value, null, 2)}
+      </pre>
+    </section>
   )
 }
 

@@ -63,7 +63,7 @@ function formListPage(deps: ConsoleDeps) {
         <ConsoleLayout viewer={viewer} title={t('forms.title')} account={account} current="forms" words={words}>
           <ErrorSummary problems={problems.map((text) => ({ text }))} words={words} />
           <h1 safe>{t('forms.title')}</h1>
-          <form method="get" action={attr(base)} class="console-filter" role="search">
+          <form method="get" action={attr(base)} class="console-filter">
             <div class="field">
               <label for="forms-status" class="label" safe>
                 {t('forms.filter_status')}
