@@ -5,6 +5,7 @@ import { describeUpgrade } from './db/driver.ts'
 import { createLogger, type Logger, StdoutUnwritable, type StdoutWriter, stdoutWriter } from './lib/log.ts'
 import { systemClock } from './lib/time.ts'
 import { createAuthService } from './modules/auth/service.ts'
+import { createConsoleService } from './modules/console/service.ts'
 import { openStore } from './stores.ts'
 import { VERSION } from './version.ts'
 
@@ -78,6 +79,10 @@ export async function startServer(
   const firstKey = await store.alone(async (): Promise<'shown' | 'none' | StdoutUnwritable> => {
     const startupKey = await createAuthService(store, systemClock).prepareStartupKey(config.apiKey)
     if (!startupKey) return 'none'
+    // The console's first operator is set up through a link shown with the key, and stored with it.
+    const operatorLink = config.console
+      ? await createConsoleService(store, systemClock, () => resolveBaseUrl(config, port)).prepareFirstOperatorLink()
+      : undefined
     // One write: whoever sees the listening line sees the key line with it. The key is stored
     // only once stdout has taken it; no request is handled before, so it works from the first one.
     try {
@@ -88,6 +93,7 @@ export async function startServer(
           dataPath: store.location,
           postgres: store.kind === 'postgres',
           key: startupKey.key,
+          operatorLink: operatorLink?.link,
         }),
         FIRST_KEY_OUTPUT_TIMEOUT_MS,
       )
@@ -96,6 +102,7 @@ export async function startServer(
       throw error
     }
     await startupKey.commit()
+    await operatorLink?.commit()
     return 'shown'
   })
   if (firstKey instanceof StdoutUnwritable) {
@@ -151,6 +158,8 @@ function firstStartBanner(at: {
   dataPath: string
   postgres: boolean
   key: string
+  /** The one-time link that sets up the console's first operator. */
+  operatorLink: string | undefined
 }): string {
   // A server bound to every address is reached locally through loopback.
   const local = at.listeningUrl.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
@@ -167,6 +176,9 @@ function firstStartBanner(at: {
     `API key: ${at.key}`,
     'This key is shown once and stored only as a hash. Keep it somewhere safe.',
     '',
+    ...(at.operatorLink
+      ? [`Console: open ${at.operatorLink}`, 'to set up the first operator (works once, for 24 hours).', '']
+      : []),
     'Next, create a form:',
     `  curl -s ${local}/api/v1/forms -H 'Authorization: Bearer ${at.key}' \\`,
     `    -d '{"title":"Hello","fields":[{"key":"name","type":"text","label":"Your name"}]}'`,

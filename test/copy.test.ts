@@ -17,6 +17,7 @@ import { SQL } from 'bun'
 import { copyData } from '../src/db/copy/index.ts'
 import { COPIED_TABLES } from '../src/db/copy/sides.ts'
 import { POSTGRES_SCHEMA_VERSION } from '../src/db/postgres/migrations.ts'
+import { addConsoleUser, consoleClient, consoleRequest } from './console-fixtures.ts'
 import { bulkDatabase, countsOf, dump, expectRefused, FILE_FIELD, receiver, STEP_TIMEOUT } from './copy-fixtures.ts'
 import { killAllChildren, runIntake, startIntake, useBuiltBinary } from './e2e/binary.ts'
 import { postgresFixtures } from './postgres.ts'
@@ -119,6 +120,11 @@ async function fillThroughTheApp(t: TestContext): Promise<Filled> {
     page: { review: true },
   })
   expect((await postForm(t.app, reviewed.id, { name: 'Ada' })).status).toBe(200)
+  // Console people: a member signed in (a used set-up link, a session), a link not yet used, a failed sign-in.
+  await consoleClient(t, { account: 'research' })
+  await addConsoleUser(t, { operator: true })
+  const signIn = new URLSearchParams({ email: 'nobody@example.com', password: 'not a password' })
+  expect((await consoleRequest(t, 'POST', '/console/sign-in', { body: signIn })).status).toBe(401)
   const [pending] = await t.sql(`SELECT id FROM deliveries WHERE form_id = ? AND status = 'pending'`, pendingForm)
   const [file] = (await t.api.get(`/forms/${withFile}/responses`)).body as Array<{ id: string; data: { doc: string } }>
   return { pendingDelivery: pending!.id, pendingReceiver, fileBytes, filePath: new URL(file!.data.doc).pathname }

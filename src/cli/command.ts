@@ -27,7 +27,7 @@ export interface Command {
 interface CommandInput {
   args: string[]
   flags: ConfigFlags
-  options: { account?: string; json?: boolean; url?: string; key?: string }
+  options: { account?: string; operator?: boolean; json?: boolean; url?: string; key?: string }
 }
 
 /** A mistake in how intake was invoked: one line on stderr, exit code 2. */

@@ -13,15 +13,25 @@ import { keysCommand } from './keys.ts'
 import { mcpCommand } from './mcp.ts'
 import { migrateCommand } from './migrate.ts'
 import { serveCommand } from './serve.ts'
+import { usersCommand } from './users.ts'
 
 /** Every command, in the order `intake --help` lists them; serve is the default. */
-const COMMANDS: readonly Command[] = [serveCommand, keysCommand, backupCommand, copyCommand, migrateCommand, mcpCommand]
+const COMMANDS: readonly Command[] = [
+  serveCommand,
+  keysCommand,
+  usersCommand,
+  backupCommand,
+  copyCommand,
+  migrateCommand,
+  mcpCommand,
+]
 
 /** Every flag is a setting's (from config.ts's table) or one command's own option. */
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   account: { type: 'string' },
+  operator: { type: 'boolean' },
   json: { type: 'boolean' },
   url: { type: 'string' },
   key: { type: 'string' },
@@ -67,7 +77,13 @@ async function run(argv: string[]): Promise<void> {
   await command.run({
     args,
     flags,
-    options: { account: values.account, json: values.json, url: values.url, key: values.key },
+    options: {
+      account: values.account,
+      operator: values.operator,
+      json: values.json,
+      url: values.url,
+      key: values.key,
+    },
   })
 }
 

@@ -21,6 +21,10 @@ export const COPIED_TABLES = [
   'receipts',
   'drafts',
   'events',
+  'console_users',
+  'console_setup_tokens',
+  'console_sessions',
+  'console_sign_in_failures',
 ] as const
 
 /** Rows per table, the same on both sides once copied. */

@@ -3,8 +3,10 @@ import type { ConsoleDeps } from './deps.ts'
 import { accountsPages } from './pages/accounts.tsx'
 import { consoleFormPages } from './pages/forms.tsx'
 import { passwordPages } from './pages/password.tsx'
+import { serverPages } from './pages/server.tsx'
 import { setupPages } from './pages/setup.tsx'
 import { signInPages } from './pages/sign-in.tsx'
+import { usersPages } from './pages/users.tsx'
 
 /**
  * The console at /console (CONTRACT 15): server-rendered pages over the same
@@ -16,5 +18,7 @@ export function consoleRoutes(deps: ConsoleDeps) {
     .use(setupPages(deps))
     .use(accountsPages(deps))
     .use(passwordPages(deps))
+    .use(usersPages(deps))
+    .use(serverPages(deps))
     .use(consoleFormPages(deps))
 }

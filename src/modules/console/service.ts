@@ -117,20 +117,20 @@ export function createConsoleService(store: Store, clock: Clock, baseUrl: () => 
     /** Adds a user and returns their one-time set-up link. */
     async addUser(emailText: string, role: NewUserRole): Promise<{ user: ConsoleUser; link: string }> {
       const email = normalEmail(emailText)
-      if (!email) throw new HttpError(422, `"${emailText}" is not an email address`)
+      if (!email) throw new UserRefused('email-invalid', `"${emailText}" is not an email address`)
       let accountId: string | null = null
       if ('account' in role) {
         const account = await store.keys.accountByName(role.account)
         if (!account)
-          throw new HttpError(
-            422,
+          throw new UserRefused(
+            'unknown-account',
             `No account is named "${role.account}" (intake keys create --account NAME makes one)`,
           )
         accountId = account.id
       }
       const user = { id: newId(), email, accountId }
       const added = await store.transaction((tx) => tx.console.insertUser({ ...user, createdAt: clock() }))
-      if (!added) throw new HttpError(409, `A user with the email ${email} exists already`)
+      if (!added) throw new UserRefused('email-taken', `A user with the email ${email} exists already`)
       return { user, link: await newSetupToken(user.id) }
     },
 
@@ -288,5 +288,15 @@ export function createConsoleService(store: Store, clock: Clock, baseUrl: () => 
 }
 
 class EmailTaken extends Error {}
+
+/** A user that cannot be added, and why (the console says it in its words, the command line in these). */
+export class UserRefused extends HttpError {
+  constructor(
+    readonly reason: 'email-invalid' | 'email-taken' | 'unknown-account',
+    detail: string,
+  ) {
+    super(422, detail)
+  }
+}
 
 export type ConsoleService = ReturnType<typeof createConsoleService>

@@ -109,7 +109,6 @@ export const shell = {
   'users.remove_intro': 'They are signed out at once and can no longer sign in. Their account and its forms stay.',
   'users.remove_confirm': 'Yes, remove this user',
   'users.removed': 'Removed {email}.',
-  'users.self': 'You cannot remove yourself.',
   'users.unknown_account': 'There is no account with that name',
 
   // Server (operators)
