@@ -44,8 +44,8 @@ const SCHEMA_TABLES: Record<Kind, readonly string[]> = {
  */
 const SET_TABLES: readonly string[] = ['event_positions']
 
-/** SQLite's title search (form_titles and the full-text index's tables): its triggers fill TO's from the forms. */
-const INDEX_TABLES = /^form_titles(_search(_\w+)?)?$/
+/** SQLite's title search (form_titles, the full-text index's tables): TO's sweep fills its own from the forms. */
+const INDEX_TABLES = /^form_titles(_\w+)?$/
 
 /** Tables the copy neither copies nor counts as data. */
 export const notCopied = (kind: Kind, name: string) =>

@@ -29,6 +29,23 @@ const JSON_BOX = 'form-json'
 
 type Problem = { path: string; message: string }
 
+/** The person's page within the console's: its <main>, rendered (and escaped) by the page's own views. */
+interface PagePreview {
+  safeHtml: string
+  locale: string
+  dir: string
+}
+
+/** The person's page inside the console's, in its own language and direction. */
+function PageFrame({ preview }: { preview: PagePreview }) {
+  const { safeHtml, locale, dir } = preview
+  return (
+    <div class="console-page-frame" lang={locale} dir={dir}>
+      {safeHtml}
+    </div>
+  )
+}
+
 /** The text of a rendered page. */
 async function pageText(page: PageBytes): Promise<string> {
   if ('blob' in page) return page.blob.text()
@@ -48,7 +65,7 @@ export function newFormPages(deps: ConsoleDeps) {
   const t = words.t
 
   /** The person's page for `form`, as it will render, within the console's page: its <main> and its language. */
-  async function previewOf(form: StoredForm): Promise<{ html: string; locale: string; dir: string }> {
+  async function previewOf(form: StoredForm): Promise<PagePreview> {
     const chosen = form.page.locale === undefined ? undefined : languageOfTag(form.page.locale)
     const page = translator(chosen?.locale ?? 'en', chosen?.region)
     const text = await pageText(
@@ -63,7 +80,7 @@ export function newFormPages(deps: ConsoleDeps) {
       }),
     )
     const main = text.slice(text.indexOf('<main>') + '<main>'.length, text.lastIndexOf('</main>'))
-    return { html: main, locale: page.locale, dir: page.dir }
+    return { safeHtml: main, locale: page.locale, dir: page.dir }
   }
 
   function newFormPage(
@@ -71,7 +88,7 @@ export function newFormPages(deps: ConsoleDeps) {
     account: { id: string; name: string },
     json: string,
     problems: Problem[],
-    preview?: { html: string; locale: string; dir: string },
+    preview?: PagePreview,
   ) {
     const action = `${accountPath(account.id)}/forms/new`
     return (
@@ -142,9 +159,7 @@ export function newFormPages(deps: ConsoleDeps) {
               {t('new_form.preview_heading')}
             </h2>
             <p safe>{t('new_form.preview_explain')}</p>
-            <div class="console-page-frame" lang={preview.locale} dir={preview.dir}>
-              {preview.html}
-            </div>
+            <PageFrame preview={preview} />
           </section>
         ) : (
           ''

@@ -40,7 +40,7 @@ export function StatusTag({ status, words }: { status: FormStatus; words: Consol
 }
 
 /** An API time (`2026-11-25T21:01:18.123`) as the console writes moments; `fallback` for null. */
-export const apiTime = (words: ConsoleWords, text: string | null, fallback = '') =>
+const apiTime = (words: ConsoleWords, text: string | null, fallback = '') =>
   text === null ? fallback : words.dateTime(parseApiTime(text)!)
 
 /** A service's 422 or 409 as the problems a page lists (each with its JSON Pointer), or the error itself. */
@@ -200,7 +200,7 @@ export function DeliveriesTable({
           {deliveries.map((delivery) => (
             <tr>
               <th scope="row">
-                <code safe>{delivery.event}</code>
+                <code>{delivery.event}</code>
               </th>
               <td safe>{t(`form.delivery_${delivery.status}`)}</td>
               <td class="console-number" safe>
@@ -254,7 +254,7 @@ export function EventsList({ events, words }: { events: Array<EventSummary & { i
     <ol class="console-events">
       {events.map((event) => (
         <li>
-          <code safe>{event.type}</code> <span safe>{words.dateTime(event.occurredAt)}</span>{' '}
+          <code>{event.type}</code> <span safe>{words.dateTime(event.occurredAt)}</span>{' '}
           <span class="console-muted" safe>
             {t('form.event_id', { id: event.id })}
           </span>

@@ -89,7 +89,8 @@ export interface ListParams {
   /**
    * Only forms whose title contains this text (case aside): the console's
    * search. A trigram index finds the few that match, so a search that matches
-   * a handful of a million forms reads a handful (CONTRACT 15).
+   * a handful of a million forms reads a handful (CONTRACT 15); forms not yet
+   * in the index (created since the sweep last added some) are read one by one.
    */
   titleContains?: string
 }
@@ -113,6 +114,8 @@ export interface FormReads {
   idempotencyKey(accountId: string, key: string): Promise<IdempotencyRecord | undefined>
   /** The earliest expiry among active forms, if any. */
   nextExpiryAt(): Promise<number | null>
+  /** Whether forms wait to join the title search's index (SQLite's; PostgreSQL's keeps itself). */
+  titlesToIndex(): Promise<boolean>
   /** The account and webhook secret of each of these forms that has a callback. */
   webhookTargets(formIds: string[]): Promise<Map<string, WebhookTarget>>
 }
@@ -148,4 +151,11 @@ export interface FormWrites extends FormReads {
    * none another transaction holds); returns them as they were.
    */
   expireDue(now: number, limit: number): Promise<ExpiredForm[]>
+  /**
+   * Adds up to `limit` forms to the title search's index, and takes deleted
+   * ones out; returns how many were added. Off the request path: a form
+   * created or deleted pays nothing for the index (on SQLite an index entry
+   * written per form costs its transaction more than the form itself).
+   */
+  indexTitles(limit: number): Promise<number>
 }
