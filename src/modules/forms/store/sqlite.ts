@@ -98,7 +98,7 @@ export function createSqliteFormStore(db: Database): FormWrites {
             AND ${scope}
          UNION ALL
          SELECT ${SUMMARY_COLUMNS} FROM forms
-          WHERE ${scope} AND id > (SELECT coalesce(max(form_id), '') FROM form_titles) AND title LIKE $like ESCAPE '\\')
+          WHERE ${scope} AND id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '') AND title LIKE $like ESCAPE '\\')
         WHERE ($status IS NULL OR status = $status) ${page}`,
     ),
     scan: db.query<SummaryRow, SearchArgs>(
@@ -139,7 +139,7 @@ export function createSqliteFormStore(db: Database): FormWrites {
   // The title search's index is filled here, a batch a transaction (FTS5 writes a segment per transaction):
   // the forms after the last one it holds. (A form made with a smaller id later, by a clock set back, is
   // found only among the newest forms a search looks through first.)
-  const afterIndexed = `id > (SELECT coalesce(max(form_id), '') FROM form_titles)`
+  const afterIndexed = `id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '')`
   const titlesToIndex = db.query<{ waiting: number }, []>(
     `SELECT EXISTS (SELECT 1 FROM forms WHERE ${afterIndexed}) OR EXISTS (SELECT 1 FROM form_titles_gone) AS waiting`,
   )
@@ -152,9 +152,9 @@ export function createSqliteFormStore(db: Database): FormWrites {
   const indexTitle = db.query<never, { seq: number; title: string }>(
     'INSERT INTO form_titles_search (rowid, title) VALUES ($seq, $title)',
   )
-  const forgetGoneTitles = db.query<never, []>(
-    'DELETE FROM form_titles_search WHERE rowid IN (SELECT seq FROM form_titles_gone)',
-  )
+  const goneTitles = db.query<{ seq: number }, []>('SELECT seq FROM form_titles_gone')
+  // One by rowid: FTS5 looks a rowid up, where `rowid IN (subquery)` would read the whole index.
+  const forgetTitle = db.query<never, [number]>('DELETE FROM form_titles_search WHERE rowid = ?')
   const clearGone = db.query<never, []>('DELETE FROM form_titles_gone')
   const webhookTarget = db.query<{ account_id: string; webhook_secret: string }, [string]>(
     'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
@@ -254,8 +254,9 @@ export function createSqliteFormStore(db: Database): FormWrites {
     nextExpiryAt: async () => nextExpiry.get()!.at,
     titlesToIndex: async () => titlesToIndex.get()!.waiting === 1,
     async indexTitles(limit) {
-      forgetGoneTitles.run()
-      clearGone.run()
+      const gone = goneTitles.all()
+      for (const { seq } of gone) forgetTitle.run(seq)
+      if (gone.length > 0) clearGone.run()
       const forms = unindexed.all({ limit })
       for (const form of forms) indexTitle.run({ seq: addTitle.get({ form_id: form.id })!.seq, title: form.title })
       return forms.length
