@@ -43,6 +43,11 @@ export interface FormPageProps {
   held?: Record<string, HeldFile>
   /** Said above the form: why it is shown again (a review's answers lapsed, CONTRACT 14). */
   notice?: string
+  /**
+   * The console's preview (CONTRACT 15): this banner first, and a form that
+   * cannot be sent (no action, every control disabled).
+   */
+  preview?: JSX.Element
 }
 
 /** `autofocus` on any focusable element is HTML; @kitajs/html's types know it only on controls. */
@@ -180,6 +185,7 @@ function FormPage({
   fieldsHtml,
   fieldErrors,
   notice,
+  preview,
 }: FormPageProps & { fieldsHtml: JSX.Element; fieldErrors: Map<string, string> }) {
   const labels = new Map(form.fields.map((f) => [f.key, f.label]))
   const hasFile = form.fields.some((f) => f.type === 'file')
@@ -187,6 +193,7 @@ function FormPage({
   const unlinked = problems.filter((problem) => !labels.has(keyOf(problem.path)))
   return (
     <Layout title={problems.length > 0 ? t.t('page.title_error', { title: form.title }) : form.title} t={t}>
+      {preview === undefined ? '' : <div class="preview-banner">{preview}</div>}
       {problems.length > 0 ? (
         // Focus starts here on a refused try (autofocus: no script needed), so the summary is read first.
         <div class="error-summary" role="alert" aria-labelledby="error-summary-title" tabindex="-1" {...AUTOFOCUS}>
@@ -236,29 +243,45 @@ function FormPage({
       )}
       {form.expiresAt !== null ? TIME_LEFT_GOES_HERE : ''}
       {form.description ? <RichText text={form.description} t={t} class="description" /> : ''}
-      <form
-        method="post"
-        action={`/f/${attr(form.id)}`}
-        enctype={hasFile ? 'multipart/form-data' : undefined}
-        accept-charset="utf-8"
-        novalidate
-      >
-        {fieldsHtml}
-        <div class="actions">
-          {/* With a review page, this button goes on to it; the review's own button sends (and takes submit_label). */}
-          {form.page.review === true ? (
-            <button type="submit" safe>
-              {t.t('review.continue')}
-            </button>
-          ) : (
-            <SendButton label={form.page.submit_label} t={t} />
-          )}
-        </div>
-      </form>
+      {preview === undefined ? (
+        <form
+          method="post"
+          action={`/f/${attr(form.id)}`}
+          enctype={hasFile ? 'multipart/form-data' : undefined}
+          accept-charset="utf-8"
+          novalidate
+        >
+          {fieldsHtml}
+          <FormActions form={form} t={t} />
+        </form>
+      ) : (
+        <form>
+          <fieldset disabled class="preview-fields">
+            {fieldsHtml}
+            <FormActions form={form} t={t} />
+          </fieldset>
+        </form>
+      )}
       <p class="footer" safe>
         {t.t('page.footer')}
       </p>
     </Layout>
+  )
+}
+
+/** The form's button: on to the review page when it has one, else Send. */
+function FormActions({ form, t }: { form: FormView; t: Translator }) {
+  return (
+    <div class="actions">
+      {/* With a review page, this button goes on to it; the review's own button sends (and takes submit_label). */}
+      {form.page.review === true ? (
+        <button type="submit" safe>
+          {t.t('review.continue')}
+        </button>
+      ) : (
+        <SendButton label={form.page.submit_label} t={t} />
+      )}
+    </div>
   )
 }
 

@@ -31,4 +31,14 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { name: 'users', path: () => '/console/users' },
   { name: 'server', path: () => '/console/server' },
   { name: 'password', path: () => '/console/password', as: 'member' },
+  // Forms (cforms)
+  { name: 'forms', path: (ctx) => `/console/accounts/${ctx.accountId}/forms` },
+  { name: 'forms-search', path: (ctx) => `/console/accounts/${ctx.accountId}/forms?status=active&q=a`, as: 'member' },
+  { name: 'form', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.formId}` },
+  { name: 'form-answered', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.answeredFormId}` },
+  { name: 'form-preview', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.formId}/preview?lang=ar` },
+  { name: 'form-cancel', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.formId}/cancel` },
+  { name: 'form-expiry', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.formId}/expiry` },
+  { name: 'form-delete', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.formId}/delete` },
+  { name: 'new-form', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/new`, as: 'member' },
 ]

@@ -367,4 +367,25 @@ export const migrations: readonly string[] = [
   -- The console counts each account's answers of the last 30 days from the newest answers.
   CREATE INDEX responses_submitted_at ON responses(submitted_at);
   `,
+  /*
+   * 10: the console's title search (CONTRACT 15): a trigram index of form
+   * titles, filled by the sweep a batch at a time (nothing is added to a
+   * create or a delete but, for a delete, its entry marked gone). Additive:
+   * an older intake's forms are indexed by the next sweep; derived from
+   * forms, the index is never copied.
+   */ `
+  -- The search index's rowid for each form: forms' own rowid may change with VACUUM, this one does not.
+  CREATE TABLE form_titles (
+    seq      INTEGER PRIMARY KEY,
+    form_id  TEXT NOT NULL UNIQUE
+  ) STRICT;
+  -- Titles as trigrams: a search for three characters or more reads only the forms that hold them.
+  CREATE VIRTUAL TABLE form_titles_search USING fts5(title, content='', contentless_delete=1, tokenize='trigram');
+  -- Entries of deleted forms, for the sweep to take out of the index.
+  CREATE TABLE form_titles_gone (seq INTEGER PRIMARY KEY) STRICT;
+  CREATE TRIGGER forms_title_gone AFTER DELETE ON forms BEGIN
+    INSERT INTO form_titles_gone (seq) SELECT seq FROM form_titles WHERE form_id = OLD.id;
+    DELETE FROM form_titles WHERE form_id = OLD.id;
+  END;
+  `,
 ]

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { ConsoleDeps } from './deps.ts'
 import { accountsPages } from './pages/accounts.tsx'
+import { consoleFormPages } from './pages/forms.tsx'
 import { passwordPages } from './pages/password.tsx'
 import { serverPages } from './pages/server.tsx'
 import { setupPages } from './pages/setup.tsx'
@@ -19,4 +20,5 @@ export function consoleRoutes(deps: ConsoleDeps) {
     .use(passwordPages(deps))
     .use(usersPages(deps))
     .use(serverPages(deps))
+    .use(consoleFormPages(deps))
 }

@@ -1,4 +1,5 @@
 import { translator } from '../../../i18n/index.ts'
+import { forms } from './forms.ts'
 import { shell } from './shell.ts'
 
 /**
@@ -6,7 +7,7 @@ import { shell } from './shell.ts'
  * only for now; another language is another combined catalog with the same
  * keys, chosen where consoleWords is called.
  */
-const EN = { ...shell } as const
+const EN = { ...shell, ...forms } as const
 
 type ConsoleWordKey = keyof typeof EN
 type ConsoleParams = Record<string, string | number>

@@ -86,7 +86,21 @@ export interface ListParams {
   before: string | undefined
   limit: number
   now: number
+  /**
+   * Only forms whose title contains this text (case aside): the console's
+   * search. A trigram index finds the few that match, so a search that matches
+   * a handful of a million forms reads a handful (CONTRACT 15); forms not yet
+   * in the index (created since the sweep last added some) are read one by one.
+   */
+  titleContains?: string
 }
+
+/**
+ * A title search first looks this far down the account's list (newest first):
+ * a common word fills its page there at once, and only a rarer one, whose
+ * matches the index then finds, is looked up there.
+ */
+export const TITLE_SEARCH_WINDOW = 1000
 
 export interface FormReads {
   find(id: string, now: number): Promise<StoredForm | undefined>
@@ -107,6 +121,8 @@ export interface FormReads {
   countByStatus(): Promise<Map<FormStatus, number>>
   /** How many forms each account has active at `now` (accounts with none are left out). */
   activeFormsByAccount(now: number): Promise<Map<string, number>>
+  /** Whether forms wait to join the title search's index (SQLite's; PostgreSQL's keeps itself). */
+  titlesToIndex(): Promise<boolean>
   /** The account and webhook secret of each of these forms that has a callback. */
   webhookTargets(formIds: string[]): Promise<Map<string, WebhookTarget>>
 }
@@ -142,4 +158,11 @@ export interface FormWrites extends FormReads {
    * none another transaction holds); returns them as they were.
    */
   expireDue(now: number, limit: number): Promise<ExpiredForm[]>
+  /**
+   * Adds up to `limit` forms to the title search's index, and takes deleted
+   * ones out; returns how many were added. Off the request path: a form
+   * created or deleted pays nothing for the index (on SQLite an index entry
+   * written per form costs its transaction more than the form itself).
+   */
+  indexTitles(limit: number): Promise<number>
 }

@@ -89,3 +89,9 @@ export const toExpiredForm = (row: ExpiredRow): ExpiredForm => ({
 /** Per account, its forms active at a time: a walk of each account's active forms (forms_account_status_newest). */
 export const ACTIVE_FORMS_BY_ACCOUNT = `SELECT account_id, count(*) AS n FROM forms
   WHERE status = 'active' AND (expires_at IS NULL OR expires_at > ?) GROUP BY account_id`
+
+/** A LIKE pattern for titles that contain `text` as typed: a % or _ in it matches itself (escaped with a backslash). */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`
+
+/** A trigram index finds text of three characters or more; shorter text is looked for row by row. */
+export const indexedSearch = (text: string) => [...text].length >= 3

@@ -1,12 +1,22 @@
 import type { Database } from 'bun:sqlite'
 import { timeSlicer } from '../../../lib/slices.ts'
 import { FORM_STATUSES, type FormStatus } from '../model.ts'
-import type { FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
+import {
+  type FormState,
+  type FormWrites,
+  type IdempotencyRecord,
+  type ListParams,
+  type NewForm,
+  TITLE_SEARCH_WINDOW,
+  type WebhookTarget,
+} from './index.ts'
 import {
   ACTIVE_FORMS_BY_ACCOUNT,
+  containsPattern,
   EXPIRED_COLUMNS,
   type ExpiredRow,
   type FormRow,
+  indexedSearch,
   type PublicStateRow,
   type SummaryRow,
   toExpiredForm,
@@ -74,6 +84,32 @@ export function createSqliteFormStore(db: Database): FormWrites {
        ${page}`,
     ),
   }
+  // A title search: the newest forms of the scope first (a common word fills its page there), else the
+  // trigram index's matches (a phrase of trigrams: the text itself, case aside), else, for text too short
+  // for trigrams, every form of the scope. The status is the one reads compute.
+  type SearchArgs = Omit<ListArgs, 'status'> & { status: string | null; like: string; phrase: string }
+  const matching = `WHERE title LIKE $like ESCAPE '\\' AND ($status IS NULL OR status = $status)`
+  const titled = {
+    window: db.query<SummaryRow, SearchArgs>(
+      `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} ORDER BY id DESC LIMIT ${TITLE_SEARCH_WINDOW})
+        ${matching} ${page}`,
+    ),
+    // What the index found, and the forms it does not hold yet (after the last it holds: a range of the scope's index).
+    indexed: db.query<SummaryRow, SearchArgs>(
+      `SELECT * FROM (
+         SELECT ${SUMMARY_COLUMNS} FROM forms
+          WHERE id IN (SELECT form_id FROM form_titles WHERE seq IN
+                         (SELECT rowid FROM form_titles_search WHERE form_titles_search MATCH $phrase))
+            AND ${scope}
+         UNION ALL
+         SELECT ${SUMMARY_COLUMNS} FROM forms
+          WHERE ${scope} AND id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '') AND title LIKE $like ESCAPE '\\')
+        WHERE ($status IS NULL OR status = $status) ${page}`,
+    ),
+    scan: db.query<SummaryRow, SearchArgs>(
+      `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope}) ${matching} ${page}`,
+    ),
+  }
   const setStatus = db.query('UPDATE forms SET status = $status, updated_at = $now WHERE id = $id')
   const setExpiry = db.query('UPDATE forms SET expires_at = $expires_at, updated_at = $now WHERE id = $id')
   // Only an active, unexpired form moves: the first submission to commit wins.
@@ -116,6 +152,26 @@ export function createSqliteFormStore(db: Database): FormWrites {
     `SELECT count(*) AS n, min(id) AS last FROM (SELECT id FROM forms INDEXED BY forms_account_status_newest
        WHERE account_id = $account_id AND status = $status AND id < $before ORDER BY id DESC LIMIT $limit)`,
   )
+  // The title search's index is filled here, a batch a transaction (FTS5 writes a segment per transaction):
+  // the forms after the last one it holds. (A form made with a smaller id later, by a clock set back, is
+  // found only among the newest forms a search looks through first.)
+  const afterIndexed = `id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '')`
+  const titlesToIndex = db.query<{ waiting: number }, []>(
+    `SELECT EXISTS (SELECT 1 FROM forms WHERE ${afterIndexed}) OR EXISTS (SELECT 1 FROM form_titles_gone) AS waiting`,
+  )
+  const unindexed = db.query<{ id: string; title: string }, { limit: number }>(
+    `SELECT id, title FROM forms WHERE ${afterIndexed} ORDER BY id LIMIT $limit`,
+  )
+  const addTitle = db.query<{ seq: number }, { form_id: string }>(
+    'INSERT INTO form_titles (form_id) VALUES ($form_id) RETURNING seq',
+  )
+  const indexTitle = db.query<never, { seq: number; title: string }>(
+    'INSERT INTO form_titles_search (rowid, title) VALUES ($seq, $title)',
+  )
+  const goneTitles = db.query<{ seq: number }, []>('SELECT seq FROM form_titles_gone')
+  // One by rowid: FTS5 looks a rowid up, where `rowid IN (subquery)` would read the whole index.
+  const forgetTitle = db.query<never, [number]>('DELETE FROM form_titles_search WHERE rowid = ?')
+  const clearGone = db.query<never, []>('DELETE FROM form_titles_gone')
   const webhookTarget = db.query<{ account_id: string; webhook_secret: string }, [string]>(
     'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
   )
@@ -172,6 +228,18 @@ export function createSqliteFormStore(db: Database): FormWrites {
         limit: params.limit,
         now: params.now,
       }
+      if (params.titleContains !== undefined) {
+        const text = params.titleContains
+        const search: SearchArgs = {
+          ...args,
+          status: params.status ?? null,
+          like: containsPattern(text),
+          phrase: `"${text.replaceAll('"', '""')}"`,
+        }
+        const newest = titled.window.all(search)
+        if (newest.length >= params.limit) return newest.map(toSummary)
+        return (indexedSearch(text) ? titled.indexed : titled.scan).all(search).map(toSummary)
+      }
       switch (params.status) {
         case undefined:
           return lists.all.all(args).map(toSummary)
@@ -224,6 +292,15 @@ export function createSqliteFormStore(db: Database): FormWrites {
         await slicer.pause()
       }
       return counts
+    },
+    titlesToIndex: async () => titlesToIndex.get()!.waiting === 1,
+    async indexTitles(limit) {
+      const gone = goneTitles.all()
+      for (const { seq } of gone) forgetTitle.run(seq)
+      if (gone.length > 0) clearGone.run()
+      const forms = unindexed.all({ limit })
+      for (const form of forms) indexTitle.run({ seq: addTitle.get({ form_id: form.id })!.seq, title: form.title })
+      return forms.length
     },
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()
