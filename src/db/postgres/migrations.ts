@@ -390,6 +390,18 @@ export const migrations: readonly PostgresMigration[] = [
   CREATE INDEX drafts_until ON drafts(held_until);
   `,
   },
+  {
+    /*
+     * 7: what the console's overview reads without walking every form:
+     * answers by the time they arrived, and the deliveries whose last attempt
+     * failed. Indexes alone: every earlier binary still runs on it.
+     */
+    oldestCompatible: 1,
+    sql: `
+  CREATE INDEX responses_submitted ON responses(submitted_at);
+  CREATE INDEX deliveries_failing ON deliveries(form_id) WHERE status = 'failed' OR (status = 'pending' AND round_attempts > 0);
+  `,
+  },
 ]
 
 /** The schema this build writes. */

@@ -323,4 +323,12 @@ export const migrations: readonly string[] = [
   CREATE INDEX drafts_form ON drafts(form_id, created_at);
   CREATE INDEX drafts_until ON drafts(held_until);
   `,
+  /*
+   * 9: what the console's overview reads without walking every form: answers
+   * by the time they arrived, and the deliveries whose last attempt failed.
+   * Indexes alone: every earlier intake still runs on it.
+   */ `
+  CREATE INDEX responses_submitted ON responses(submitted_at);
+  CREATE INDEX deliveries_failing ON deliveries(form_id) WHERE status = 'failed' OR (status = 'pending' AND round_attempts > 0);
+  `,
 ]

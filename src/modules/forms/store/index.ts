@@ -98,6 +98,12 @@ export interface FormReads {
   list(params: ListParams): Promise<FormSummaryRecord[]>
   /** The form an Idempotency-Key of the account created, with the hash of the body it came with. */
   idempotencyKey(accountId: string, key: string): Promise<IdempotencyRecord | undefined>
+  /**
+   * How many of the account's forms are in each state, expiry computed as every
+   * read does: one walk of the account's status index, plus its few active
+   * forms past their time that the sweep has not reached yet.
+   */
+  countByStatus(accountId: string, now: number): Promise<Record<FormStatus, number>>
   /** The earliest expiry among active forms, if any. */
   nextExpiryAt(): Promise<number | null>
   /** The account and webhook secret of each of these forms that has a callback. */

@@ -1,5 +1,6 @@
 import type { Query } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
+import type { FormStatus } from '../model.ts'
 import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 import {
   EXPIRED_COLUMNS,
@@ -9,6 +10,7 @@ import {
   type SummaryRow,
   toExpiredForm,
   toPublicState,
+  toStatusCounts,
   toStoredForm,
   toSummary,
 } from './rows.ts'
@@ -92,6 +94,9 @@ const EXPIRE_DUE = `WITH due AS (
     UPDATE forms SET status = 'expired', context = NULL, updated_at = $1 FROM due WHERE forms.id = due.id RETURNING forms.id
   )
   SELECT due.* FROM due JOIN expired USING (id) ORDER BY due.expires_at, due.id`
+const COUNT_STORED = 'SELECT status, count(*) AS forms FROM forms WHERE account_id = $1 GROUP BY status'
+const COUNT_PAST_EXPIRY = `SELECT count(*) AS forms FROM forms
+  WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $2 AND account_id = $1`
 const NEXT_EXPIRY = `SELECT min(expires_at) AS at FROM forms WHERE status = 'active' AND expires_at IS NOT NULL`
 const WEBHOOK_TARGETS =
   'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
@@ -143,6 +148,13 @@ export function createPostgresFormStore(query: Query): FormWrites {
         key,
       ])
       return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: Number(row.created_at) } : undefined
+    },
+    async countByStatus(accountId, now) {
+      const [stored, [pastExpiry]] = await Promise.all([
+        query<{ status: FormStatus; forms: string }>(COUNT_STORED, [accountId]),
+        query<{ forms: string }>(COUNT_PAST_EXPIRY, [accountId, now]),
+      ])
+      return toStatusCounts(stored, pastExpiry!.forms)
     },
     async nextExpiryAt() {
       const [row] = await query<{ at: string | null }>(NEXT_EXPIRY)

@@ -9,6 +9,7 @@ import {
   type SummaryRow,
   toExpiredForm,
   toPublicState,
+  toStatusCounts,
   toStoredForm,
   toSummary,
 } from './rows.ts'
@@ -100,6 +101,13 @@ export function createSqliteFormStore(db: Database): FormWrites {
   const nextExpiry = db.query<{ at: number | null }, []>(
     `SELECT min(expires_at) AS at FROM forms INDEXED BY forms_active_expiry WHERE status = 'active' AND expires_at IS NOT NULL`,
   )
+  const countStored = db.query<{ status: FormStatus; forms: number }, { account_id: string }>(
+    'SELECT status, count(*) AS forms FROM forms WHERE account_id = $account_id GROUP BY status',
+  )
+  const countPastExpiry = db.query<{ forms: number }, { account_id: string; now: number }>(
+    `SELECT count(*) AS forms FROM forms INDEXED BY forms_active_expiry
+      WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now AND account_id = $account_id`,
+  )
   const webhookTarget = db.query<{ account_id: string; webhook_secret: string }, [string]>(
     'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
   )
@@ -184,6 +192,11 @@ export function createSqliteFormStore(db: Database): FormWrites {
       return due.map(toExpiredForm)
     },
     nextExpiryAt: async () => nextExpiry.get()!.at,
+    countByStatus: async (accountId, now) =>
+      toStatusCounts(
+        countStored.all({ account_id: accountId }),
+        countPastExpiry.get({ account_id: accountId, now })!.forms,
+      ),
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()
       for (const id of new Set(formIds)) {

@@ -1,11 +1,31 @@
 import type { Database } from 'bun:sqlite'
-import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
+import {
+  type AnswersOnDay,
+  DAY_MS,
+  type NewFile,
+  type ResponseWrites,
+  type StoredFile,
+  type StoredResponse,
+} from './index.ts'
 import { RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
 /** The responses module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteResponseStore(db: Database): ResponseWrites {
   const forForm = db.query<ResponseRow, [string]>(
     `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? ORDER BY submitted_at DESC, id DESC`,
+  )
+  // The account's answers since a time, found by when they arrived (the account's forms may be a million).
+  const answeredSince = `FROM responses r INDEXED BY responses_submitted JOIN forms f ON f.id = r.form_id
+      WHERE r.submitted_at >= $since AND f.account_id = $account_id`
+  const perDay = db.query<{ day: number; answers: number }, { account_id: string; since: number }>(
+    `SELECT r.submitted_at / ${DAY_MS} AS day, count(*) AS answers ${answeredSince} GROUP BY day ORDER BY day`,
+  )
+  // The middle time, or the mean of the two middle ones.
+  const median = db.query<{ median: number | null }, { account_id: string; since: number }>(
+    `WITH times AS (SELECT r.submitted_at - f.created_at AS ms ${answeredSince})
+     SELECT avg(ms) AS median FROM (
+       SELECT ms FROM times ORDER BY ms
+        LIMIT 2 - (SELECT count(*) FROM times) % 2 OFFSET ((SELECT count(*) FROM times) - 1) / 2)`,
   )
   const byId = db.query<ResponseRow, [string, string]>(
     `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? AND id = ?`,
@@ -62,6 +82,12 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
 
   return {
     listForForm: async (formId) => forForm.all(formId).map(toStoredResponse),
+    answersPerDay: async (accountId, since): Promise<AnswersOnDay[]> =>
+      perDay.all({ account_id: accountId, since }).map((row) => ({ day: row.day * DAY_MS, answers: row.answers })),
+    async medianTimeToAnswer(accountId, since) {
+      const { median: ms } = median.get({ account_id: accountId, since })!
+      return ms === null ? null : Math.round(ms)
+    },
     async find(formId, responseId) {
       const row = byId.get(formId, responseId)
       return row ? toStoredResponse(row) : undefined
