@@ -16,7 +16,7 @@ import {
 } from '../../lib/time.ts'
 import { collectControlCharacters, integerQuery, prepareValidation, validate } from '../../lib/validation.ts'
 import type { Store, Transaction } from '../../stores.ts'
-import type { Principal } from '../auth/service.ts'
+import type { AccountActor, Principal } from '../auth/service.ts'
 import { endedEventBody, recordDeletion, recordEnding } from '../events/endings.ts'
 import { FORM_CANCELLED } from '../events/names.ts'
 import { releaseHeldFiles } from '../submissions/held.ts'
@@ -115,9 +115,9 @@ export function createFormService(
   }
 
   /** The state (status, expiry, context) of the account's form, or 404 as ownForm. */
-  async function ownFormState(principal: Principal, formId: string): Promise<FormState> {
+  async function ownFormState(actor: AccountActor, formId: string): Promise<FormState> {
     const id = canonicalUlid(formId)
-    const state = id && (await store.forms.findStateForAccount(principal.accountId, id, clock()))
+    const state = id && (await store.forms.findStateForAccount(actor.accountId, id, clock()))
     if (!state) throw formNotFound()
     return state
   }
