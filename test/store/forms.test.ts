@@ -113,6 +113,53 @@ const cases: StoreCase[] = [
     },
   },
   {
+    name: 'list by title: what contains the text, case aside, newest first, paged, with the status filter; a rare match beyond the newest forms found too',
+    async run({ store, account }) {
+      const owner = await account()
+      const other = await account()
+      // Older than the newest TITLE_SEARCH_WINDOW forms: found through the index, not the first look.
+      const rare = [
+        formRecord(owner, { title: 'Visit to Zürich, spring' }),
+        formRecord(owner, { title: 'ZÜRICH? zürich office' }),
+        formRecord(owner, { title: '100% sure_yes' }),
+      ]
+      const many = Array.from({ length: 1100 }, (_, i) => formRecord(owner, { title: `Form ${i}` }))
+      await store.transaction(async (tx) => {
+        for (const form of [...rare, ...many]) await tx.forms.insert(form)
+        await tx.forms.insert(formRecord(other, { title: 'Zürich elsewhere' }))
+        await tx.forms.setStatus(rare[0]!.id, 'cancelled', T0)
+      })
+      const titles = async (
+        titleContains: string,
+        options: { status?: 'cancelled'; before?: string; limit?: number } = {},
+      ) =>
+        (
+          await store.forms.list({
+            accountId: owner,
+            status: options.status,
+            before: options.before,
+            limit: options.limit ?? 5,
+            now: T0,
+            titleContains,
+          })
+        ).map((f) => f.title)
+      expect(await titles('zürich')).toEqual(['ZÜRICH? zürich office', 'Visit to Zürich, spring'])
+      expect(await titles('zürich', { status: 'cancelled' })).toEqual(['Visit to Zürich, spring'])
+      expect(await titles('zürich', { before: rare[1]!.id })).toEqual(['Visit to Zürich, spring'])
+      expect(await titles('form 10')).toEqual(['Form 1099', 'Form 1098', 'Form 1097', 'Form 1096', 'Form 1095'])
+      expect(await titles('form 10', { before: many[1096]!.id, limit: 3 })).toEqual([
+        'Form 1095',
+        'Form 1094',
+        'Form 1093',
+      ])
+      expect(await titles('% sure_')).toEqual(['100% sure_yes'])
+      expect(await titles('0% s')).toEqual(['100% sure_yes'])
+      expect(await titles('_')).toEqual(['100% sure_yes'])
+      expect(await titles('h,')).toEqual(['Visit to Zürich, spring'])
+      expect(await titles('nothing like it')).toEqual([])
+    },
+  },
+  {
     name: 'setStatus and setExpiry write what later reads see; complete moves only an active, unexpired form, once',
     async run({ store, account }) {
       const owner = await account()

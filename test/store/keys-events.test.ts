@@ -79,7 +79,7 @@ const event = (accountId: string, formId: string, type: EventType, payload: stri
 
 const eventCases: StoreCase[] = [
   {
-    name: "append numbers each account's events 1, 2, 3...; after and payloads read them, oldest first; head is the last",
+    name: "append numbers each account's events 1, 2, 3...; after, ofForm and payloads read them, oldest first; head is the last",
     async run({ store, account }) {
       const [a, b] = [await account(), await account()]
       const [formA, formB] = [await formOf(store, a), await formOf(store, b)]
@@ -98,6 +98,13 @@ const eventCases: StoreCase[] = [
         { number: 3, formId: formA, type: 'form.expired', occurredAt: T0 + 6, payloadBytes: 7 },
       ])
       expect((await store.events.after(a, 1, 1)).map((e) => e.number)).toEqual([2])
+      // One form's, in their order; never another account's.
+      expect((await store.events.ofForm(a, formA, 10)).map((e) => e.number)).toEqual([1, 2, 3])
+      expect((await store.events.ofForm(a, formA, 2)).map((e) => e.type)).toEqual(['form.completed', 'form.deleted'])
+      expect(await store.events.ofForm(a, formB, 10)).toEqual([])
+      expect(await store.events.ofForm(b, formB, 10)).toEqual([
+        { number: 1, formId: formB, type: 'form.cancelled', occurredAt: T0 + 1, payloadBytes: 2 },
+      ])
       expect(await store.events.after(a, 3, 10)).toEqual([])
       const payloads = await store.events.payloads(a, 1, 2)
       expect(payloads.map((p) => [p.number, new TextDecoder().decode(p.payload)])).toEqual([

@@ -40,8 +40,12 @@ const SCHEMA_TABLES: Record<Kind, readonly string[]> = {
  */
 const SET_TABLES: readonly string[] = ['event_positions']
 
+/** SQLite's title search (form_titles and the full-text index's tables): its triggers fill TO's from the forms. */
+const INDEX_TABLES = /^form_titles(_search(_\w+)?)?$/
+
 /** Tables the copy neither copies nor counts as data. */
-export const notCopied = (kind: Kind, name: string) => SCHEMA_TABLES[kind].includes(name) || SET_TABLES.includes(name)
+export const notCopied = (kind: Kind, name: string) =>
+  SCHEMA_TABLES[kind].includes(name) || SET_TABLES.includes(name) || INDEX_TABLES.test(name)
 
 /** Rows per batch read and written: memory stays bounded whatever the size of the database. */
 export const ROWS_PER_BATCH = 1000

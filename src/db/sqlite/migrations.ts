@@ -324,7 +324,30 @@ export const migrations: readonly string[] = [
   CREATE INDEX drafts_until ON drafts(held_until);
   `,
   /*
-   * 9: what the console's overview reads without walking every form: answers
+   * 9: the console's title search (CONTRACT 15): a trigram index of form
+   * titles. Additive: triggers index every form, whoever writes it (an older
+   * intake still running, \`intake copy\`), so the index is never copied.
+   */ `
+  -- The search index's rowid for each form: forms' own rowid may change with VACUUM, this one does not.
+  CREATE TABLE form_titles (
+    seq      INTEGER PRIMARY KEY,
+    form_id  TEXT NOT NULL UNIQUE
+  ) STRICT;
+  -- Titles as trigrams: a search for three characters or more reads only the forms that hold them.
+  CREATE VIRTUAL TABLE form_titles_search USING fts5(title, content='', contentless_delete=1, tokenize='trigram');
+  INSERT INTO form_titles (form_id) SELECT id FROM forms ORDER BY id;
+  INSERT INTO form_titles_search (rowid, title) SELECT seq, title FROM form_titles JOIN forms ON forms.id = form_id;
+  CREATE TRIGGER forms_title_indexed AFTER INSERT ON forms BEGIN
+    INSERT INTO form_titles (form_id) VALUES (NEW.id);
+    INSERT INTO form_titles_search (rowid, title) SELECT seq, NEW.title FROM form_titles WHERE form_id = NEW.id;
+  END;
+  CREATE TRIGGER forms_title_forgotten AFTER DELETE ON forms BEGIN
+    DELETE FROM form_titles_search WHERE rowid = (SELECT seq FROM form_titles WHERE form_id = OLD.id);
+    DELETE FROM form_titles WHERE form_id = OLD.id;
+  END;
+  `,
+  /*
+   * 10: what the console's overview reads without walking every form: answers
    * by the time they arrived, and the deliveries whose last attempt failed.
    * Indexes alone: every earlier intake still runs on it.
    */ `

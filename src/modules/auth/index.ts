@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { HttpError } from '../../lib/errors.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
-import { type AuthService, invalidKey, type Principal } from './service.ts'
+import { type AuthService, invalidKey, type KeyPrincipal } from './service.ts'
 
 /**
  * Bearer authentication and the per-key rate limit: a macro a route opts into
@@ -23,7 +23,7 @@ export function apiKeyAuth(auth: AuthService, limiter: RateLimiter) {
       // that: MCP answers a tool's failure as a result, and the client must hear that its key is gone.
       afterHandle(context) {
         // The resolve above put it there; Elysia's types do not carry it to a macro's own hooks.
-        const { principal } = context as typeof context & { principal: Principal }
+        const { principal } = context as typeof context & { principal: KeyPrincipal }
         if (auth.refusedWhileWaiting(principal)) throw invalidKey()
       },
     },
@@ -38,7 +38,7 @@ export type ApiKeyAuth = ReturnType<typeof apiKeyAuth>
  */
 export function takeRequests(
   limiter: RateLimiter,
-  principal: Principal,
+  principal: KeyPrincipal,
   count: number,
   detail = 'Rate limit exceeded: too many requests for this API key',
 ) {

@@ -8,21 +8,30 @@ import type { Store } from '../../stores.ts'
 import type { ApiKeyRecord, KeyListing } from './store/index.ts'
 import { createKeyWatch, type KeyHold } from './waits.ts'
 
-/** Who is calling: resolved from the bearer key of one request. */
+/** Who is calling: resolved from the bearer key of one request, or a console user acting for an account. */
 export interface Principal {
   accountId: string
-  keyId: string
-  /** The plaintext key, held only for this request: webhook secrets are derived from it. */
-  key: string
+  /** null for a console user, who holds no key (CONTRACT 15). */
+  keyId: string | null
+  /** The plaintext key, held only for this request: webhook secrets are derived from it. null: a console user. */
+  key: string | null
   /** The store's keys version the key was found valid at (see KeyReads.keysVersion). */
   keysVersion: unknown
 }
 
-/**
- * Who acts for an account where nothing depends on a key: an API request's
- * principal, or a console user acting for the account they see.
- */
-export type AccountActor = Pick<Principal, 'accountId'>
+/** A principal an API key makes: its rate limit and waits go by the key. */
+export interface KeyPrincipal extends Principal {
+  keyId: string
+  key: string
+}
+
+/** A console user acting for an account: the services' principal without an API key. */
+export const consolePrincipal = (accountId: string): Principal => ({
+  accountId,
+  keyId: null,
+  key: null,
+  keysVersion: null,
+})
 
 type KeyRevocation = 'revoked' | 'already revoked' | 'unknown'
 
@@ -159,7 +168,7 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
     },
 
     /** The principal of an `Authorization` header value, or a 403 / 401 as the contract says. */
-    async authenticate(authorization: string | null): Promise<Principal> {
+    async authenticate(authorization: string | null): Promise<KeyPrincipal> {
       if (authorization === null || authorization.trim() === '') throw notAuthenticated()
       const match = /^Bearer(?:\s+(.*))?$/is.exec(authorization.trim())
       if (!match) throw invalidKey()
@@ -184,6 +193,8 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
      * whoever revoked it. The request then answers 401 (refusedWhileWaiting).
      */
     holdWhileWaiting(principal: Principal): WaitingHold {
+      // Without a key nothing can be revoked under the wait.
+      if (principal.key === null) return { revoked: new AbortController().signal, release() {} }
       const hold = waits.hold({ hash: hashKey(principal.key), version: principal.keysVersion })
       hold.revoked.addEventListener('abort', () => revokedWhileWaiting.add(principal), { once: true })
       return hold

@@ -3,7 +3,7 @@ import { type FormSignals, feedSignal } from '../../lib/signals.ts'
 import { formatApiTime } from '../../lib/time.ts'
 import { integerQuery, validate } from '../../lib/validation.ts'
 import type { Store } from '../../stores.ts'
-import { type AccountActor, invalidKey, type KeyHolds, type Principal } from '../auth/service.ts'
+import { invalidKey, type KeyHolds, type Principal } from '../auth/service.ts'
 import { EVENTS_LIMIT, ListEventsQuery } from './model.ts'
 import type { EventType } from './names.ts'
 import { decodeCursor, encodeNumber, FEED_START } from './position.ts'
@@ -310,7 +310,7 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
   const readAfter = sharedReads(store)
 
   /** The page to answer with: waited for when asked to, and `next`. */
-  async function pageFor(principal: Principal | AccountActor, rawQuery: Record<string, unknown>, abort?: AbortSignal) {
+  async function pageFor(principal: Principal, rawQuery: Record<string, unknown>, abort?: AbortSignal) {
     const query = validate(ListEventsQuery, integerQuery(rawQuery, ['limit', 'wait']))
     const limit = query.limit ?? EVENTS_LIMIT.default
     const waitMs = (query.wait ?? 0) * 1000
@@ -339,9 +339,8 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
 
     const signal = feedSignal(accountId)
     const deadline = performance.now() + waitMs
-    // A wait ends with 401 once its key is revoked (CONTRACT 12a); a read that does not wait needs no hold,
-    // nor does one without a key (the console's).
-    const hold = waitMs > 0 && 'key' in principal ? keys.holdWhileWaiting(principal) : undefined
+    // A wait ends with 401 once its key is revoked (CONTRACT 12a); a read that does not wait needs no hold.
+    const hold = waitMs > 0 ? keys.holdWhileWaiting(principal) : undefined
     try {
       for (;;) {
         // Listening before looking: an event that commits while the feed is read still wakes this wait.
@@ -378,7 +377,7 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
    * budget until then.
    */
   async function list(
-    principal: Principal | AccountActor,
+    principal: Principal,
     rawQuery: Record<string, unknown>,
     abort?: AbortSignal,
   ): Promise<FeedPage> {
@@ -418,12 +417,12 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
      * the feed's start (or after a cursor from before numbers).
      */
     async browse(
-      actor: AccountActor,
+      principal: Principal,
       after: string | undefined,
       limit: number,
     ): Promise<FeedPage & { earlier: string | null }> {
-      const from = after ?? encodeNumber(Math.max(FEED_START, (await store.events.head(actor.accountId)) - limit))
-      const page = await list(actor, { after: from, limit })
+      const from = after ?? encodeNumber(Math.max(FEED_START, (await store.events.head(principal.accountId)) - limit))
+      const page = await list(principal, { after: from, limit })
       const cursor = decodeCursor(from)
       const number = cursor && 'number' in cursor ? cursor.number : FEED_START
       return { ...page, earlier: number > FEED_START ? encodeNumber(Math.max(FEED_START, number - limit)) : null }

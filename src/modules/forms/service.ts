@@ -16,7 +16,7 @@ import {
 } from '../../lib/time.ts'
 import { collectControlCharacters, integerQuery, prepareValidation, validate } from '../../lib/validation.ts'
 import type { Store, Transaction } from '../../stores.ts'
-import type { AccountActor, Principal } from '../auth/service.ts'
+import type { Principal } from '../auth/service.ts'
 import { endedEventBody, recordDeletion, recordEnding } from '../events/endings.ts'
 import { FORM_CANCELLED } from '../events/names.ts'
 import { releaseHeldFiles } from '../submissions/held.ts'
@@ -115,9 +115,9 @@ export function createFormService(
   }
 
   /** The state (status, expiry, context) of the account's form, or 404 as ownForm. */
-  async function ownFormState(actor: AccountActor, formId: string): Promise<FormState> {
+  async function ownFormState(principal: Principal, formId: string): Promise<FormState> {
     const id = canonicalUlid(formId)
-    const state = id && (await store.forms.findStateForAccount(actor.accountId, id, clock()))
+    const state = id && (await store.forms.findStateForAccount(principal.accountId, id, clock()))
     if (!state) throw formNotFound()
     return state
   }
@@ -154,8 +154,57 @@ export function createFormService(
     return answersSchema(form.title, form.fields)
   }
 
+  /**
+   * The form a create body makes, or a 422 listing its problems: what create
+   * writes and what the console's preview shows. A large body is checked a
+   * turn of the event loop at a time: other requests go on meanwhile.
+   */
+  async function newForm(principal: Principal, input: unknown, slices = timeSlicer()): Promise<NewForm> {
+    const body = await checkCreateBody(input, slices)
+    await slices.pause()
+    const context = body.context ? encodeFreeForm(body.context, '/context') : null
+    if (context !== null && utf8Length(context) > CONTEXT_MAX_BYTES) {
+      throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`, 'too_long')
+    }
+    const callbackUrl = body.callback_url ?? null
+    if (callbackUrl !== null && principal.key === null) {
+      throw invalidAt(
+        '/callback_url',
+        'A form with a callback_url is created through the API: its webhook secret is derived from the creating API key, and the console holds none',
+        'invalid_value',
+      )
+    }
+    const now = clock()
+    const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
+    const id = newId()
+    await slices.pause()
+    return {
+      id,
+      accountId: principal.accountId,
+      title: body.title,
+      description: body.description ?? null,
+      fields: body.fields as FieldDefinition[],
+      fieldsCount: body.fields.length,
+      callbackUrl,
+      callbackEvents: body.callback_events ?? [...DEFAULT_CALLBACK_EVENTS],
+      callbackMetadata: encodeFreeForm(body.callback_metadata ?? {}, '/callback_metadata'),
+      webhookSecret: callbackUrl === null || principal.key === null ? null : webhookSecret(principal.key, id),
+      context,
+      settings: encodeFreeForm(body.settings ?? {}, '/settings'),
+      page: body.page ?? {},
+      expiresAt: expiresIn === null ? null : now + expiresIn,
+      createdAt: now,
+    }
+  }
+
   return {
     ownFormState,
+
+    /** The form a create body would make, not made: the same checks as create, the same 422. */
+    preview: async (principal: Principal, input: unknown): Promise<StoredForm> => ({
+      ...(await newForm(principal, input)),
+      status: 'active',
+    }),
 
     /**
      * Creates a form. With an Idempotency-Key, a retry (the same key and body
@@ -170,36 +219,9 @@ export function createFormService(
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
         throw invalidAt('', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters', 'invalid_format')
       }
-      // A large body is checked a turn of the event loop at a time: other requests go on meanwhile.
       const slices = timeSlicer()
-      const body = await checkCreateBody(input, slices)
-      await slices.pause()
-      const context = body.context ? encodeFreeForm(body.context, '/context') : null
-      if (context !== null && utf8Length(context) > CONTEXT_MAX_BYTES) {
-        throw invalidAt('/context', `Must be at most ${CONTEXT_MAX_BYTES} bytes as compact UTF-8 JSON`, 'too_long')
-      }
-      const now = clock()
-      const expiresIn = body.expires_in === null ? null : parseDuration(body.expires_in ?? DEFAULT_EXPIRES_IN)!
-      const id = newId()
-      const callbackUrl = body.callback_url ?? null
-      await slices.pause()
-      const form: NewForm = {
-        id,
-        accountId: principal.accountId,
-        title: body.title,
-        description: body.description ?? null,
-        fields: body.fields as FieldDefinition[],
-        fieldsCount: body.fields.length,
-        callbackUrl,
-        callbackEvents: body.callback_events ?? [...DEFAULT_CALLBACK_EVENTS],
-        callbackMetadata: encodeFreeForm(body.callback_metadata ?? {}, '/callback_metadata'),
-        webhookSecret: callbackUrl === null ? null : webhookSecret(principal.key, id),
-        context,
-        settings: encodeFreeForm(body.settings ?? {}, '/settings'),
-        page: body.page ?? {},
-        expiresAt: expiresIn === null ? null : now + expiresIn,
-        createdAt: now,
-      }
+      const form = await newForm(principal, input, slices)
+      const { id, createdAt: now } = form
       await slices.pause()
       // The same body, whatever its key order or spacing.
       const requestHash =
@@ -273,7 +295,8 @@ export function createFormService(
       return `${parts.head}"status":"${state.status}","expires_at":${expiresAt},"context":${state.context ?? 'null'},${parts.tail}`
     },
 
-    async list(principal: Principal, rawQuery: Record<string, unknown>): Promise<FormPage> {
+    /** A page of the account's forms, newest first; the console also searches titles (`titleContains`). */
+    async list(principal: Principal, rawQuery: Record<string, unknown>, titleContains?: string): Promise<FormPage> {
       const query = validate(ListFormsQuery, integerQuery(rawQuery, ['limit']))
       const limit = query.limit ?? 20
       // One extra row tells whether another page exists.
@@ -283,6 +306,7 @@ export function createFormService(
         before: canonicalUlid(query.cursor),
         limit: limit + 1,
         now: clock(),
+        titleContains,
       })
       const forms = rows.slice(0, limit).map(summary)
       return { forms, nextCursor: rows.length > limit ? forms.at(-1)!.id : undefined }

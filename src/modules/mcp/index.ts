@@ -6,7 +6,7 @@ import { apiDoc } from '../../lib/openapi.ts'
 import type { RateLimiter } from '../../lib/rate-limit.ts'
 import type { BodyReader } from '../../lib/request-body.ts'
 import { type ApiKeyAuth, takeRequests } from '../auth/index.ts'
-import type { Principal } from '../auth/service.ts'
+import type { KeyPrincipal } from '../auth/service.ts'
 import { type EventService, feedPageJson } from '../events/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { ResponseService } from '../responses/service.ts'
@@ -15,7 +15,7 @@ import type { ToolBackend } from './tools.ts'
 
 /** The tools' backend inside the server: the same services the REST API calls, for one caller. */
 function serviceBackend(
-  principal: Principal,
+  principal: KeyPrincipal,
   forms: FormService,
   responses: ResponseService,
   events: EventService,
@@ -82,7 +82,15 @@ export function mcpRoutes(
   limiter: RateLimiter,
   apiKey: ApiKeyAuth,
 ) {
-  const handle = async ({ request, set, principal }: { request: Request; set: ResponseSet; principal: Principal }) => {
+  const handle = async ({
+    request,
+    set,
+    principal,
+  }: {
+    request: Request
+    set: ResponseSet
+    principal: KeyPrincipal
+  }) => {
     // Read and parsed like every API body (bounded, a slice of time at a time: JSON.parse of a hostile
     // megabyte held the event loop 90 to 280 ms); what is not JSON is JSON-RPC's parse error.
     let message: unknown

@@ -2,7 +2,7 @@ import { conflict, HttpError } from '../../lib/errors.ts'
 import { canonicalUlid } from '../../lib/ids.ts'
 import { type Clock, formatApiTime, formatOptionalApiTime } from '../../lib/time.ts'
 import type { Store } from '../../stores.ts'
-import type { AccountActor } from '../auth/service.ts'
+import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { DeliveryObject } from './model.ts'
 import { withOriginsOnly } from './origin.ts'
@@ -26,14 +26,14 @@ const deliveryNotFound = () => new HttpError(404, 'Delivery not found')
 /** The delivery log of a form, and queuing a delivery again. */
 export function createWebhookService(store: Store, forms: FormService, clock: Clock, onQueued: () => void) {
   return {
-    async list(actor: AccountActor, formId: string): Promise<DeliveryObject[]> {
-      const form = await forms.ownFormState(actor, formId)
+    async list(principal: Principal, formId: string): Promise<DeliveryObject[]> {
+      const form = await forms.ownFormState(principal, formId)
       return (await store.deliveries.listForForm(form.id)).map(toDeliveryObject)
     },
 
     /** A fresh round with the full attempt budget for a delivered or failed delivery. */
-    async redeliver(actor: AccountActor, formId: string, deliveryId: string): Promise<DeliveryObject> {
-      const form = await forms.ownFormState(actor, formId)
+    async redeliver(principal: Principal, formId: string, deliveryId: string): Promise<DeliveryObject> {
+      const form = await forms.ownFormState(principal, formId)
       const id = canonicalUlid(deliveryId)
       const found = await store.transaction(async (tx) => {
         const delivery = id && (await tx.deliveries.listForForm(form.id)).find((d) => d.id === id)

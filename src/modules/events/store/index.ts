@@ -52,6 +52,8 @@ interface EventPayload {
 export interface EventReads {
   /** The account's first `limit` events numbered after `number`, oldest first, without their payloads. */
   after(accountId: string, number: number, limit: number): Promise<EventSummary[]>
+  /** The first `limit` events of one of the account's forms, oldest first, without their payloads (the console's form page). */
+  ofForm(accountId: string, formId: string, limit: number): Promise<EventSummary[]>
   /** The payloads of the account's events numbered `first` to `last` that are still kept, oldest first. */
   payloads(accountId: string, first: number, last: number): Promise<EventPayload[]>
   /** The number the account's last event took (kept or not), or 0 before its first. */

@@ -25,6 +25,8 @@ const toSummary = (row: SummaryRow): EventSummary => ({
 const POSITION = `pg_current_xact_id()::text::bigint + coalesce((SELECT floor FROM event_positions), 0)`
 const INSERT = `INSERT INTO events (position, account_id, form_id, type, occurred_at, payload, created_at)
   VALUES (${POSITION}, $1, $2, $3, $4, $5, $6)`
+const OF_FORM = `SELECT number, form_id, type, occurred_at, payload_bytes FROM events
+  WHERE form_id = $2 AND account_id = $1 ORDER BY number LIMIT $3`
 const AFTER = `SELECT number, form_id, type, occurred_at, payload_bytes FROM events
   WHERE account_id = $1 AND number > $2 ORDER BY number LIMIT $3`
 const PAYLOADS = `SELECT number, convert_to(payload, 'UTF8') AS payload FROM events
@@ -54,6 +56,8 @@ export function createPostgresEventStore(query: Query): EventWrites {
         event.payload,
         event.createdAt,
       ])),
+    ofForm: async (accountId, formId, limit) =>
+      (await query<SummaryRow>(OF_FORM, [accountId, formId, limit])).map(toSummary),
     after: async (accountId, number, limit) =>
       (await query<SummaryRow>(AFTER, [accountId, number, limit])).map(toSummary),
     payloads: async (accountId, first, last) =>

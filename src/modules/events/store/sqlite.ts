@@ -33,6 +33,10 @@ export function createSqliteEventStore(db: Database): EventWrites {
     `SELECT number, form_id, type, occurred_at, payload_bytes FROM events
       WHERE account_id = $account_id AND number > $number ORDER BY number LIMIT $limit`,
   )
+  const ofForm = db.query<SummaryRow, { account_id: string; form_id: string; limit: number }>(
+    `SELECT number, form_id, type, occurred_at, payload_bytes FROM events
+      WHERE form_id = $form_id AND account_id = $account_id ORDER BY number LIMIT $limit`,
+  )
   const payloads = db.query<
     { number: number; payload: Uint8Array },
     { account_id: string; first: number; last: number }
@@ -66,6 +70,8 @@ export function createSqliteEventStore(db: Database): EventWrites {
       })
     },
     after: async (accountId, number, limit) => after.all({ account_id: accountId, number, limit }).map(toSummary),
+    ofForm: async (accountId, formId, limit) =>
+      ofForm.all({ account_id: accountId, form_id: formId, limit }).map(toSummary),
     payloads: async (accountId, first, last) => payloads.all({ account_id: accountId, first, last }),
     head: async (accountId) => head.get(accountId)?.last ?? 0,
     afterLegacy: async (accountId, cursor) =>

@@ -1,11 +1,21 @@
 import type { Query } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormStatus } from '../model.ts'
-import type { FormReads, FormState, FormWrites, IdempotencyRecord, NewForm, WebhookTarget } from './index.ts'
 import {
+  type FormReads,
+  type FormState,
+  type FormWrites,
+  type IdempotencyRecord,
+  type NewForm,
+  TITLE_SEARCH_WINDOW,
+  type WebhookTarget,
+} from './index.ts'
+import {
+  containsPattern,
   EXPIRED_COLUMNS,
   type ExpiredRow,
   type FormRow,
+  indexedSearch,
   type PublicStateRow,
   type SummaryRow,
   toExpiredForm,
@@ -69,6 +79,19 @@ const LISTS = {
       (SELECT ${summaryColumns('$4')} FROM forms WHERE id IN (SELECT id FROM unswept) AND ${SCOPE} ${PAGE})
     ) listed ${PAGE}`,
 }
+// A title search: the newest forms of the scope first (a common word fills its page there), else the
+// forms the trigram index finds (materialised, so the planner cannot walk all the account's forms
+// instead), else, for text too short for trigrams, every form of the scope. Parameters as the lists',
+// $5 the status or null, $6 the LIKE pattern; the status is the one reads compute.
+const MATCHING = `WHERE title ILIKE $6 AND ($5::text IS NULL OR status = $5::text)`
+const TITLED = {
+  window: `SELECT * FROM (SELECT ${summaryColumns('$4')} FROM forms WHERE ${SCOPE} ORDER BY id DESC LIMIT ${TITLE_SEARCH_WINDOW}) listed
+    ${MATCHING} ${PAGE}`,
+  indexed: `WITH found AS MATERIALIZED (SELECT id FROM forms WHERE title ILIKE $6)
+    SELECT * FROM (SELECT ${summaryColumns('$4')} FROM forms WHERE id IN (SELECT id FROM found) AND ${SCOPE}) listed
+    ${MATCHING} ${PAGE}`,
+  scan: `SELECT * FROM (SELECT ${summaryColumns('$4')} FROM forms WHERE ${SCOPE}) listed ${MATCHING} ${PAGE}`,
+}
 const SET_STATUS = 'UPDATE forms SET status = $2, updated_at = $3 WHERE id = $1'
 const SET_EXPIRY = 'UPDATE forms SET expires_at = $2, updated_at = $3 WHERE id = $1'
 // Only an active, unexpired form moves: the first submission to commit wins
@@ -126,6 +149,13 @@ export function createPostgresFormStore(query: Query): FormWrites {
     findStateForAccount: async (accountId, id, now) => toState(await stateOf([id, accountId, now])),
     async list(params) {
       const args = [params.accountId, params.before ?? BEFORE_EVERY_FORM, params.limit, params.now]
+      if (params.titleContains !== undefined) {
+        const search = [...args, params.status ?? null, containsPattern(params.titleContains)]
+        const newest = await query<SummaryRow>(TITLED.window, search)
+        if (newest.length >= params.limit) return newest.map(toSummary)
+        const rest = indexedSearch(params.titleContains) ? TITLED.indexed : TITLED.scan
+        return (await query<SummaryRow>(rest, search)).map(toSummary)
+      }
       let rows: SummaryRow[]
       switch (params.status) {
         case undefined:

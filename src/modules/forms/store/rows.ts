@@ -97,3 +97,9 @@ export const toExpiredForm = (row: ExpiredRow): ExpiredForm => ({
   context: row.context,
   expiresAt: timeOf(row.expires_at),
 })
+
+/** A LIKE pattern for titles that contain `text` as typed: a % or _ in it matches itself (escaped with a backslash). */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`
+
+/** A trigram index finds text of three characters or more; shorter text is looked for row by row. */
+export const indexedSearch = (text: string) => [...text].length >= 3

@@ -1,10 +1,20 @@
 import type { Database } from 'bun:sqlite'
 import type { FormStatus } from '../model.ts'
-import type { FormState, FormWrites, IdempotencyRecord, ListParams, NewForm, WebhookTarget } from './index.ts'
 import {
+  type FormState,
+  type FormWrites,
+  type IdempotencyRecord,
+  type ListParams,
+  type NewForm,
+  TITLE_SEARCH_WINDOW,
+  type WebhookTarget,
+} from './index.ts'
+import {
+  containsPattern,
   EXPIRED_COLUMNS,
   type ExpiredRow,
   type FormRow,
+  indexedSearch,
   type PublicStateRow,
   type SummaryRow,
   toExpiredForm,
@@ -68,6 +78,27 @@ export function createSqliteFormStore(db: Database): FormWrites {
        SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms INDEXED BY forms_active_expiry
                        WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now AND ${scope} ${page})
        ${page}`,
+    ),
+  }
+  // A title search: the newest forms of the scope first (a common word fills its page there), else the
+  // trigram index's matches (a phrase of trigrams: the text itself, case aside), else, for text too short
+  // for trigrams, every form of the scope. The status is the one reads compute.
+  type SearchArgs = Omit<ListArgs, 'status'> & { status: string | null; like: string; phrase: string }
+  const matching = `WHERE title LIKE $like ESCAPE '\\' AND ($status IS NULL OR status = $status)`
+  const titled = {
+    window: db.query<SummaryRow, SearchArgs>(
+      `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} ORDER BY id DESC LIMIT ${TITLE_SEARCH_WINDOW})
+        ${matching} ${page}`,
+    ),
+    indexed: db.query<SummaryRow, SearchArgs>(
+      `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms
+         WHERE id IN (SELECT form_id FROM form_titles WHERE seq IN
+                        (SELECT rowid FROM form_titles_search WHERE form_titles_search MATCH $phrase))
+           AND ${scope})
+        WHERE ($status IS NULL OR status = $status) ${page}`,
+    ),
+    scan: db.query<SummaryRow, SearchArgs>(
+      `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope}) ${matching} ${page}`,
     ),
   }
   const setStatus = db.query('UPDATE forms SET status = $status, updated_at = $now WHERE id = $id')
@@ -159,6 +190,18 @@ export function createSqliteFormStore(db: Database): FormWrites {
         before: params.before ?? BEFORE_EVERY_FORM,
         limit: params.limit,
         now: params.now,
+      }
+      if (params.titleContains !== undefined) {
+        const text = params.titleContains
+        const search: SearchArgs = {
+          ...args,
+          status: params.status ?? null,
+          like: containsPattern(text),
+          phrase: `"${text.replaceAll('"', '""')}"`,
+        }
+        const newest = titled.window.all(search)
+        if (newest.length >= params.limit) return newest.map(toSummary)
+        return (indexedSearch(text) ? titled.indexed : titled.scan).all(search).map(toSummary)
       }
       switch (params.status) {
         case undefined:
