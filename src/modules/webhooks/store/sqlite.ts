@@ -71,7 +71,8 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   const forForm = db.query<DeliveryRow, [string]>(
     `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = ? ORDER BY id`,
   )
-  const failingOfAccount = `FROM deliveries d INDEXED BY deliveries_failing JOIN forms f ON f.id = d.form_id
+  // CROSS JOIN: the failing deliveries are the outer loop, never the account's forms.
+  const failingOfAccount = `FROM deliveries d INDEXED BY deliveries_failing CROSS JOIN forms f ON f.id = d.form_id
       WHERE ${FAILING} AND f.account_id = $account_id`
   const countFailing = db.query<{ failing: number }, { account_id: string }>(
     `SELECT count(*) AS failing ${failingOfAccount}`,
