@@ -7,6 +7,7 @@ import { HomePage } from '../views/HomePage.tsx'
 import { type StatusKind, StatusPage } from '../views/StatusPage.tsx'
 import type { Config } from './config.ts'
 import { DatabaseUnavailable } from './db/driver.ts'
+import { SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './db/sqlite/open.ts'
 import { pageLanguageOf } from './i18n/index.ts'
 import { requestIdOf, requestIds, withAccessLog } from './lib/access-log.ts'
 import { HttpError, publicProblem } from './lib/errors.ts'
@@ -20,6 +21,9 @@ import { type Clock, systemClock } from './lib/time.ts'
 import { type ApiKeyAuth, apiKeyAuth } from './modules/auth/index.ts'
 import type { AuthService } from './modules/auth/service.ts'
 import { createAuthService } from './modules/auth/service.ts'
+import { consoleRoutes } from './modules/console/index.tsx'
+import { type ConsoleService, createConsoleService } from './modules/console/service.ts'
+import { consoleSession } from './modules/console/session.ts'
 import { eventRoutes } from './modules/events/index.ts'
 import { createEventService, type EventService } from './modules/events/service.ts'
 import { formRoutes } from './modules/forms/index.ts'
@@ -42,7 +46,7 @@ import { webhookRoutes } from './modules/webhooks/index.ts'
 import type { WebhookService } from './modules/webhooks/service.ts'
 import { createWebhookService } from './modules/webhooks/service.ts'
 import { createDeliveryWorker } from './modules/webhooks/worker.ts'
-import type { Store } from './stores.ts'
+import type { PostgresStore, Store } from './stores.ts'
 import { VERSION } from './version.ts'
 
 export interface IntakeOptions {
@@ -114,10 +118,11 @@ export function createIntake(options: IntakeOptions) {
     logger,
     baseUrl,
     services,
+    users: createConsoleService(store, clock, baseUrl),
     bodies,
     fileStorage,
     renderedPages,
-    healthCheck: store,
+    store,
   })
   const logged = withAccessLog(
     async (request) => closeWhenBodyUnread(request, transportSecurity(await app.handle(request), baseUrl())),
@@ -158,10 +163,11 @@ interface AppParts {
     webhooks: WebhookService
     events: EventService
   }
+  users: ConsoleService
   bodies: BodyReader
   fileStorage: FileStorage
   renderedPages: RenderedPages
-  healthCheck: Pick<Store, 'ping'>
+  store: Store
 }
 
 /** The HTTP application: routes over the services, one error handler, security headers, the access log. */
@@ -171,10 +177,11 @@ function createApp({
   logger,
   baseUrl,
   services,
+  users,
   bodies,
   fileStorage,
   renderedPages,
-  healthCheck,
+  store,
 }: AppParts) {
   const { auth, forms, responses, submissions, webhooks, events } = services
   // Per key, for /api/v1 and /mcp alike: an MCP batch takes one request for each of its messages.
@@ -227,7 +234,7 @@ function createApp({
     .get(
       '/healthz',
       async () => {
-        await healthCheck.ping()
+        await store.ping()
         return { status: 'ok' }
       },
       {
@@ -254,6 +261,21 @@ function createApp({
     .use(mcpRoutes(forms, responses, events, bodies, apiLimiter, apiKey))
     .use(keyedNotFound(apiKey))
     .use(
+      config.console
+        ? consoleRoutes({
+            services,
+            users,
+            store,
+            database: databaseOf(store),
+            config,
+            clock,
+            baseUrl,
+            bodies,
+            session: consoleSession({ users, store, bodies, baseUrl }),
+          })
+        : new Elysia(),
+    )
+    .use(
       submissionRoutes(submissions, {
         trustProxy: config.trustProxy,
         publicLimiter: createRateLimiter(config.publicRateLimitPerMinute, clock, addressBlock),
@@ -275,6 +297,12 @@ function createApp({
         description: 'Put a typed form in front of a human and get the single answer back.',
       })),
   )
+}
+
+/** What the console's server page says runs underneath: the kind, where, and the schema this build keeps it at. */
+function databaseOf(store: Store) {
+  const schemaVersion = store.kind === 'postgres' ? (store as PostgresStore).schemaVersion : SQLITE_SCHEMA_VERSION
+  return { kind: store.kind, location: store.location, schemaVersion }
 }
 
 /**

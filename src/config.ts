@@ -116,6 +116,13 @@ export const SETTINGS = {
     shown: 'false',
     read: (text, name) => boolean(name, text, false),
   },
+  /** The console at /console (CONTRACT 15); off, every /console path is 404. */
+  console: {
+    variable: 'SERVICE_CONSOLE',
+    help: 'serve the console at /console',
+    shown: 'true',
+    read: (text, name) => boolean(name, text, true),
+  },
   /** Request body bytes one process holds at once, all requests together. */
   uploadBudgetBytes: {
     variable: 'SERVICE_UPLOAD_BUDGET',

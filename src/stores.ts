@@ -5,6 +5,8 @@ import type { PostgresDriver } from './db/postgres/driver.ts'
 import { openSqlite } from './db/sqlite/driver.ts'
 import type { KeyReads, KeyWrites } from './modules/auth/store/index.ts'
 import { createSqliteKeyStore } from './modules/auth/store/sqlite.ts'
+import type { ConsoleReads, ConsoleWrites } from './modules/console/store/index.ts'
+import { createSqliteConsoleStore } from './modules/console/store/sqlite.ts'
 import type { EventReads, EventWrites } from './modules/events/store/index.ts'
 import { createSqliteEventStore } from './modules/events/store/sqlite.ts'
 import type { FormReads, FormWrites } from './modules/forms/store/index.ts'
@@ -39,6 +41,7 @@ export interface Reads {
   keys: KeyReads
   submissions: SubmissionReads
   events: EventReads
+  console: ConsoleReads
 }
 
 export interface Transaction {
@@ -48,6 +51,7 @@ export interface Transaction {
   keys: KeyWrites
   submissions: SubmissionWrites
   events: EventWrites
+  console: ConsoleWrites
 }
 
 export interface Store extends Reads, Driver<Transaction> {}
@@ -87,6 +91,7 @@ function openSqliteStore(path: string, options: OpenStoreOptions): Store {
       keys: createSqliteKeyStore(writer),
       submissions: createSqliteSubmissionStore(writer),
       events: createSqliteEventStore(writer),
+      console: createSqliteConsoleStore(writer),
     },
     reads: {
       forms: createSqliteFormStore(reader),
@@ -97,6 +102,8 @@ function openSqliteStore(path: string, options: OpenStoreOptions): Store {
       // Keys are read outside any snapshot: other processes (the command line) write them,
       // and a revocation must hold for every request sent after it.
       keys: createSqliteKeyStore(latestReader, writer),
+      // Sessions and users change in other processes too (the command line, other instances): read the latest.
+      console: createSqliteConsoleStore(latestReader),
     },
   }))
 }
@@ -104,9 +111,10 @@ function openSqliteStore(path: string, options: OpenStoreOptions): Store {
 /** The store on the PostgreSQL database at `url` (see openPostgres). */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   // Imported only for PostgreSQL: a SQLite start never evaluates them (nor reads Bun.SQL).
-  const [{ openPostgres }, auth, events, forms, responses, submissions, webhooks] = await Promise.all([
+  const [{ openPostgres }, auth, consoleStore, events, forms, responses, submissions, webhooks] = await Promise.all([
     import('./db/postgres/driver.ts'),
     import('./modules/auth/store/postgres.ts'),
+    import('./modules/console/store/postgres.ts'),
     import('./modules/events/store/postgres.ts'),
     import('./modules/forms/store/postgres.ts'),
     import('./modules/responses/store/postgres.ts'),
@@ -120,5 +128,6 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     keys: auth.createPostgresKeyStore(query, keysVersion),
     submissions: submissions.createPostgresSubmissionStore(query),
     events: events.createPostgresEventStore(query),
+    console: consoleStore.createPostgresConsoleStore(query),
   }))
 }

@@ -392,7 +392,51 @@ export const migrations: readonly PostgresMigration[] = [
   },
   {
     /*
-     * 7: the console's title search (CONTRACT 15): a trigram index of form
+     * 7: the console's people (CONTRACT 15): users, their one-time set-up
+     * links, their sessions, and sign-in failures (shared by every instance,
+     * for throttling). Additive: binaries of schema 1 to 6 never see these tables.
+     */
+    oldestCompatible: 1,
+    sql: `
+  CREATE TABLE console_users (
+    id             text COLLATE "C" PRIMARY KEY,
+    email          text NOT NULL UNIQUE,  -- lower case
+    account_id     text COLLATE "C" REFERENCES accounts(id) ON DELETE CASCADE,  -- the one account a member sees; NULL: an operator
+    password_hash  text,                  -- argon2id (PHC string); NULL until set through a set-up link
+    created_at     bigint NOT NULL
+  );
+
+  CREATE TABLE console_setup_tokens (
+    token_hash  text COLLATE "C" PRIMARY KEY,  -- SHA-256 hex of the link's token; the token is never stored
+    user_id     text COLLATE "C" REFERENCES console_users(id) ON DELETE CASCADE,  -- NULL: the first operator
+    created_at  bigint NOT NULL,
+    expires_at  bigint NOT NULL,
+    used_at     bigint
+  );
+  CREATE INDEX console_setup_tokens_user ON console_setup_tokens(user_id);
+
+  CREATE TABLE console_sessions (
+    token_hash    text COLLATE "C" PRIMARY KEY,  -- SHA-256 hex of the cookie's token
+    user_id       text COLLATE "C" NOT NULL REFERENCES console_users(id) ON DELETE CASCADE,
+    created_at    bigint NOT NULL,
+    last_seen_at  bigint NOT NULL
+  );
+  CREATE INDEX console_sessions_user ON console_sessions(user_id);
+
+  CREATE TABLE console_sign_in_failures (
+    id         text COLLATE "C" PRIMARY KEY,
+    email      text NOT NULL,             -- as typed, lower case: unknown emails count too
+    client     text NOT NULL,             -- the client's address ('' when unknown)
+    failed_at  bigint NOT NULL
+  );
+  CREATE INDEX console_sign_in_failures_email ON console_sign_in_failures(email, failed_at);
+  CREATE INDEX console_sign_in_failures_client ON console_sign_in_failures(client, failed_at);
+  CREATE INDEX console_sign_in_failures_at ON console_sign_in_failures(failed_at);
+  `,
+  },
+  {
+    /*
+     * 8: the console's title search (CONTRACT 15): a trigram index of form
      * titles (pg_trgm, in PostgreSQL's contrib, trusted: the database's owner
      * may add it). Where it cannot be added (a role without CREATE on the
      * database, the extension missing or in a schema out of reach) the
@@ -413,7 +457,7 @@ export const migrations: readonly PostgresMigration[] = [
   },
   {
     /*
-     * 8: what the console's overview reads without walking every form:
+     * 9: what the console's overview reads without walking every form:
      * answers by the time they arrived, and the deliveries whose last attempt
      * failed. Indexes alone: every earlier binary still runs on it.
      */

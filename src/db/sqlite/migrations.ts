@@ -324,7 +324,48 @@ export const migrations: readonly string[] = [
   CREATE INDEX drafts_until ON drafts(held_until);
   `,
   /*
-   * 9: the console's title search (CONTRACT 15): a trigram index of form
+   * 9: the console's people (CONTRACT 15): users, their one-time set-up
+   * links, their sessions, and sign-in failures (shared by every process on
+   * the database, for throttling). Additive: an intake of schema 3 to 8 never
+   * sees these tables.
+   */ `
+  CREATE TABLE console_users (
+    id             TEXT PRIMARY KEY,
+    email          TEXT NOT NULL UNIQUE,  -- lower case
+    account_id     TEXT REFERENCES accounts(id) ON DELETE CASCADE,  -- the one account a member sees; NULL: an operator
+    password_hash  TEXT,                  -- argon2id (PHC string); NULL until set through a set-up link
+    created_at     INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE console_setup_tokens (
+    token_hash  TEXT PRIMARY KEY,         -- SHA-256 hex of the link's token; the token is never stored
+    user_id     TEXT REFERENCES console_users(id) ON DELETE CASCADE,  -- NULL: the first operator, whose email the page asks
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    used_at     INTEGER
+  ) STRICT;
+  CREATE INDEX console_setup_tokens_user ON console_setup_tokens(user_id);
+
+  CREATE TABLE console_sessions (
+    token_hash    TEXT PRIMARY KEY,       -- SHA-256 hex of the cookie's token
+    user_id       TEXT NOT NULL REFERENCES console_users(id) ON DELETE CASCADE,
+    created_at    INTEGER NOT NULL,
+    last_seen_at  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX console_sessions_user ON console_sessions(user_id);
+
+  CREATE TABLE console_sign_in_failures (
+    id         TEXT PRIMARY KEY,
+    email      TEXT NOT NULL,             -- as typed, lower case: unknown emails count too
+    client     TEXT NOT NULL,             -- the client's address ('' when unknown)
+    failed_at  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX console_sign_in_failures_email ON console_sign_in_failures(email, failed_at);
+  CREATE INDEX console_sign_in_failures_client ON console_sign_in_failures(client, failed_at);
+  CREATE INDEX console_sign_in_failures_at ON console_sign_in_failures(failed_at);
+  `,
+  /*
+   * 10: the console's title search (CONTRACT 15): a trigram index of form
    * titles. Additive: triggers index every form, whoever writes it (an older
    * intake still running, \`intake copy\`), so the index is never copied.
    */ `
@@ -347,7 +388,7 @@ export const migrations: readonly string[] = [
   END;
   `,
   /*
-   * 10: what the console's overview reads without walking every form: answers
+   * 11: what the console's overview reads without walking every form: answers
    * by the time they arrived, and the deliveries whose last attempt failed.
    * Indexes alone: every earlier intake still runs on it.
    */ `

@@ -21,7 +21,17 @@ export interface KeyListing {
   revokedAt: number | null
 }
 
+/** An account, as the console names and lists it. */
+export interface Account {
+  id: string
+  name: string
+}
+
 export interface KeyReads {
+  accountById(id: string): Promise<Account | undefined>
+  accountByName(name: string): Promise<Account | undefined>
+  /** Every account, by name. */
+  listAccounts(): Promise<Account[]>
   keyByHash(hash: string): Promise<ApiKeyRecord | undefined>
   usableKeyExists(): Promise<boolean>
   listKeys(): Promise<KeyListing[]>

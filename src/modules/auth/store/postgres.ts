@@ -1,5 +1,5 @@
 import type { Query } from '../../../db/postgres/driver.ts'
-import type { ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
+import type { Account, ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
 import {
   KEY_COLUMNS,
   type KeyListingRow,
@@ -10,7 +10,9 @@ import {
   toKeyListing,
 } from './rows.ts'
 
-const ACCOUNT_BY_NAME = 'SELECT id FROM accounts WHERE name = $1'
+const ACCOUNT_BY_NAME = 'SELECT id, name FROM accounts WHERE name = $1'
+const ACCOUNT_BY_ID = 'SELECT id, name FROM accounts WHERE id = $1'
+const LIST_ACCOUNTS = 'SELECT id, name FROM accounts ORDER BY name'
 const INSERT_ACCOUNT = 'INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING'
 const INSERT_KEY = 'INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ($1, $2, $3, $4, $5)'
 const KEY_BY_HASH = `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`
@@ -27,6 +29,9 @@ const TOUCH = 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2'
  */
 export function createPostgresKeyStore(query: Query, keysVersion: () => unknown = () => ({})): KeyWrites {
   return {
+    accountById: async (id) => (await query<Account>(ACCOUNT_BY_ID, [id]))[0],
+    accountByName: async (name) => (await query<Account>(ACCOUNT_BY_NAME, [name]))[0],
+    listAccounts: async () => [...(await query<Account>(LIST_ACCOUNTS))],
     async ensureAccount(newId, name, now) {
       // Race-safe: a concurrent insert of the same name makes this one wait for
       // it, then do nothing; the select after it (a statement of its own, so a

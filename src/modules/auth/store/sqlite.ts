@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import type { ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
+import type { Account, ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
 import {
   KEY_COLUMNS,
   type KeyListingRow,
@@ -16,7 +16,9 @@ import {
  * command line) commits, so the server's own writes never count as a change.
  */
 export function createSqliteKeyStore(db: Database, writer: Database = db): KeyWrites {
-  const accountByName = db.query<{ id: string }, [string]>('SELECT id FROM accounts WHERE name = ?')
+  const accountByName = db.query<Account, [string]>('SELECT id, name FROM accounts WHERE name = ?')
+  const accountById = db.query<Account, [string]>('SELECT id, name FROM accounts WHERE id = ?')
+  const listAccounts = db.query<Account, []>('SELECT id, name FROM accounts ORDER BY name')
   const insertAccount = db.query('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)')
   const insertKey = db.query(
     'INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -35,6 +37,9 @@ export function createSqliteKeyStore(db: Database, writer: Database = db): KeyWr
   const dataVersion = writer.query<{ data_version: number }, []>('PRAGMA data_version')
 
   return {
+    accountById: async (id) => accountById.get(id) ?? undefined,
+    accountByName: async (name) => accountByName.get(name) ?? undefined,
+    listAccounts: async () => listAccounts.all(),
     async ensureAccount(newId, name, now) {
       const existing = accountByName.get(name)
       if (existing) return existing.id

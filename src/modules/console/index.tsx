@@ -1,0 +1,18 @@
+import { Elysia } from 'elysia'
+import type { ConsoleDeps } from './deps.ts'
+import { accountsPages } from './pages/accounts.tsx'
+import { passwordPages } from './pages/password.tsx'
+import { setupPages } from './pages/setup.tsx'
+import { signInPages } from './pages/sign-in.tsx'
+
+/**
+ * The console at /console (CONTRACT 15): server-rendered pages over the same
+ * services as the API. Each page group is a plugin of its own.
+ */
+export function consoleRoutes(deps: ConsoleDeps) {
+  return new Elysia({ name: 'console' })
+    .use(signInPages(deps))
+    .use(setupPages(deps))
+    .use(accountsPages(deps))
+    .use(passwordPages(deps))
+}

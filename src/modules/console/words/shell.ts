@@ -1,0 +1,131 @@
+/**
+ * The console shell's words (sign-in, set-up, navigation, users, server,
+ * accounts), in English: `{name}` is a placeholder; an object holds the plural
+ * forms `Intl.PluralRules` names, chosen by `{count}`.
+ */
+export const shell = {
+  'console.name': 'intake console',
+  'console.title': '{page} · intake console',
+  'console.skip': 'Skip to content',
+
+  // Navigation
+  'nav.label': 'Console',
+  'nav.account_label': 'Account {account}',
+  'nav.overview': 'Overview',
+  'nav.forms': 'Forms',
+  'nav.new_form': 'New form',
+  'nav.keys': 'API keys',
+  'nav.deliveries': 'Deliveries',
+  'nav.events': 'Events',
+  'nav.accounts': 'Accounts',
+  'nav.users': 'Users',
+  'nav.server': 'Server',
+  'nav.sign_out': 'Sign out',
+  'nav.signed_in_as': 'Signed in as {email}',
+  'nav.password': 'Change password',
+
+  // Sign-in
+  'sign_in.title': 'Sign in',
+  'sign_in.email': 'Email address',
+  'sign_in.password': 'Password',
+  'sign_in.submit': 'Sign in',
+  'sign_in.failed': 'The email address or the password is not right',
+  'sign_in.throttled': {
+    one: 'Too many tries to sign in. Try again in {count} second.',
+    other: 'Too many tries to sign in. Try again in {count} seconds.',
+  },
+  'sign_in.forgot': 'Forgot your password? Ask an operator for a new set-up link (intake users reset EMAIL).',
+  'sign_in.signed_out': 'You are signed out.',
+
+  // Set-up links
+  'setup.title': 'Set your password',
+  'setup.first_title': 'Set up the first operator',
+  'setup.intro': 'Choose a password for {email}. This link works once.',
+  'setup.first_intro': 'You are the first operator of this intake: you will see every account and manage its users.',
+  'setup.email': 'Your email address',
+  'setup.password': 'New password',
+  'setup.password_hint': 'At least {count} characters. A sentence you remember is a good password.',
+  'setup.confirm': 'New password again',
+  'setup.submit': 'Set password and sign in',
+  'setup.gone_title': 'This set-up link does not work',
+  'setup.gone':
+    'It was used already, it is older than 24 hours, or a newer link replaced it. Ask an operator for a new one.',
+  'setup.too_short': { one: 'Enter at least {count} character', other: 'Enter at least {count} characters' },
+  'setup.too_long': 'Enter at most {count} characters',
+  'setup.mismatch': 'The two passwords are not the same',
+  'setup.email_invalid': 'Enter an email address like name@example.com',
+  'setup.email_taken': 'A user with this email address exists already',
+
+  // Changing one's password
+  'password.title': 'Change your password',
+  'password.intro': 'Your other sessions end when you change it: you stay signed in here only.',
+  'password.current': 'Current password',
+  'password.wrong_current': 'The current password is not right',
+  'password.submit': 'Change password',
+  'password.changed': 'Your password is changed. Your other sessions have ended.',
+
+  // Shared words
+  'error.summary': 'There is a problem',
+  'error.prefix': 'Error:',
+  'common.none': 'None',
+  'common.never': 'Never',
+  'common.yes': 'Yes',
+  'common.no': 'No',
+  'common.cancel': 'Cancel',
+  'common.back': 'Back',
+
+  // Accounts (operators' /console)
+  'accounts.title': 'Accounts',
+  'accounts.intro': 'Every account on this server. Open one to see its forms, keys, deliveries and events.',
+  'accounts.name': 'Account',
+  'accounts.active_forms': 'Active forms',
+  'accounts.answers_30d': 'Answers in 30 days',
+  'accounts.keys': 'Usable keys',
+  'accounts.none': 'No accounts yet. Create an API key (intake keys create) to make one.',
+
+  // Users (operators)
+  'users.title': 'Users',
+  'users.intro': 'People who sign in to this console. Operators see every account; a member sees one.',
+  'users.email': 'Email address',
+  'users.role': 'Sees',
+  'users.every_account': 'Every account (operator)',
+  'users.password': 'Password set',
+  'users.last_seen': 'Last signed in',
+  'users.actions': 'Actions',
+  'users.reset': 'New set-up link',
+  'users.reset_for': 'New set-up link for {email}',
+  'users.remove': 'Remove',
+  'users.remove_for': 'Remove {email}',
+  'users.add_title': 'Add a user',
+  'users.add_email': 'Email address',
+  'users.add_account': 'Account they see',
+  'users.add_operator': 'Every account (operator)',
+  'users.add_submit': 'Add user',
+  'users.link_title': 'Set-up link for {email}',
+  'users.link_intro':
+    'Send this link to {email}. It works once, for 24 hours, and is shown only now. Opening it lets them choose a password; it ends their other sessions.',
+  'users.link_label': 'Set-up link',
+  'users.remove_title': 'Remove {email}?',
+  'users.remove_intro': 'They are signed out at once and can no longer sign in. Their account and its forms stay.',
+  'users.remove_confirm': 'Yes, remove this user',
+  'users.removed': 'Removed {email}.',
+  'users.self': 'You cannot remove yourself.',
+  'users.unknown_account': 'There is no account with that name',
+
+  // Server (operators)
+  'server.title': 'Server',
+  'server.intro': 'What runs here, and the settings in force. Secrets are never shown.',
+  'server.version': 'Version',
+  'server.commit': 'Commit',
+  'server.store': 'Database',
+  'server.schema': 'Schema version',
+  'server.location': 'Data',
+  'server.base_url': 'Base URL',
+  'server.settings': 'Settings in force',
+  'server.setting': 'Setting',
+  'server.value': 'Value',
+  'server.about': 'What it is',
+  'server.default': '(default)',
+  'server.hidden': '(set, not shown)',
+  'server.unset': '(not set)',
+} as const
