@@ -29,4 +29,8 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { name: 'setup', path: (ctx) => ctx.setupPath, as: 'signed-out' },
   { name: 'accounts', path: () => '/console' },
   { name: 'password', path: () => '/console/password', as: 'member' },
+  { name: 'overview', path: (ctx) => `/console/accounts/${ctx.accountId}`, as: 'member' },
+  { name: 'keys', path: (ctx) => `/console/accounts/${ctx.accountId}/keys` },
+  { name: 'deliveries', path: (ctx) => `/console/accounts/${ctx.accountId}/deliveries`, as: 'member' },
+  { name: 'events', path: (ctx) => `/console/accounts/${ctx.accountId}/events` },
 ]

@@ -1,6 +1,10 @@
 import { Elysia } from 'elysia'
 import type { ConsoleDeps } from './deps.ts'
 import { accountsPages } from './pages/accounts.tsx'
+import { deliveryPages } from './pages/deliveries.tsx'
+import { eventPages } from './pages/events.tsx'
+import { keyPages } from './pages/keys.tsx'
+import { overviewPages } from './pages/overview.tsx'
 import { passwordPages } from './pages/password.tsx'
 import { setupPages } from './pages/setup.tsx'
 import { signInPages } from './pages/sign-in.tsx'
@@ -15,4 +19,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
     .use(setupPages(deps))
     .use(accountsPages(deps))
     .use(passwordPages(deps))
+    .use(overviewPages(deps))
+    .use(keyPages(deps))
+    .use(deliveryPages(deps))
+    .use(eventPages(deps))
 }
