@@ -56,7 +56,8 @@ export const eventPages = (deps: ConsoleDeps) =>
     async ({ viewer, account, query, set }) => {
       const words = consoleWords()
       const after = typeof query.after === 'string' && query.after !== '' ? query.after : undefined
-      const limit = EVENTS_LIMIT.default
+      // Only the earlier link sets a limit (fewer events than a page, at the feed's start); the feed checks its range.
+      const limit = /^\d{1,3}$/.test(query.limit ?? '') ? Number(query.limit) : EVENTS_LIMIT.default
       const page = await deps.services.events.browse(consolePrincipal(account.id), after, limit)
       const base = `/console/accounts/${encodeURIComponent(account.id)}`
       const here = `${base}/events`
@@ -72,12 +73,16 @@ export const eventPages = (deps: ConsoleDeps) =>
           )}
           <nav class="console-pager" aria-label={attr(words.t('events.pages'))}>
             {page.earlier !== null && (
-              <a href={attr(`${here}?after=${encodeURIComponent(page.earlier)}`)} rel="prev" safe>
+              <a
+                href={attr(`${here}?after=${encodeURIComponent(page.earlier.after)}&limit=${page.earlier.limit}`)}
+                rel="prev"
+                safe
+              >
                 {words.t('events.earlier')}
               </a>
             )}
-            {page.events.length === limit && (
-              <a href={attr(`${here}?after=${encodeURIComponent(page.next)}`)} rel="next" safe>
+            {page.later !== null && (
+              <a href={attr(`${here}?after=${encodeURIComponent(page.later)}`)} rel="next" safe>
                 {words.t('events.later')}
               </a>
             )}
