@@ -4,7 +4,7 @@ import { DAY_MS } from '../../responses/store/index.ts'
 import type { ConsoleWords } from '../words/index.ts'
 
 /** Days the overview's chart covers, today (UTC) the last. */
-export const CHART_DAYS = 30
+const CHART_DAYS = 30
 
 // The drawing's own units: the svg scales to its box's width (CSS), keeping these proportions.
 const BAR_STEP = 10

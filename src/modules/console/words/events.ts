@@ -4,15 +4,10 @@ export const events = {
   'events.intro':
     'What happened to this account’s forms, in the order it happened, as GET /api/v1/events reads it. Events are kept 7 days.',
   'events.none': 'No event here.',
-  'events.type': 'Event',
-  'events.form': 'Form',
-  'events.time': 'When',
-  'events.body': 'Body',
   'events.body_summary': 'Body as JSON',
   'events.deleted_form': 'Deleted form {id}',
   'events.pages': 'Pages of events',
   'events.earlier': 'Earlier events',
   'events.later': 'Later events',
   'events.latest': 'Latest events',
-  'events.cursor': 'Cursor of the next page: {cursor}',
 } as const

@@ -26,5 +26,4 @@ export const keys = {
   'keys.confirm': 'Revoke the key',
   'keys.cancel': 'Keep it',
   'keys.revoked_done': 'The key ending in {hint} is revoked.',
-  'keys.already_revoked': 'That key was revoked already.',
 } as const
