@@ -63,11 +63,11 @@ export function AnswersChart({ days, words }: { days: AnswersOnDay[]; words: Con
           )
         })}
       </svg>
-      <figcaption class="console-chart-caption">
+      <div class="console-chart-days" aria-hidden="true">
         <span safe>{dayLabel(days[0]!.day)}</span>
-        <span safe>{summary}</span>
         <span safe>{dayLabel(days.at(-1)!.day)}</span>
-      </figcaption>
+      </div>
+      <figcaption safe>{summary}</figcaption>
       <details class="console-chart-table">
         <summary safe>{words.t('overview.answers_table')}</summary>
         <table>
