@@ -138,7 +138,7 @@ export function createIntake(options: IntakeOptions) {
   })
   if (config.metricsListen) {
     metrics = createMetrics({
-      formsByStatus: () => store.forms.countByStatus(),
+      formsByStatus: () => store.forms.countAllByStatus(),
       pendingDeliveries: () => store.deliveries.countPending(),
       databaseUp: () => store.ping(),
       eventWaiters: () => signals.waiting,

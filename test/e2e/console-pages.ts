@@ -41,4 +41,8 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { name: 'form-expiry', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.formId}/expiry` },
   { name: 'form-delete', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/${ctx.formId}/delete` },
   { name: 'new-form', path: (ctx) => `/console/accounts/${ctx.accountId}/forms/new`, as: 'member' },
+  { name: 'overview', path: (ctx) => `/console/accounts/${ctx.accountId}`, as: 'member' },
+  { name: 'keys', path: (ctx) => `/console/accounts/${ctx.accountId}/keys` },
+  { name: 'deliveries', path: (ctx) => `/console/accounts/${ctx.accountId}/deliveries`, as: 'member' },
+  { name: 'events', path: (ctx) => `/console/accounts/${ctx.accountId}/events` },
 ]

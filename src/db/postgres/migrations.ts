@@ -458,6 +458,16 @@ export const migrations: readonly PostgresMigration[] = [
   END $$;
   `,
   },
+  {
+    /*
+     * 9: what the console's overview reads without walking every form: the
+     * deliveries whose last attempt failed (answers by arrival are migration 7's). Indexes alone: every earlier binary still runs on it.
+     */
+    oldestCompatible: 1,
+    sql: `
+  CREATE INDEX deliveries_failing ON deliveries(form_id) WHERE status = 'failed' OR (status = 'pending' AND round_attempts > 0);
+  `,
+  },
 ]
 
 /** The schema this build writes. */

@@ -33,6 +33,8 @@ export const consolePrincipal = (accountId: string): Principal => ({
   keysVersion: null,
 })
 
+type KeyRevocation = 'revoked' | 'already revoked' | 'unknown'
+
 const DEFAULT_ACCOUNT = 'default'
 const ACCOUNT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -102,6 +104,19 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
     return { record, version }
   }
 
+  /** 'revoked', 'already revoked', or 'unknown'. */
+  async function revokeKey(id: string): Promise<KeyRevocation> {
+    const now = clock()
+    if (await store.transaction((tx) => tx.keys.revoke(id, now))) {
+      // Refused from this process's next request, whatever the store says of other processes' changes,
+      // and its waits held by that key end now.
+      remembered.clear()
+      waits.revokedHere()
+      return 'revoked'
+    }
+    return (await store.keys.keyExists(id)) ? 'already revoked' : 'unknown'
+  }
+
   function register(accountName: string, key: string) {
     const now = clock()
     return store.transaction(async (tx) => {
@@ -142,17 +157,14 @@ export function createAuthService(store: Store, clock: Clock, logger?: Logger) {
 
     listKeys: (): Promise<KeyListing[]> => store.keys.listKeys(),
 
-    /** 'revoked', 'already revoked', or 'unknown'. */
-    async revokeKey(id: string): Promise<'revoked' | 'already revoked' | 'unknown'> {
-      const now = clock()
-      if (await store.transaction((tx) => tx.keys.revoke(id, now))) {
-        // Refused from this process's next request, whatever the store says of other processes' changes,
-        // and its waits held by that key end now.
-        remembered.clear()
-        waits.revokedHere()
-        return 'revoked'
-      }
-      return (await store.keys.keyExists(id)) ? 'already revoked' : 'unknown'
+    listKeysOfAccount: (accountId: string): Promise<KeyListing[]> => store.keys.listKeysOfAccount(accountId),
+
+    revokeKey,
+
+    /** revokeKey for a key of the account: another account's key is 'unknown', as a key that never was. */
+    async revokeKeyOfAccount(accountId: string, id: string): Promise<KeyRevocation> {
+      const keys = await store.keys.listKeysOfAccount(accountId)
+      return keys.some((key) => key.id === id) ? revokeKey(id) : 'unknown'
     },
 
     /** The principal of an `Authorization` header value, or a 403 / 401 as the contract says. */

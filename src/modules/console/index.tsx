@@ -1,7 +1,11 @@
 import { Elysia } from 'elysia'
 import type { ConsoleDeps } from './deps.ts'
 import { accountsPages } from './pages/accounts.tsx'
+import { deliveryPages } from './pages/deliveries.tsx'
+import { eventPages } from './pages/events.tsx'
 import { consoleFormPages } from './pages/forms.tsx'
+import { keyPages } from './pages/keys.tsx'
+import { overviewPages } from './pages/overview.tsx'
 import { passwordPages } from './pages/password.tsx'
 import { serverPages } from './pages/server.tsx'
 import { setupPages } from './pages/setup.tsx'
@@ -21,4 +25,8 @@ export function consoleRoutes(deps: ConsoleDeps) {
     .use(usersPages(deps))
     .use(serverPages(deps))
     .use(consoleFormPages(deps))
+    .use(overviewPages(deps))
+    .use(keyPages(deps))
+    .use(deliveryPages(deps))
+    .use(eventPages(deps))
 }

@@ -371,6 +371,22 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
     }
   }
 
+  /**
+   * MCP's wait_for_events: the page with its payloads. Its answer is built
+   * from it at once, in the turns its read ends in: it counts against the
+   * budget until then.
+   */
+  async function list(principal: Principal, rawQuery: Record<string, unknown>, abort?: AbortSignal): Promise<FeedPage> {
+    const { page, next, limit } = await pageFor(principal, rawQuery, abort)
+    const release = memory.reserve(MCP_HOLD_FACTOR * page.bytes)
+    if (!release) throw busy()
+    try {
+      return { events: await wholePage(store, principal.accountId, page), next, limit }
+    } finally {
+      setImmediate(release)
+    }
+  }
+
   return {
     /** GET /api/v1/events: the page's JSON as a stream; `abort` (the request's) ends it too. */
     async read(principal: Principal, rawQuery: Record<string, unknown>, abort?: AbortSignal): Promise<FeedResponse> {
@@ -388,19 +404,32 @@ export function createEventService(store: Store, signals: FormSignals, memory: M
       return { body: pageStream(store, principal.accountId, page, next, done), next, limit }
     },
 
+    list,
+
     /**
-     * MCP's wait_for_events: the page with its payloads. Its answer is built
-     * from it at once, in the turns its read ends in: it counts against the
-     * budget until then.
+     * The console's look at the feed, waiting for nothing: the page after
+     * `after` (a cursor of the feed), or without one the account's latest
+     * `limit` events (a number of events as the API takes it, checked as
+     * there). `earlier` reads the events just before the page, as many as
+     * there are up to a page: null at the feed's start, or after a cursor from
+     * before numbers. `later` is `next` while events follow the page.
      */
-    async list(principal: Principal, rawQuery: Record<string, unknown>, abort?: AbortSignal): Promise<FeedPage> {
-      const { page, next, limit } = await pageFor(principal, rawQuery, abort)
-      const release = memory.reserve(MCP_HOLD_FACTOR * page.bytes)
-      if (!release) throw busy()
-      try {
-        return { events: await wholePage(store, principal.accountId, page), next, limit }
-      } finally {
-        setImmediate(release)
+    async browse(
+      principal: Principal,
+      after: string | undefined,
+      limit: number,
+    ): Promise<FeedPage & { earlier: { after: string; limit: number } | null; later: string | null }> {
+      const head = await store.events.head(principal.accountId)
+      const from = after ?? encodeNumber(Math.max(FEED_START, head - limit))
+      const page = await list(principal, { after: from, limit })
+      const cursor = decodeCursor(from)
+      const number = cursor && 'number' in cursor ? cursor.number : FEED_START
+      const earlier = Math.max(FEED_START, number - page.limit)
+      const last = page.events.at(-1)?.number ?? number
+      return {
+        ...page,
+        earlier: number > FEED_START ? { after: encodeNumber(earlier), limit: number - earlier } : null,
+        later: last < head ? page.next : null,
       }
     },
   }

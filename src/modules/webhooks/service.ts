@@ -6,7 +6,7 @@ import type { Principal } from '../auth/service.ts'
 import type { FormService } from '../forms/service.ts'
 import type { DeliveryObject } from './model.ts'
 import { withOriginsOnly } from './origin.ts'
-import type { DeliveryRecord } from './store/index.ts'
+import type { DeliveryRecord, FailingDelivery } from './store/index.ts'
 
 const toDeliveryObject = (delivery: DeliveryRecord): DeliveryObject => ({
   id: delivery.id,
@@ -29,6 +29,14 @@ export function createWebhookService(store: Store, forms: FormService, clock: Cl
     async list(principal: Principal, formId: string): Promise<DeliveryObject[]> {
       const form = await forms.ownFormState(principal, formId)
       return (await store.deliveries.listForForm(form.id)).map(toDeliveryObject)
+    },
+
+    /** The account's failing deliveries, newest first, their errors cut to origins as the API shows them. */
+    async failing(principal: Principal, limit: number): Promise<FailingDelivery[]> {
+      return (await store.deliveries.listFailing(principal.accountId, limit)).map((delivery) => ({
+        ...delivery,
+        lastError: delivery.lastError === null ? null : withOriginsOnly(delivery.lastError, delivery.url),
+      }))
     },
 
     /** A fresh round with the full attempt budget for a delivered or failed delivery. */

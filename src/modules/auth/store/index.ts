@@ -35,6 +35,8 @@ export interface KeyReads {
   keyByHash(hash: string): Promise<ApiKeyRecord | undefined>
   usableKeyExists(): Promise<boolean>
   listKeys(): Promise<KeyListing[]>
+  /** The account's keys, oldest first (revoked ones too). */
+  listKeysOfAccount(accountId: string): Promise<KeyListing[]>
   keyExists(id: string): Promise<boolean>
   /**
    * A value that stays the same (by ===) while no other process can have

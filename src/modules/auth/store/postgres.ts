@@ -1,6 +1,14 @@
 import type { Query } from '../../../db/postgres/driver.ts'
 import type { Account, ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
-import { KEY_COLUMNS, type KeyListingRow, type KeyRow, LIST_KEYS, toApiKeyRecord, toKeyListing } from './rows.ts'
+import {
+  KEY_COLUMNS,
+  type KeyListingRow,
+  type KeyRow,
+  LIST_KEYS,
+  listKeysOfAccount,
+  toApiKeyRecord,
+  toKeyListing,
+} from './rows.ts'
 
 const ACCOUNT_BY_NAME = 'SELECT id, name FROM accounts WHERE name = $1'
 const ACCOUNT_BY_ID = 'SELECT id, name FROM accounts WHERE id = $1'
@@ -10,6 +18,7 @@ const INSERT_KEY = 'INSERT INTO api_keys (id, account_id, key_hash, key_hint, cr
 const KEY_BY_HASH = `SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`
 const USABLE_KEY_EXISTS = 'SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS found'
 const REVOKE = 'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL'
+const KEYS_OF_ACCOUNT = listKeysOfAccount('$1')
 const KEY_EXISTS = 'SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = $1) AS found'
 const TOUCH = 'UPDATE api_keys SET last_used_at = $1 WHERE id = $2'
 
@@ -39,6 +48,8 @@ export function createPostgresKeyStore(query: Query, keysVersion: () => unknown 
     },
     usableKeyExists: async () => (await query<{ found: boolean }>(USABLE_KEY_EXISTS))[0]!.found,
     listKeys: async (): Promise<KeyListing[]> => (await query<KeyListingRow>(LIST_KEYS)).map(toKeyListing),
+    listKeysOfAccount: async (accountId) =>
+      (await query<KeyListingRow>(KEYS_OF_ACCOUNT, [accountId])).map(toKeyListing),
     revoke: async (id, now) => (await query(REVOKE, [now, id])).count === 1,
     keyExists: async (id) => (await query<{ found: boolean }>(KEY_EXISTS, [id]))[0]!.found,
     touch: async (id, now) => void (await query(TOUCH, [now, id])),

@@ -28,9 +28,13 @@ export interface KeyListingRow {
   revoked_at: RowTime | null
 }
 
-export const LIST_KEYS = `SELECT k.id, a.name AS account, k.key_hint, k.created_at, k.last_used_at, k.revoked_at
-  FROM api_keys k JOIN accounts a ON a.id = k.account_id
-  ORDER BY k.id`
+const KEY_LISTING = `SELECT k.id, a.name AS account, k.key_hint, k.created_at, k.last_used_at, k.revoked_at
+  FROM api_keys k JOIN accounts a ON a.id = k.account_id`
+
+export const LIST_KEYS = `${KEY_LISTING} ORDER BY k.id`
+
+/** LIST_KEYS of one account, its id the statement's one parameter (`$1` on PostgreSQL, `?1` on SQLite). */
+export const listKeysOfAccount = (parameter: string) => `${KEY_LISTING} WHERE k.account_id = ${parameter} ORDER BY k.id`
 
 export const toKeyListing = (row: KeyListingRow): KeyListing => ({
   id: row.id,

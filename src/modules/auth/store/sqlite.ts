@@ -1,6 +1,14 @@
 import type { Database } from 'bun:sqlite'
 import type { Account, ApiKeyRecord, KeyListing, KeyWrites } from './index.ts'
-import { KEY_COLUMNS, type KeyListingRow, type KeyRow, LIST_KEYS, toApiKeyRecord, toKeyListing } from './rows.ts'
+import {
+  KEY_COLUMNS,
+  type KeyListingRow,
+  type KeyRow,
+  LIST_KEYS,
+  listKeysOfAccount,
+  toApiKeyRecord,
+  toKeyListing,
+} from './rows.ts'
 
 /**
  * The auth module's store on SQLite. `writer` is the connection the server
@@ -20,6 +28,7 @@ export function createSqliteKeyStore(db: Database, writer: Database = db): KeyWr
     'SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) AS found',
   )
   const listKeys = db.query<KeyListingRow, []>(LIST_KEYS)
+  const keysOfAccount = db.query<KeyListingRow, [string]>(listKeysOfAccount('?1'))
   const revoke = db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
   const keyExists = db.query<{ found: number }, [string]>(
     'SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = ?) AS found',
@@ -44,6 +53,7 @@ export function createSqliteKeyStore(db: Database, writer: Database = db): KeyWr
     },
     usableKeyExists: async () => usableKeyExists.get()!.found === 1,
     listKeys: async (): Promise<KeyListing[]> => listKeys.all().map(toKeyListing),
+    listKeysOfAccount: async (accountId) => keysOfAccount.all(accountId).map(toKeyListing),
     revoke: async (id, now) => revoke.run(now, id).changes === 1,
     keyExists: async (id) => keyExists.get(id)!.found === 1,
     touch: async (id, now) => void touch.run(now, id),

@@ -1,5 +1,9 @@
 import { translator } from '../../../i18n/index.ts'
+import { deliveries } from './deliveries.ts'
+import { events } from './events.ts'
 import { forms } from './forms.ts'
+import { keys } from './keys.ts'
+import { overview } from './overview.ts'
 import { shell } from './shell.ts'
 
 /**
@@ -7,7 +11,7 @@ import { shell } from './shell.ts'
  * only for now; another language is another combined catalog with the same
  * keys, chosen where consoleWords is called.
  */
-const EN = { ...shell, ...forms } as const
+const EN = { ...shell, ...forms, ...overview, ...keys, ...deliveries, ...events } as const
 
 type ConsoleWordKey = keyof typeof EN
 type ConsoleParams = Record<string, string | number>

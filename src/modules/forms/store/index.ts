@@ -112,17 +112,21 @@ export interface FormReads {
   list(params: ListParams): Promise<FormSummaryRecord[]>
   /** The form an Idempotency-Key of the account created, with the hash of the body it came with. */
   idempotencyKey(accountId: string, key: string): Promise<IdempotencyRecord | undefined>
+  /**
+   * How many of the account's forms are in each state, expiry computed as every
+   * read does: one walk of the account's status index, plus its few active
+   * forms past their time that the sweep has not reached yet.
+   */
+  countByStatus(accountId: string, now: number): Promise<Record<FormStatus, number>>
   /** The earliest expiry among active forms, if any. */
   nextExpiryAt(): Promise<number | null>
   /**
    * How many forms each status holds, every account together, as stored: a
    * form whose time ran out counts as active until the sweep (within a second) writes it expired.
    */
-  countByStatus(): Promise<Map<FormStatus, number>>
+  countAllByStatus(): Promise<Map<FormStatus, number>>
   /** How many forms each account has active at `now` (accounts with none are left out). */
   activeFormsByAccount(now: number): Promise<Map<string, number>>
-  /** Whether forms wait to join the title search's index (SQLite's; PostgreSQL's keeps itself). */
-  titlesToIndex(): Promise<boolean>
   /** The account and webhook secret of each of these forms that has a callback. */
   webhookTargets(formIds: string[]): Promise<Map<string, WebhookTarget>>
 }
@@ -158,11 +162,4 @@ export interface FormWrites extends FormReads {
    * none another transaction holds); returns them as they were.
    */
   expireDue(now: number, limit: number): Promise<ExpiredForm[]>
-  /**
-   * Adds up to `limit` forms to the title search's index, and takes deleted
-   * ones out; returns how many were added. Off the request path: a form
-   * created or deleted pays nothing for the index (on SQLite an index entry
-   * written per form costs its transaction more than the form itself).
-   */
-  indexTitles(limit: number): Promise<number>
 }

@@ -21,6 +21,7 @@ import {
   type SummaryRow,
   toExpiredForm,
   toPublicState,
+  toStatusCounts,
   toStoredForm,
   toSummary,
 } from './rows.ts'
@@ -118,6 +119,9 @@ const EXPIRE_DUE = `WITH due AS (
   )
   SELECT due.* FROM due JOIN expired USING (id) ORDER BY due.expires_at, due.id`
 const COUNT_BY_STATUS = `SELECT status, count(*) AS n FROM forms GROUP BY status`
+const COUNT_STORED = 'SELECT status, count(*) AS forms FROM forms WHERE account_id = $1 GROUP BY status'
+const COUNT_PAST_EXPIRY = `SELECT count(*) AS forms FROM forms
+  WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $2 AND account_id = $1`
 const NEXT_EXPIRY = `SELECT min(expires_at) AS at FROM forms WHERE status = 'active' AND expires_at IS NOT NULL`
 const WEBHOOK_TARGETS =
   'SELECT id, account_id, webhook_secret FROM forms WHERE id = ANY($1::text[]) AND webhook_secret IS NOT NULL'
@@ -181,13 +185,18 @@ export function createPostgresFormStore(query: Query): FormWrites {
       ])
       return row ? { requestHash: row.request_hash, formId: row.form_id, createdAt: Number(row.created_at) } : undefined
     },
-    // The trigram index is PostgreSQL's own (GIN, its pending list taking inserts cheaply).
-    titlesToIndex: async () => false,
+    async countByStatus(accountId, now) {
+      const [stored, [pastExpiry]] = await Promise.all([
+        query<{ status: FormStatus; forms: string }>(COUNT_STORED, [accountId]),
+        query<{ forms: string }>(COUNT_PAST_EXPIRY, [accountId, now]),
+      ])
+      return toStatusCounts(stored, pastExpiry!.forms)
+    },
     async nextExpiryAt() {
       const [row] = await query<{ at: string | null }>(NEXT_EXPIRY)
       return optionalTimeOf(row!.at)
     },
-    async countByStatus() {
+    async countAllByStatus() {
       const rows = await query<{ status: FormStatus; n: string }>(COUNT_BY_STATUS)
       return new Map(rows.map((row) => [row.status, Number(row.n)]))
     },
@@ -238,7 +247,6 @@ export function createPostgresFormStore(query: Query): FormWrites {
     rememberIdempotencyKey: async (entry) =>
       void (await query(REMEMBER_KEY, [entry.accountId, entry.key, entry.requestHash, entry.formId, entry.createdAt])),
     forgetIdempotencyKeysBefore: async (before) => (await query(FORGET_KEYS_BEFORE, [before])).count,
-    indexTitles: async () => 0,
     expireDue: async (now, limit) => (await query<ExpiredRow>(EXPIRE_DUE, [now, limit])).map(toExpiredForm),
   }
 }

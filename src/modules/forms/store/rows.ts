@@ -31,6 +31,18 @@ export type SummaryRow = Pick<
   'id' | 'title' | 'description' | 'fields_count' | 'status' | 'expires_at' | 'created_at'
 >
 
+/** Counts by stored status, and how many stored as active are past their time: by the status reads give. */
+export function toStatusCounts(
+  stored: Array<{ status: FormStatus; forms: number | string }>,
+  pastExpiry: number | string,
+): Record<FormStatus, number> {
+  const counts: Record<FormStatus, number> = { active: 0, completed: 0, cancelled: 0, expired: 0 }
+  for (const row of stored) counts[row.status] = Number(row.forms)
+  counts.active -= Number(pastExpiry)
+  counts.expired += Number(pastExpiry)
+  return counts
+}
+
 export const toStoredForm = (row: FormRow): StoredForm => ({
   id: row.id,
   accountId: row.account_id,

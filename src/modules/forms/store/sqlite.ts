@@ -21,6 +21,7 @@ import {
   type SummaryRow,
   toExpiredForm,
   toPublicState,
+  toStatusCounts,
   toStoredForm,
   toSummary,
 } from './rows.ts'
@@ -34,9 +35,8 @@ const FULL_COLUMNS = `id, account_id, title, description, fields, fields_count, 
 
 /** Sorts after every ULID: the cursor of a first page. */
 const BEFORE_EVERY_FORM = '8'
-
-/** Index entries one step of countByStatus reads: a few milliseconds of the event loop. */
-const COUNTED_AT_ONCE = 5000
+/** Index entries counted in one go (a few ms) before the event loop takes its turn. */
+const COUNT_SLICE = 20_000
 
 /** The forms module's store on SQLite (one per connection: the reads' and the writer's). */
 export function createSqliteFormStore(db: Database): FormWrites {
@@ -94,16 +94,12 @@ export function createSqliteFormStore(db: Database): FormWrites {
       `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} ORDER BY id DESC LIMIT ${TITLE_SEARCH_WINDOW})
         ${matching} ${page}`,
     ),
-    // What the index found, and the forms it does not hold yet (after the last it holds: a range of the scope's index).
     indexed: db.query<SummaryRow, SearchArgs>(
       `SELECT * FROM (
          SELECT ${SUMMARY_COLUMNS} FROM forms
           WHERE id IN (SELECT form_id FROM form_titles WHERE seq IN
                          (SELECT rowid FROM form_titles_search WHERE form_titles_search MATCH $phrase))
-            AND ${scope}
-         UNION ALL
-         SELECT ${SUMMARY_COLUMNS} FROM forms
-          WHERE ${scope} AND id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '') AND title LIKE $like ESCAPE '\\')
+            AND ${scope})
         WHERE ($status IS NULL OR status = $status) ${page}`,
     ),
     scan: db.query<SummaryRow, SearchArgs>(
@@ -141,37 +137,40 @@ export function createSqliteFormStore(db: Database): FormWrites {
   const nextExpiry = db.query<{ at: number | null }, []>(
     `SELECT min(expires_at) AS at FROM forms INDEXED BY forms_active_expiry WHERE status = 'active' AND expires_at IS NOT NULL`,
   )
-  // Counting walks the status index (never a row) a step at a time: a million forms is about 300 ms of it.
+  // SQLite answers on this thread: forms are counted a slice of one status's index at a time, the
+  // event loop free between slices (a million forms take a few hundred ms in all).
   const nextAccount = db.query<{ account_id: string }, { after: string }>(
     'SELECT account_id FROM forms INDEXED BY forms_account_status_newest WHERE account_id > $after ORDER BY account_id LIMIT 1',
   )
-  const countStep = db.query<
-    { n: number; last: string | null },
-    { account_id: string; status: FormStatus; before: string; limit: number }
+  const countSlice = db.query<
+    { forms: number; last: string | null },
+    { account_id: string; status: string; before: string }
   >(
-    `SELECT count(*) AS n, min(id) AS last FROM (SELECT id FROM forms INDEXED BY forms_account_status_newest
-       WHERE account_id = $account_id AND status = $status AND id < $before ORDER BY id DESC LIMIT $limit)`,
+    `SELECT count(*) AS forms, min(id) AS last FROM (
+       SELECT id FROM forms INDEXED BY forms_account_status_newest
+        WHERE account_id = $account_id AND status = $status AND id < $before ORDER BY id DESC LIMIT ${COUNT_SLICE})`,
   )
-  // The title search's index is filled here, a batch a transaction (FTS5 writes a segment per transaction):
-  // the forms after the last one it holds. (A form made with a smaller id later, by a clock set back, is
-  // found only among the newest forms a search looks through first.)
-  const afterIndexed = `id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '')`
-  const titlesToIndex = db.query<{ waiting: number }, []>(
-    `SELECT EXISTS (SELECT 1 FROM forms WHERE ${afterIndexed}) OR EXISTS (SELECT 1 FROM form_titles_gone) AS waiting`,
+  const countPastExpiry = db.query<{ forms: number }, { account_id: string; now: number }>(
+    `SELECT count(*) AS forms FROM forms INDEXED BY forms_active_expiry
+      WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $now AND account_id = $account_id`,
   )
-  const unindexed = db.query<{ id: string; title: string }, { limit: number }>(
-    `SELECT id, title FROM forms WHERE ${afterIndexed} ORDER BY id LIMIT $limit`,
-  )
-  const addTitle = db.query<{ seq: number }, { form_id: string }>(
-    'INSERT INTO form_titles (form_id) VALUES ($form_id) RETURNING seq',
-  )
-  const indexTitle = db.query<never, { seq: number; title: string }>(
-    'INSERT INTO form_titles_search (rowid, title) VALUES ($seq, $title)',
-  )
-  const goneTitles = db.query<{ seq: number }, []>('SELECT seq FROM form_titles_gone')
-  // One by rowid: FTS5 looks a rowid up, where `rowid IN (subquery)` would read the whole index.
-  const forgetTitle = db.query<never, [number]>('DELETE FROM form_titles_search WHERE rowid = ?')
-  const clearGone = db.query<never, []>('DELETE FROM form_titles_gone')
+  /** One account's forms by status as stored, the event loop's turn between slices. */
+  async function countStored(accountId: string, slicer: ReturnType<typeof timeSlicer>) {
+    const stored: Array<{ status: FormStatus; forms: number }> = []
+    for (const status of FORM_STATUSES) {
+      let forms = 0
+      let before = BEFORE_EVERY_FORM
+      for (;;) {
+        const slice = countSlice.get({ account_id: accountId, status, before })!
+        forms += slice.forms
+        if (slice.forms < COUNT_SLICE) break
+        before = slice.last!
+        await slicer.pause()
+      }
+      stored.push({ status, forms })
+    }
+    return stored
+  }
   const webhookTarget = db.query<{ account_id: string; webhook_secret: string }, [string]>(
     'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
   )
@@ -272,35 +271,25 @@ export function createSqliteFormStore(db: Database): FormWrites {
       return due.map(toExpiredForm)
     },
     nextExpiryAt: async () => nextExpiry.get()!.at,
-    async countByStatus() {
-      // In steps, with the event loop's turn between them (CONTRACT 13): a gauge may mix moments, a scrape never stalls requests.
+    async countAllByStatus() {
+      // A gauge may mix moments; a scrape never stalls requests (CONTRACT 13).
       const counts = new Map<FormStatus, number>()
       const slicer = timeSlicer()
-      let account = nextAccount.get({ after: '' })
-      while (account) {
-        for (const status of FORM_STATUSES) {
-          let before = BEFORE_EVERY_FORM
-          for (;;) {
-            const step = countStep.get({ account_id: account.account_id, status, before, limit: COUNTED_AT_ONCE })!
-            if (step.n > 0) counts.set(status, (counts.get(status) ?? 0) + step.n)
-            if (step.n < COUNTED_AT_ONCE) break
-            before = step.last!
-            await slicer.pause()
-          }
-        }
+      for (
+        let account = nextAccount.get({ after: '' });
+        account;
         account = nextAccount.get({ after: account.account_id })
+      ) {
+        for (const { status, forms } of await countStored(account.account_id, slicer)) {
+          if (forms > 0) counts.set(status, (counts.get(status) ?? 0) + forms)
+        }
         await slicer.pause()
       }
       return counts
     },
-    titlesToIndex: async () => titlesToIndex.get()!.waiting === 1,
-    async indexTitles(limit) {
-      const gone = goneTitles.all()
-      for (const { seq } of gone) forgetTitle.run(seq)
-      if (gone.length > 0) clearGone.run()
-      const forms = unindexed.all({ limit })
-      for (const form of forms) indexTitle.run({ seq: addTitle.get({ form_id: form.id })!.seq, title: form.title })
-      return forms.length
+    async countByStatus(accountId, now) {
+      const stored = await countStored(accountId, timeSlicer())
+      return toStatusCounts(stored, countPastExpiry.get({ account_id: accountId, now })!.forms)
     },
     async webhookTargets(formIds) {
       const targets = new Map<string, WebhookTarget>()

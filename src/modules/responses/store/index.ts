@@ -37,7 +37,25 @@ export interface NewFile extends StoredFile {
   fieldKey: string
 }
 
+/** Milliseconds in a day: answers are counted by UTC day. */
+export const DAY_MS = 86_400_000
+
+/** How many answers an account's forms took on one UTC day. */
+export interface AnswersOnDay {
+  /** The day's first millisecond (UTC). */
+  day: number
+  answers: number
+}
+
 export interface ResponseReads {
+  /**
+   * How many answers the account's forms took on each UTC day from `since` on,
+   * oldest first, days without an answer left out. Walks the answers by the
+   * time they arrived (all accounts'), never the account's forms.
+   */
+  answersPerDay(accountId: string, since: number): Promise<AnswersOnDay[]>
+  /** The median time from a form's creation to its answer, over the account's answers since `since`; null without one. */
+  medianTimeToAnswer(accountId: string, since: number): Promise<number | null>
   /** The form's responses, newest first (a form takes one, so at most one). */
   listForForm(formId: string): Promise<StoredResponse[]>
   find(formId: string, responseId: string): Promise<StoredResponse | undefined>

@@ -1,8 +1,19 @@
 import type { Query } from '../../../db/postgres/driver.ts'
-import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
+import {
+  type AnswersOnDay,
+  DAY_MS,
+  type NewFile,
+  type ResponseWrites,
+  type StoredFile,
+  type StoredResponse,
+} from './index.ts'
 import { ANSWERS_BY_ACCOUNT_SINCE, RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
 const FOR_FORM = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 ORDER BY submitted_at DESC, id DESC`
+// The account's answers since a time ($2), found by when they arrived (the account's forms may be a million).
+const ANSWERED_SINCE = `FROM responses r JOIN forms f ON f.id = r.form_id WHERE r.submitted_at >= $2 AND f.account_id = $1`
+const PER_DAY = `SELECT r.submitted_at / ${DAY_MS} AS day, count(*) AS answers ${ANSWERED_SINCE} GROUP BY day ORDER BY day`
+const MEDIAN = `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY r.submitted_at - f.created_at) AS median ${ANSWERED_SINCE}`
 const BY_ID = `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = $1 AND id = $2`
 const FILE = `SELECT f.name, f.content_type, f.size, f.file_id FROM response_files f JOIN responses r ON r.id = f.response_id
   WHERE r.form_id = $1 AND r.id = $2 AND f.field_key = $3`
@@ -48,6 +59,15 @@ export function createPostgresResponseStore(query: Query): ResponseWrites {
       return new Map(rows.map((row) => [row.account_id, Number(row.n)]))
     },
     listForForm: async (formId) => (await query<ResponseRow>(FOR_FORM, [formId])).map(toStoredResponse),
+    answersPerDay: async (accountId, since): Promise<AnswersOnDay[]> =>
+      (await query<{ day: string; answers: string }>(PER_DAY, [accountId, since])).map((row) => ({
+        day: Number(row.day) * DAY_MS,
+        answers: Number(row.answers),
+      })),
+    async medianTimeToAnswer(accountId, since) {
+      const [row] = await query<{ median: number | string | null }>(MEDIAN, [accountId, since])
+      return row!.median === null ? null : Math.round(Number(row!.median))
+    },
     async find(formId, responseId) {
       const [row] = await query<ResponseRow>(BY_ID, [formId, responseId])
       return row ? toStoredResponse(row) : undefined

@@ -1,5 +1,13 @@
 import type { Database } from 'bun:sqlite'
-import type { NewFile, ResponseWrites, StoredFile, StoredResponse } from './index.ts'
+import { yieldToLoop } from '../../../lib/slices.ts'
+import {
+  type AnswersOnDay,
+  DAY_MS,
+  type NewFile,
+  type ResponseWrites,
+  type StoredFile,
+  type StoredResponse,
+} from './index.ts'
 import { ANSWERS_BY_ACCOUNT_SINCE, RESPONSE_COLUMNS, type ResponseRow, toStoredResponse } from './rows.ts'
 
 /** The responses module's store on SQLite (one per connection: the reads' and the writer's). */
@@ -7,6 +15,28 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
   const forForm = db.query<ResponseRow, [string]>(
     `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? ORDER BY submitted_at DESC, id DESC`,
   )
+  // The account's answers of one UTC day, found by when they arrived (the account's forms may be a million):
+  // CROSS JOIN keeps the answers the outer loop, whatever the planner guesses. SQLite answers on this thread,
+  // so the days since a time are read one at a time, the event loop free between them.
+  const answersOfDay = db.query<{ ms: number }, { account_id: string; from: number; to: number }>(
+    `SELECT r.submitted_at - f.created_at AS ms
+       FROM responses r INDEXED BY responses_submitted_at CROSS JOIN forms f ON f.id = r.form_id
+      WHERE r.submitted_at >= $from AND r.submitted_at < $to AND f.account_id = $account_id`,
+  )
+  const lastAnswerAt = db.query<{ at: number | null }, []>('SELECT max(submitted_at) AS at FROM responses')
+
+  /** Each UTC day from `since` to the last answer, with the times to answer of the account's answers that day. */
+  async function answerTimesByDay(accountId: string, since: number): Promise<Array<{ day: number; times: number[] }>> {
+    const last = lastAnswerAt.get()!.at
+    const days: Array<{ day: number; times: number[] }> = []
+    if (last === null) return days
+    for (let day = Math.floor(since / DAY_MS) * DAY_MS; day <= last; day += DAY_MS) {
+      const rows = answersOfDay.all({ account_id: accountId, from: Math.max(day, since), to: day + DAY_MS })
+      if (rows.length > 0) days.push({ day, times: rows.map((row) => row.ms) })
+      await yieldToLoop()
+    }
+    return days
+  }
   const byId = db.query<ResponseRow, [string, string]>(
     `SELECT ${RESPONSE_COLUMNS} FROM responses WHERE form_id = ? AND id = ?`,
   )
@@ -66,6 +96,14 @@ export function createSqliteResponseStore(db: Database): ResponseWrites {
       return new Map(answersByAccount.all(since).map((row) => [row.account_id, Number(row.n)]))
     },
     listForForm: async (formId) => forForm.all(formId).map(toStoredResponse),
+    answersPerDay: async (accountId, since): Promise<AnswersOnDay[]> =>
+      (await answerTimesByDay(accountId, since)).map(({ day, times }) => ({ day, answers: times.length })),
+    async medianTimeToAnswer(accountId, since) {
+      const times = (await answerTimesByDay(accountId, since)).flatMap((day) => day.times).sort((a, b) => a - b)
+      if (times.length === 0) return null
+      const middle = (times.length - 1) / 2
+      return Math.round((times[Math.floor(middle)]! + times[Math.ceil(middle)]!) / 2)
+    },
     async find(formId, responseId) {
       const row = byId.get(formId, responseId)
       return row ? toStoredResponse(row) : undefined

@@ -80,8 +80,20 @@ export interface AttemptRecord {
   retryDelayMs: number
 }
 
+/** A delivery whose last attempt failed, with the title of its form. */
+export interface FailingDelivery extends DeliveryRecord {
+  formTitle: string
+}
+
 export interface DeliveryReads {
   listForForm(formId: string): Promise<DeliveryRecord[]>
+  /**
+   * How many of the account's deliveries are failing now: given up (`failed`),
+   * or pending again after an attempt of this round failed.
+   */
+  countFailing(accountId: string): Promise<number>
+  /** The account's failing deliveries (as countFailing), newest first, at most `limit`. */
+  listFailing(accountId: string, limit: number): Promise<FailingDelivery[]>
   /** When the earliest pending delivery due after `after` falls due, if there is one. */
   earliestDueAfter(after: number): Promise<number | null>
   /** How many deliveries wait for an attempt or a retry (the due index holds exactly those). */

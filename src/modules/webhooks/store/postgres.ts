@@ -2,7 +2,14 @@ import type { Query } from '../../../db/postgres/driver.ts'
 import { optionalTimeOf } from '../../../db/rows.ts'
 import type { FormEvent } from '../../events/names.ts'
 import type { DeliveryRecord, DeliveryWrites, DueDelivery, LeasedDelivery } from './index.ts'
-import { DELIVERY_COLUMNS, type DeliveryRow, toDeliveryRecord } from './rows.ts'
+import {
+  DELIVERY_COLUMNS,
+  DELIVERY_COLUMNS_OF_D,
+  type DeliveryRow,
+  FAILING,
+  toDeliveryRecord,
+  toFailingDelivery,
+} from './rows.ts'
 
 /** Times are int8, which Bun's client returns as strings (Number() them here). */
 interface DueRow {
@@ -60,6 +67,9 @@ const RECORD = `UPDATE deliveries d SET
 const COUNT_PENDING = `SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`
 const EARLIEST_DUE = `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND next_attempt_at > $1`
 const FOR_FORM = `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = $1 ORDER BY id`
+const FAILING_OF_ACCOUNT = `FROM deliveries d JOIN forms f ON f.id = d.form_id WHERE ${FAILING} AND f.account_id = $1`
+const COUNT_FAILING = `SELECT count(*) AS failing ${FAILING_OF_ACCOUNT}`
+const LIST_FAILING = `SELECT ${DELIVERY_COLUMNS_OF_D}, f.title AS form_title ${FAILING_OF_ACCOUNT} ORDER BY d.id DESC LIMIT $2`
 const REDELIVER = `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $3, delivered_at = NULL, lease_until = NULL
   WHERE id = $1 AND form_id = $2 AND status IN ('delivered', 'failed')`
 const FORGET_SETTLED = `DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries
@@ -134,6 +144,10 @@ export function createPostgresDeliveryStore(query: Query): DeliveryWrites {
     earliestDueAfter: async (after) =>
       optionalTimeOf((await query<{ at: string | null }>(EARLIEST_DUE, [bounded(after)]))[0]!.at),
     countPending: async () => Number((await query<{ n: string }>(COUNT_PENDING))[0]!.n),
+    countFailing: async (accountId) =>
+      Number((await query<{ failing: string }>(COUNT_FAILING, [accountId]))[0]!.failing),
+    listFailing: async (accountId, limit) =>
+      (await query<DeliveryRow & { form_title: string }>(LIST_FAILING, [accountId, limit])).map(toFailingDelivery),
     listForForm: async (formId): Promise<DeliveryRecord[]> =>
       (await query<DeliveryRow>(FOR_FORM, [formId])).map(toDeliveryRecord),
     redeliver: async (formId, id, now) => (await query(REDELIVER, [id, formId, now])).count === 1,

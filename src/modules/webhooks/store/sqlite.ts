@@ -1,7 +1,14 @@
 import type { Database } from 'bun:sqlite'
 import type { FormEvent } from '../../events/names.ts'
 import type { DeliveryRecord, DeliveryWrites, DueDelivery, LeasedDelivery } from './index.ts'
-import { DELIVERY_COLUMNS, type DeliveryRow, toDeliveryRecord } from './rows.ts'
+import {
+  DELIVERY_COLUMNS,
+  DELIVERY_COLUMNS_OF_D,
+  type DeliveryRow,
+  FAILING,
+  toDeliveryRecord,
+  toFailingDelivery,
+} from './rows.ts'
 
 interface DueRow {
   rowid: number
@@ -69,6 +76,15 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
   const forForm = db.query<DeliveryRow, [string]>(
     `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE form_id = ? ORDER BY id`,
   )
+  // CROSS JOIN: the failing deliveries are the outer loop, never the account's forms.
+  const failingOfAccount = `FROM deliveries d INDEXED BY deliveries_failing CROSS JOIN forms f ON f.id = d.form_id
+      WHERE ${FAILING} AND f.account_id = $account_id`
+  const countFailing = db.query<{ failing: number }, { account_id: string }>(
+    `SELECT count(*) AS failing ${failingOfAccount}`,
+  )
+  const listFailing = db.query<DeliveryRow & { form_title: string }, { account_id: string; limit: number }>(
+    `SELECT ${DELIVERY_COLUMNS_OF_D}, f.title AS form_title ${failingOfAccount} ORDER BY d.id DESC LIMIT $limit`,
+  )
   const redeliver = db.query(
     `UPDATE deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = $now, delivered_at = NULL, lease_until = NULL
       WHERE id = $id AND form_id = $form_id AND status IN ('delivered', 'failed')`,
@@ -132,6 +148,8 @@ export function createSqliteDeliveryStore(db: Database): DeliveryWrites {
     earliestDueAfter: async (after) => earliestDue.get({ after })!.at,
     countPending: async () => pending.get()!.n,
     listForForm: async (formId): Promise<DeliveryRecord[]> => forForm.all(formId).map(toDeliveryRecord),
+    countFailing: async (accountId) => countFailing.get({ account_id: accountId })!.failing,
+    listFailing: async (accountId, limit) => listFailing.all({ account_id: accountId, limit }).map(toFailingDelivery),
     redeliver: async (formId, id, now) => redeliver.run({ id, form_id: formId, now }).changes === 1,
     forgetSettledBefore: async (event, before, limit) => forgetSettled.run({ event, before, limit }).changes,
   }
