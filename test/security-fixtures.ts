@@ -243,6 +243,10 @@ export const realIds = (fx: Fixture) => ({
   deliveryId: fx.deliveryId,
   key: 'photo',
   token: 'nothing',
+  // The console's paths (these requests carry no session: every one is sent to sign in or refused).
+  account: UNKNOWN_ID,
+  response: fx.responseId,
+  delivery: fx.deliveryId,
 })
 export const unknownIds = {
   id: UNKNOWN_ID,
@@ -251,6 +255,9 @@ export const unknownIds = {
   key: 'nothing',
   // A console set-up link's token.
   token: 'nothing',
+  account: UNKNOWN_ID,
+  response: UNKNOWN_ID,
+  delivery: UNKNOWN_ID,
 }
 
 /** A body and headers a client would send to this route (none for routes that take none). */
