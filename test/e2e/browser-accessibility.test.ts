@@ -166,6 +166,10 @@ describe.skipIf(skipBrowser)('the error summary on a phone', () => {
         expect(await page.locator('script').count()).toBe(0)
         const refused = await send(page)
         expect(refused.status()).toBe(422)
+        // The browser applies autofocus at its next rendering step, which a busy machine may not have reached yet.
+        await page
+          .waitForFunction(() => document.activeElement !== document.body, null, { timeout: 5000 })
+          .catch(() => {})
         const focused = await page.evaluate(() => {
           const el = document.activeElement
           return {

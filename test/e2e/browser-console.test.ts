@@ -80,27 +80,46 @@ beforeAll(async () => {
 }, STEP_TIMEOUT)
 
 /** Whether the page scrolls sideways (wider than its viewport). */
+/** Whether the page scrolls sideways, and if so the elements sticking out past the viewport's right edge. */
 const scrollsSideways = (page: Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth)
+  page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    if (document.documentElement.scrollWidth <= width) return false
+    return [...document.querySelectorAll('body *')]
+      .filter((el) => el.getBoundingClientRect().right > width + 1)
+      .slice(0, 4)
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${(el.textContent ?? '').trim().slice(0, 40)}`)
+  })
 
 /** The controls Tab never reached, pressing Tab once more than there are controls. */
 async function controlsTabMisses(page: Page): Promise<string[]> {
   const controls: string[] = await page.evaluate(() => {
     const found = [
       ...document.querySelectorAll('a[href], button, input:not([type="hidden"]), select, textarea, summary'),
-    ].filter((el: any) => (!el.disabled && el.getClientRects().length > 0) || el.classList.contains('console-skip'))
-    return found.map((el: any, i: number) => {
-      el.setAttribute('data-walk', String(i))
-      return `${el.tagName.toLowerCase()} ${(el.getAttribute('href') ?? el.getAttribute('name') ?? el.textContent ?? '').trim().slice(0, 40)}`
+      // A disabled control (the preview's fieldset) is out of the tab order by design.
+    ].filter(
+      (el: any) =>
+        (!el.matches(':disabled') && el.getClientRects().length > 0) || el.classList.contains('console-skip'),
+    )
+    return found.map((el: any) => {
+      // A radio group is one tab stop (arrow keys move within it): any of its radios reaches it.
+      const walk =
+        el.type === 'radio'
+          ? `radio ${el.name}`
+          : `${el.tagName.toLowerCase()} ${(el.getAttribute('href') ?? el.getAttribute('name') ?? el.textContent ?? '').trim().slice(0, 40)}`
+      el.setAttribute('data-walk', walk)
+      return walk
     })
   })
+  const wanted = new Set(controls)
   const reached = new Set<string>()
-  for (let press = 0; press <= controls.length; press++) {
+  // A date-and-time input takes a stop for each of its parts: room for them, until every control is reached.
+  for (let press = 0; press <= controls.length * 4 && reached.size < wanted.size; press++) {
     await page.keyboard.press('Tab')
     const walk = await page.evaluate(() => document.activeElement?.getAttribute('data-walk') ?? null)
     if (walk !== null) reached.add(walk)
   }
-  return controls.filter((_, i) => !reached.has(String(i)))
+  return [...wanted].filter((walk) => !reached.has(walk))
 }
 
 async function walk(entry: ConsolePage) {

@@ -58,10 +58,10 @@ export function serverPages(deps: ConsoleDeps) {
           <p safe>{t('server.intro')}</p>
           <dl class="console-facts">
             {facts.map(([term, value]) => (
-              <div>
+              <>
                 <dt safe>{term}</dt>
                 <dd safe>{value}</dd>
-              </div>
+              </>
             ))}
           </dl>
           <h2 safe>{t('server.settings')}</h2>
