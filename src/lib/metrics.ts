@@ -1,5 +1,5 @@
 import { Memoirist } from 'memoirist'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client'
+import type { Metric, Registry } from 'prom-client'
 import { pathOf } from './http.ts'
 import { settledWithin } from './time.ts'
 
@@ -36,6 +36,9 @@ const DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900,
  * database are read at scrape time, so every instance reports the same.
  */
 export function createMetrics(sources: MetricsSources) {
+  // Loaded only when metrics are on: importing prom-client took a start about 25 ms (bench/results.md, issue 28).
+  const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } =
+    require('prom-client') as typeof import('prom-client')
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   // The standard process_* ones only: prom-client's nodejs_* add series (and names promtool finds fault with) no one asked for.

@@ -114,7 +114,7 @@ const cases: StoreCase[] = [
   },
   {
     name: 'list by title: what contains the text, case aside, newest first, paged, with the status filter; a rare match beyond the newest forms found too',
-    async run({ store, account }) {
+    async run({ kind, store, account }) {
       const owner = await account()
       const other = await account()
       // Older than the newest TITLE_SEARCH_WINDOW forms: found through the index, not the first look.
@@ -143,6 +143,12 @@ const cases: StoreCase[] = [
             titleContains,
           })
         ).map((f) => f.title)
+      // Found before the sweep adds the forms to the index (read one by one), and after.
+      expect(await titles('zürich')).toEqual(['ZÜRICH? zürich office', 'Visit to Zürich, spring'])
+      expect(await store.forms.titlesToIndex()).toBe(kind === 'sqlite')
+      expect(await store.transaction((tx) => tx.forms.indexTitles(1000))).toBe(kind === 'sqlite' ? 1000 : 0)
+      expect(await store.transaction((tx) => tx.forms.indexTitles(1000))).toBe(kind === 'sqlite' ? 104 : 0)
+      expect(await store.forms.titlesToIndex()).toBe(false)
       expect(await titles('zürich')).toEqual(['ZÜRICH? zürich office', 'Visit to Zürich, spring'])
       expect(await titles('zürich', { status: 'cancelled' })).toEqual(['Visit to Zürich, spring'])
       expect(await titles('zürich', { before: rare[1]!.id })).toEqual(['Visit to Zürich, spring'])
@@ -157,9 +163,12 @@ const cases: StoreCase[] = [
       expect(await titles('_')).toEqual(['100% sure_yes'])
       expect(await titles('h,')).toEqual(['Visit to Zürich, spring'])
       expect(await titles('nothing like it')).toEqual([])
-      // A deleted form is not found.
+      // A deleted form is not found, and leaves the index at the next sweep.
       await store.transaction((tx) => tx.forms.delete(owner, rare[1]!.id))
       expect(await titles('zürich')).toEqual(['Visit to Zürich, spring'])
+      expect(await store.forms.titlesToIndex()).toBe(kind === 'sqlite')
+      await store.transaction((tx) => tx.forms.indexTitles(1000))
+      expect(await store.forms.titlesToIndex()).toBe(false)
       expect(await titles('zürich office')).toEqual([])
     },
   },

@@ -44,7 +44,7 @@ const SCHEMA_TABLES: Record<Kind, readonly string[]> = {
  */
 const SET_TABLES: readonly string[] = ['event_positions']
 
-/** SQLite's title search (form_titles, the full-text index's tables): TO's triggers fill its own from the forms. */
+/** SQLite's title search (form_titles, the full-text index's tables): TO's sweep fills its own from the forms. */
 const INDEX_TABLES = /^form_titles(_\w+)?$/
 
 /** Tables the copy neither copies nor counts as data. */

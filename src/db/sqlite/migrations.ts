@@ -369,8 +369,10 @@ export const migrations: readonly string[] = [
   `,
   /*
    * 10: the console's title search (CONTRACT 15): a trigram index of form
-   * titles. Additive: triggers index every form, whoever writes it (an older
-   * intake still running, \`intake copy\`), so the index is never copied.
+   * titles, filled by the sweep a batch at a time (nothing is added to a
+   * create or a delete but, for a delete, its entry marked gone). Additive:
+   * an older intake's forms are indexed by the next sweep; derived from
+   * forms, the index is never copied.
    */ `
   -- The search index's rowid for each form: forms' own rowid may change with VACUUM, this one does not.
   CREATE TABLE form_titles (
@@ -379,14 +381,10 @@ export const migrations: readonly string[] = [
   ) STRICT;
   -- Titles as trigrams: a search for three characters or more reads only the forms that hold them.
   CREATE VIRTUAL TABLE form_titles_search USING fts5(title, content='', contentless_delete=1, tokenize='trigram');
-  INSERT INTO form_titles (form_id) SELECT id FROM forms ORDER BY id;
-  INSERT INTO form_titles_search (rowid, title) SELECT seq, title FROM form_titles JOIN forms ON forms.id = form_id;
-  CREATE TRIGGER forms_title_indexed AFTER INSERT ON forms BEGIN
-    INSERT INTO form_titles (form_id) VALUES (NEW.id);
-    INSERT INTO form_titles_search (rowid, title) SELECT seq, NEW.title FROM form_titles WHERE form_id = NEW.id;
-  END;
-  CREATE TRIGGER forms_title_forgotten AFTER DELETE ON forms BEGIN
-    DELETE FROM form_titles_search WHERE rowid = (SELECT seq FROM form_titles WHERE form_id = OLD.id);
+  -- Entries of deleted forms, for the sweep to take out of the index.
+  CREATE TABLE form_titles_gone (seq INTEGER PRIMARY KEY) STRICT;
+  CREATE TRIGGER forms_title_gone AFTER DELETE ON forms BEGIN
+    INSERT INTO form_titles_gone (seq) SELECT seq FROM form_titles WHERE form_id = OLD.id;
     DELETE FROM form_titles WHERE form_id = OLD.id;
   END;
   `,

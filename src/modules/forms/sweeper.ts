@@ -11,6 +11,15 @@ import type { FormOfAccount } from './store/index.ts'
 const MAX_SLEEP_MS = 1000
 /** Expired forms written per pass; more wait for the next pass, a moment later. */
 const EXPIRY_BATCH = 500
+/** Forms added to the title search's index per pass (one transaction: FTS5 writes a segment per transaction). */
+const TITLE_BATCH = 500
+/**
+ * The pause after a full batch: the index catches up at about 1,000 forms a
+ * second, a few percent of the writer, so a burst of creates pays nothing for
+ * it (keeping up at once cost creates 0.88 ×; bench/results.md, issue 28).
+ * A search reads the forms the index does not hold yet one by one meanwhile.
+ */
+const TITLE_PAUSE_MS = 500
 /** How long a stop waits for a pass under way. */
 const STOP_WAIT_MS = 2000
 /** How often Idempotency-Keys past their 24 hours, and events past their 7 days, are cleared away. */
@@ -35,7 +44,7 @@ export interface FormSweeperOptions {
  * however many instances sweep (each takes forms no other holds) and
  * whenever one stops (its transaction is then not committed, and the forms
  * are swept again). It clears away Idempotency-Keys past their 24 hours and
- * and events past their 7 days.
+ * events past their 7 days, and adds new forms to the title search's index.
  * It sleeps until the next expiry, at most a second.
  */
 export function createFormSweeper({ store, clock, logger, onExpired }: FormSweeperOptions) {
@@ -86,8 +95,13 @@ export function createFormSweeper({ store, clock, logger, onExpired }: FormSweep
         for (const { form, deliveryQueued } of expired) onExpired(form, deliveryQueued)
         if (expired.length === EXPIRY_BATCH) return 0
       }
+      let sleep = MAX_SLEEP_MS
+      if (await store.forms.titlesToIndex()) {
+        const indexed = await store.transaction((tx) => tx.forms.indexTitles(TITLE_BATCH))
+        if (indexed === TITLE_BATCH) sleep = TITLE_PAUSE_MS
+      }
       const next = await store.forms.nextExpiryAt()
-      return Math.max(0, Math.min(MAX_SLEEP_MS, next === null ? MAX_SLEEP_MS : next - clock()))
+      return Math.max(0, Math.min(sleep, next === null ? sleep : next - clock()))
     } catch (error) {
       logger.error('form sweep failed', { error: error instanceof Error ? error.message : String(error) })
       return MAX_SLEEP_MS

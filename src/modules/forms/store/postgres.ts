@@ -192,6 +192,8 @@ export function createPostgresFormStore(query: Query): FormWrites {
       ])
       return toStatusCounts(stored, pastExpiry!.forms)
     },
+    // The trigram index is PostgreSQL's own (GIN, its pending list taking inserts cheaply).
+    titlesToIndex: async () => false,
     async nextExpiryAt() {
       const [row] = await query<{ at: string | null }>(NEXT_EXPIRY)
       return optionalTimeOf(row!.at)
@@ -247,6 +249,7 @@ export function createPostgresFormStore(query: Query): FormWrites {
     rememberIdempotencyKey: async (entry) =>
       void (await query(REMEMBER_KEY, [entry.accountId, entry.key, entry.requestHash, entry.formId, entry.createdAt])),
     forgetIdempotencyKeysBefore: async (before) => (await query(FORGET_KEYS_BEFORE, [before])).count,
+    indexTitles: async () => 0,
     expireDue: async (now, limit) => (await query<ExpiredRow>(EXPIRE_DUE, [now, limit])).map(toExpiredForm),
   }
 }

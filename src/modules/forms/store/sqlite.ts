@@ -94,12 +94,16 @@ export function createSqliteFormStore(db: Database): FormWrites {
       `SELECT * FROM (SELECT ${SUMMARY_COLUMNS} FROM forms WHERE ${scope} ORDER BY id DESC LIMIT ${TITLE_SEARCH_WINDOW})
         ${matching} ${page}`,
     ),
+    // What the index found, and the forms it does not hold yet (after the last it holds: a range of the scope's index).
     indexed: db.query<SummaryRow, SearchArgs>(
       `SELECT * FROM (
          SELECT ${SUMMARY_COLUMNS} FROM forms
           WHERE id IN (SELECT form_id FROM form_titles WHERE seq IN
                          (SELECT rowid FROM form_titles_search WHERE form_titles_search MATCH $phrase))
-            AND ${scope})
+            AND ${scope}
+         UNION ALL
+         SELECT ${SUMMARY_COLUMNS} FROM forms
+          WHERE ${scope} AND id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '') AND title LIKE $like ESCAPE '\\')
         WHERE ($status IS NULL OR status = $status) ${page}`,
     ),
     scan: db.query<SummaryRow, SearchArgs>(
@@ -171,6 +175,26 @@ export function createSqliteFormStore(db: Database): FormWrites {
     }
     return stored
   }
+  // The title search's index is filled here, a batch a transaction (FTS5 writes a segment per transaction):
+  // the forms after the last one it holds. (A form made with a smaller id later, by a clock set back, is
+  // found only among the newest forms a search looks through first.)
+  const afterIndexed = `id > coalesce((SELECT form_id FROM form_titles ORDER BY form_id DESC LIMIT 1), '')`
+  const titlesToIndex = db.query<{ waiting: number }, []>(
+    `SELECT EXISTS (SELECT 1 FROM forms WHERE ${afterIndexed}) OR EXISTS (SELECT 1 FROM form_titles_gone) AS waiting`,
+  )
+  const unindexed = db.query<{ id: string; title: string }, { limit: number }>(
+    `SELECT id, title FROM forms WHERE ${afterIndexed} ORDER BY id LIMIT $limit`,
+  )
+  const addTitle = db.query<{ seq: number }, { form_id: string }>(
+    'INSERT INTO form_titles (form_id) VALUES ($form_id) RETURNING seq',
+  )
+  const indexTitle = db.query<never, { seq: number; title: string }>(
+    'INSERT INTO form_titles_search (rowid, title) VALUES ($seq, $title)',
+  )
+  const goneTitles = db.query<{ seq: number }, []>('SELECT seq FROM form_titles_gone')
+  // One by rowid: FTS5 looks a rowid up, where `rowid IN (subquery)` would read the whole index.
+  const forgetTitle = db.query<never, [number]>('DELETE FROM form_titles_search WHERE rowid = ?')
+  const clearGone = db.query<never, []>('DELETE FROM form_titles_gone')
   const webhookTarget = db.query<{ account_id: string; webhook_secret: string }, [string]>(
     'SELECT account_id, webhook_secret FROM forms WHERE id = ? AND webhook_secret IS NOT NULL',
   )
@@ -271,6 +295,15 @@ export function createSqliteFormStore(db: Database): FormWrites {
       return due.map(toExpiredForm)
     },
     nextExpiryAt: async () => nextExpiry.get()!.at,
+    titlesToIndex: async () => titlesToIndex.get()!.waiting === 1,
+    async indexTitles(limit) {
+      const gone = goneTitles.all()
+      for (const { seq } of gone) forgetTitle.run(seq)
+      if (gone.length > 0) clearGone.run()
+      const forms = unindexed.all({ limit })
+      for (const form of forms) indexTitle.run({ seq: addTitle.get({ form_id: form.id })!.seq, title: form.title })
+      return forms.length
+    },
     async countAllByStatus() {
       // A gauge may mix moments; a scrape never stalls requests (CONTRACT 13).
       const counts = new Map<FormStatus, number>()
