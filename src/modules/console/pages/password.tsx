@@ -2,11 +2,10 @@
 import { Elysia } from 'elysia'
 import type { ConsoleDeps } from '../deps.ts'
 import { ConsoleLayout, type ConsoleProblem, CsrfField, consoleHtml, ErrorSummary } from '../layout.tsx'
-import { PASSWORD_MIN_LENGTH } from '../service.ts'
 import { sessionTokenOf } from '../session.ts'
 import type { Viewer } from '../viewer.ts'
 import { type ConsoleWords, consoleWords } from '../words/index.ts'
-import { newPasswordProblem } from './setup.tsx'
+import { NewPasswordFields, newPasswordProblem } from './setup.tsx'
 
 function PasswordPage(props: { viewer: Viewer; words: ConsoleWords; problems?: ConsoleProblem[]; changed?: boolean }) {
   const { words } = props
@@ -31,27 +30,7 @@ function PasswordPage(props: { viewer: Viewer; words: ConsoleWords; problems?: C
           </label>
           <input id="current" name="current" type="password" autocomplete="current-password" />
         </div>
-        <div class="field">
-          <label class="label" for="password" safe>
-            {t('setup.password')}
-          </label>
-          <p class="hint" id="password-hint" safe>
-            {t('setup.password_hint', { count: PASSWORD_MIN_LENGTH })}
-          </p>
-          <input
-            id="password"
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            aria-describedby="password-hint"
-          />
-        </div>
-        <div class="field">
-          <label class="label" for="again" safe>
-            {t('setup.confirm')}
-          </label>
-          <input id="again" name="again" type="password" autocomplete="new-password" />
-        </div>
+        <NewPasswordFields words={words} />
         <div class="actions">
           <button type="submit" safe>
             {t('password.submit')}

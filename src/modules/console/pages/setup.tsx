@@ -44,27 +44,7 @@ function SetupPage(props: {
         ) : (
           <input type="hidden" name="username" autocomplete="username" value={attr(grant.email ?? '')} />
         )}
-        <div class="field">
-          <label class="label" for="password" safe>
-            {t('setup.password')}
-          </label>
-          <p class="hint" id="password-hint" safe>
-            {t('setup.password_hint', { count: PASSWORD_MIN_LENGTH })}
-          </p>
-          <input
-            id="password"
-            name="password"
-            type="password"
-            autocomplete="new-password"
-            aria-describedby="password-hint"
-          />
-        </div>
-        <div class="field">
-          <label class="label" for="again" safe>
-            {t('setup.confirm')}
-          </label>
-          <input id="again" name="again" type="password" autocomplete="new-password" />
-        </div>
+        <NewPasswordFields words={words} />
         <div class="actions">
           <button type="submit" safe>
             {t('setup.submit')}
@@ -139,4 +119,34 @@ export function setupPages(deps: ConsoleDeps) {
         422,
       )
     })
+}
+
+/** A new password and its confirmation: the set-up link's page and the change-password page. */
+export function NewPasswordFields({ words }: { words: ConsoleWords }) {
+  const t = words.t
+  return (
+    <>
+      <div class="field">
+        <label class="label" for="password" safe>
+          {t('setup.password')}
+        </label>
+        <p class="hint" id="password-hint" safe>
+          {t('setup.password_hint', { count: PASSWORD_MIN_LENGTH })}
+        </p>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          aria-describedby="password-hint"
+        />
+      </div>
+      <div class="field">
+        <label class="label" for="again" safe>
+          {t('setup.confirm')}
+        </label>
+        <input id="again" name="again" type="password" autocomplete="new-password" />
+      </div>
+    </>
+  )
 }
